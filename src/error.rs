@@ -1,0 +1,82 @@
+//! The one error type of dibs. Each variant is a kind a caller can act on; the JNI layer maps
+//! each to one Java exception class, so nobody has to grep messages.
+
+use std::fmt;
+
+/// What went wrong. Messages name the argument, or the server address and the lock name;
+/// they never contain a password (see [`redact`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// A bad argument or connection spec, found before any network I/O.
+    InvalidArgument { arg: &'static str, message: String },
+    /// The server could not be reached, or the connection broke.
+    Connection(String),
+    /// A connect, read or write did not finish within its timeout.
+    Timeout(String),
+    /// The server rejected our credentials (WRONGPASS, NOAUTH, ...).
+    Authentication(String),
+    /// The user may not run a command or touch a key (NOPERM).
+    Permission(String),
+    /// Any other error reply from the server.
+    Server(String),
+}
+
+impl Error {
+    pub(crate) fn invalid(arg: &'static str, message: impl Into<String>) -> Self {
+        Error::InvalidArgument {
+            arg,
+            message: message.into(),
+        }
+    }
+
+    /// The message alone, without the kind.
+    pub fn message(&self) -> &str {
+        match self {
+            Error::InvalidArgument { message, .. }
+            | Error::Connection(message)
+            | Error::Timeout(message)
+            | Error::Authentication(message)
+            | Error::Permission(message)
+            | Error::Server(message) => message,
+        }
+    }
+
+    /// Classifies a redis-crate error that happened at `context`, e.g.
+    /// "127.0.0.1:6379 (acquiring lock 'nightly')". `secret` is removed from the text.
+    pub(crate) fn from_redis(err: &redis::RedisError, context: &str, secret: Option<&str>) -> Self {
+        use redis::{ErrorKind, ServerErrorKind};
+        let text = redact(&format!("{context}: {err}"), secret);
+        let code = err.code().unwrap_or("");
+        if err.is_timeout() {
+            Error::Timeout(text)
+        } else if err.kind() == ErrorKind::AuthenticationFailed
+            || matches!(code, "WRONGPASS" | "NOAUTH")
+        {
+            Error::Authentication(text)
+        } else if err.kind() == ErrorKind::Server(ServerErrorKind::NoPerm) || code == "NOPERM" {
+            Error::Permission(text)
+        } else if err.is_io_error() || err.is_connection_dropped() || err.is_connection_refusal() {
+            Error::Connection(text)
+        } else {
+            Error::Server(text)
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Replaces every occurrence of `secret` with `***`.
+pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
+    match secret {
+        Some(s) if !s.is_empty() => text.replace(s, "***"),
+        _ => text.to_owned(),
+    }
+}

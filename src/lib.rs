@@ -1,0 +1,29 @@
+//! dibs: a distributed scheduler lock on Redis. When the same scheduled job runs on N instances
+//! of a service, exactly one instance runs it per tick.
+//!
+//! ```no_run
+//! use dibs::{ConnSpec, LockParams, Locker, Outcome};
+//!
+//! let locker = Locker::shared(ConnSpec::from_uri("redis://127.0.0.1:6379")?)?;
+//! let params = LockParams::from_secs("nightly-report", 600, 30)?;
+//! match locker.execute(&params, || 42)? {
+//!     Outcome::Ran { value, .. } => println!("ran: {value}"),
+//!     Outcome::Skipped => println!("another instance has it"),
+//! }
+//! # Ok::<(), dibs::Error>(())
+//! ```
+//!
+//! The crate also builds the JNI library behind the Java class `dibs.Dibs` (module `jni`).
+
+mod error;
+mod jni;
+mod lock;
+mod pool;
+mod spec;
+
+pub use error::{Error, Result};
+pub use lock::{Lease, LockParams, Locker, Outcome, Release, MAX_NAME_BYTES};
+pub use spec::{
+    Address, ConnSpec, SpecValue, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_KEY_PREFIX,
+    DEFAULT_MAX_TOTAL, DEFAULT_PORT, DEFAULT_READ_TIMEOUT_MS,
+};

@@ -1,0 +1,455 @@
+//! The lock model. [`Locker::execute`] is the whole lifecycle: validate, acquire, run, release.
+//!
+//! - Acquire: one `SET key value NX PX atMost`. The value holds a random UUID v4 made per call.
+//! - Release: one token-checked Lua script (EVALSHA, falling back to EVAL on NOSCRIPT). If the
+//!   key still holds our value: `PEXPIRE` it for `atLeast - elapsed` ms when that is positive,
+//!   else `DEL` it. If the key is gone or someone else's, nothing is touched.
+//! - Timing: `elapsed` is measured with a monotonic clock from the moment the `SET` reply was
+//!   received, in whole milliseconds rounded down. Both choices err towards holding the lock a
+//!   little longer than `atLeast`, never shorter.
+
+use std::collections::HashMap;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use redis::{Connection, ErrorKind, RedisResult, ServerErrorKind};
+
+use crate::error::{Error, Result};
+use crate::pool::Pool;
+use crate::spec::ConnSpec;
+
+/// The longest lock name, in UTF-8 bytes.
+pub const MAX_NAME_BYTES: usize = 512;
+
+/// Redis refuses an expiry whose absolute time overflows its 64-bit millisecond clock; this
+/// bound (about 146 million years) keeps well inside it.
+const MAX_TTL_MS: u64 = (i64::MAX / 2) as u64;
+
+/// A validated lock request. Building one is the only validation of lock arguments, and it
+/// happens before any network I/O.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockParams {
+    name: String,
+    at_most_ms: u64,
+    at_least_ms: u64,
+}
+
+impl LockParams {
+    /// `at_most` and `at_least` count units of `unit_ms` milliseconds (1000 for seconds).
+    ///
+    /// A name is 1 to [`MAX_NAME_BYTES`] bytes of UTF-8 with no control characters: spaces and
+    /// non-ASCII letters are fine, newlines and NUL are not (they break logs and tooling).
+    pub fn new(name: &str, at_most: i64, at_least: i64, unit_ms: i64) -> Result<LockParams> {
+        validate_name(name)?;
+        let unit = if unit_ms == 1000 { "s" } else { "ms" };
+        let to_ms = |arg: &'static str, v: i64| -> Result<u64> {
+            let ms = v.checked_mul(unit_ms).ok_or_else(|| {
+                Error::invalid(
+                    arg,
+                    format!("{arg} = {v} {unit} overflows 64-bit milliseconds"),
+                )
+            })?;
+            Ok(ms.max(0) as u64)
+        };
+        if at_most <= 0 {
+            return Err(Error::invalid(
+                "atMost",
+                format!("atMost must be positive, got {at_most} {unit}"),
+            ));
+        }
+        if at_least < 0 {
+            return Err(Error::invalid(
+                "atLeast",
+                format!("atLeast must not be negative, got {at_least} {unit}"),
+            ));
+        }
+        let at_most_ms = to_ms("atMost", at_most)?;
+        let at_least_ms = to_ms("atLeast", at_least)?;
+        if at_most_ms > MAX_TTL_MS {
+            return Err(Error::invalid(
+                "atMost",
+                format!("atMost = {at_most} {unit} is beyond what Redis can expire (at most {MAX_TTL_MS} ms)"),
+            ));
+        }
+        if at_least_ms > at_most_ms {
+            return Err(Error::invalid(
+                "atLeast",
+                format!(
+                    "atLeast ({at_least} {unit}) must not exceed atMost ({at_most} {unit}): \
+                     the lock would have to outlive its own expiry"
+                ),
+            ));
+        }
+        Ok(LockParams {
+            name: name.to_owned(),
+            at_most_ms,
+            at_least_ms,
+        })
+    }
+
+    pub fn from_secs(name: &str, at_most: i64, at_least: i64) -> Result<LockParams> {
+        LockParams::new(name, at_most, at_least, 1000)
+    }
+
+    pub fn from_millis(name: &str, at_most: i64, at_least: i64) -> Result<LockParams> {
+        LockParams::new(name, at_most, at_least, 1)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn at_most(&self) -> Duration {
+        Duration::from_millis(self.at_most_ms)
+    }
+
+    pub fn at_least(&self) -> Duration {
+        Duration::from_millis(self.at_least_ms)
+    }
+}
+
+fn validate_name(name: &str) -> Result<()> {
+    if name.is_empty() {
+        return Err(Error::invalid("lockName", "lockName must not be empty"));
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(Error::invalid(
+            "lockName",
+            format!(
+                "lockName is {} bytes of UTF-8; the maximum is {MAX_NAME_BYTES}",
+                name.len()
+            ),
+        ));
+    }
+    if let Some((at, c)) = name.char_indices().find(|(_, c)| c.is_control()) {
+        return Err(Error::invalid(
+            "lockName",
+            format!(
+                "lockName must not contain control characters; found U+{:04X} at byte {at}",
+                c as u32
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A lock we hold. Only [`Locker::release`] consumes it.
+#[derive(Debug)]
+#[must_use = "a lease must be released"]
+pub struct Lease {
+    key: String,
+    value: String,
+    acquired: Instant,
+    at_least_ms: u64,
+}
+
+impl Lease {
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The value stored under the key: `token;host;pid;acquired-at-unix-ms`.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+/// What the release found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// Still ours; its expiry was set to the rest of `atLeast`.
+    Kept { remaining_ms: u64 },
+    /// Still ours; deleted, since `atLeast` had passed.
+    Deleted,
+    /// Gone or someone else's: it expired before the task ended. Another instance may have run.
+    NotOwned,
+}
+
+/// How a locked call ended.
+#[derive(Debug)]
+pub enum Outcome<T> {
+    /// Another holder had the lock; the task did not run.
+    Skipped,
+    /// The task ran.
+    Ran {
+        value: T,
+        /// From acquisition to release, as the release computed it.
+        elapsed: Duration,
+        /// A release failure sits here, beside the task's value, never in its place.
+        release: Result<Release>,
+    },
+}
+
+/// Locks on one Redis server, over a pool of connections. Thread-safe.
+pub struct Locker {
+    pool: Pool,
+}
+
+impl Locker {
+    /// A locker with its own pool. Nothing connects until the first call.
+    pub fn new(spec: ConnSpec) -> Result<Locker> {
+        Ok(Locker {
+            pool: Pool::new(spec)?,
+        })
+    }
+
+    /// The process-wide locker for `spec`: made on first use, then shared by every caller
+    /// that passes an equal spec. It lives as long as the process.
+    pub fn shared(spec: ConnSpec) -> Result<&'static Locker> {
+        static REGISTRY: OnceLock<Mutex<HashMap<ConnSpec, &'static Locker>>> = OnceLock::new();
+        let mut registry = REGISTRY
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(locker) = registry.get(&spec) {
+            return Ok(locker);
+        }
+        let locker: &'static Locker = Box::leak(Box::new(Locker::new(spec.clone())?));
+        registry.insert(spec, locker);
+        Ok(locker)
+    }
+
+    pub fn spec(&self) -> &ConnSpec {
+        self.pool.spec()
+    }
+
+    /// The Redis key of a lock: the spec's prefix, then the name.
+    pub fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.spec().key_prefix)
+    }
+
+    /// The lifecycle: acquire, run `task`, release. Release runs however the task ends; a panic
+    /// resumes after it. Errors before the task runs are returned and the task is not run.
+    pub fn execute<T>(&self, params: &LockParams, task: impl FnOnce() -> T) -> Result<Outcome<T>> {
+        let Some(lease) = self.acquire(params)? else {
+            return Ok(Outcome::Skipped);
+        };
+        let result = panic::catch_unwind(AssertUnwindSafe(task));
+        let (elapsed, release) = self.release(lease);
+        match result {
+            Ok(value) => Ok(Outcome::Ran {
+                value,
+                elapsed,
+                release,
+            }),
+            Err(payload) => panic::resume_unwind(payload),
+        }
+    }
+
+    /// `SET key value NX PX atMost`. `None` when someone else holds the lock.
+    pub fn acquire(&self, params: &LockParams) -> Result<Option<Lease>> {
+        let key = self.key(&params.name);
+        let value = holder_value();
+        let set = |conn: &mut Connection| -> RedisResult<bool> {
+            let reply: Option<String> = redis::cmd("SET")
+                .arg(&key)
+                .arg(&value)
+                .arg("NX")
+                .arg("PX")
+                .arg(params.at_most_ms)
+                .query(conn)?;
+            Ok(reply.is_some())
+        };
+        // After a dropped connection the first SET may have landed with its reply lost:
+        // then the key holds our own value, and the lock is ours.
+        let set_again = |conn: &mut Connection| -> RedisResult<bool> {
+            if set(conn)? {
+                return Ok(true);
+            }
+            let current: Option<String> = redis::cmd("GET").arg(&key).query(conn)?;
+            Ok(current.as_deref() == Some(value.as_str()))
+        };
+        let what = format!("acquiring lock '{}'", params.name);
+        let won = self.pool.run(&what, set, set_again)?;
+        Ok(won.then(|| Lease {
+            key,
+            value,
+            acquired: Instant::now(),
+            at_least_ms: params.at_least_ms,
+        }))
+    }
+
+    /// Runs the release script for `lease`. Returns the time held, and what the release found.
+    pub fn release(&self, lease: Lease) -> (Duration, Result<Release>) {
+        let elapsed = lease.acquired.elapsed();
+        let remaining_ms = lease.at_least_ms.saturating_sub(elapsed.as_millis() as u64);
+        let script = |conn: &mut Connection| run_release_script(conn, &lease, remaining_ms);
+        let name = lease
+            .key
+            .strip_prefix(&self.spec().key_prefix)
+            .unwrap_or(&lease.key);
+        let what = format!("releasing lock '{name}'");
+        let result = self.pool.run(&what, script, script).map(|code| match code {
+            1 => Release::Kept { remaining_ms },
+            2 => Release::Deleted,
+            _ => Release::NotOwned,
+        });
+        (elapsed, result)
+    }
+}
+
+/// Returns 1 when it shortened the expiry to `remaining_ms`, 2 when it deleted the key, 0 when
+/// the key was not ours. The whole holder value is compared, not a prefix.
+const RELEASE_SCRIPT: &str = r#"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+local remaining = tonumber(ARGV[2])
+if remaining > 0 then
+  redis.call('PEXPIRE', KEYS[1], remaining)
+  return 1
+end
+redis.call('DEL', KEYS[1])
+return 2
+"#;
+
+/// EVALSHA, then EVAL on NOSCRIPT (after a restart or SCRIPT FLUSH): at most two round trips,
+/// and the EVAL caches the script again for the next call.
+fn run_release_script(conn: &mut Connection, lease: &Lease, remaining_ms: u64) -> RedisResult<i64> {
+    static SHA: OnceLock<String> = OnceLock::new();
+    let sha = SHA.get_or_init(|| redis::Script::new(RELEASE_SCRIPT).get_hash().to_owned());
+    let call = |command: &str, body: &str, conn: &mut Connection| {
+        redis::cmd(command)
+            .arg(body)
+            .arg(1)
+            .arg(&lease.key)
+            .arg(&lease.value)
+            .arg(remaining_ms)
+            .query(conn)
+    };
+    match call("EVALSHA", sha, conn) {
+        Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+            call("EVAL", RELEASE_SCRIPT, conn)
+        }
+        other => other,
+    }
+}
+
+/// `token;host;pid;acquired-at-unix-ms`. The token is a fresh UUID v4 for every acquisition;
+/// the rest lets an operator see who holds a lock with one GET.
+fn holder_value() -> String {
+    let unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!(
+        "{};{};{};{unix_ms}",
+        uuid::Uuid::new_v4(),
+        host_name(),
+        std::process::id()
+    )
+}
+
+fn host_name() -> &'static str {
+    static HOST: OnceLock<String> = OnceLock::new();
+    HOST.get_or_init(|| {
+        let raw = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .or_else(|| std::env::var("COMPUTERNAME").ok())
+            .unwrap_or_else(|| "unknown".to_owned());
+        // ';' separates the fields of the holder value.
+        raw.trim()
+            .chars()
+            .map(|c| {
+                if c == ';' || c.is_whitespace() || c.is_control() {
+                    '_'
+                } else {
+                    c
+                }
+            })
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invalid(result: Result<LockParams>) -> (&'static str, String) {
+        match result {
+            Err(Error::InvalidArgument { arg, message }) => (arg, message),
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn valid_params() {
+        let p = LockParams::from_secs("nightly report 2026-11-30 — ü", 600, 30).unwrap();
+        assert_eq!(p.at_most(), Duration::from_secs(600));
+        assert_eq!(p.at_least(), Duration::from_secs(30));
+        let p = LockParams::from_millis("x", 1, 1).unwrap();
+        assert_eq!(p.at_least(), Duration::from_millis(1));
+        assert!(LockParams::from_secs(&"n".repeat(MAX_NAME_BYTES), 1, 0).is_ok());
+    }
+
+    #[test]
+    fn invalid_params_name_the_argument_and_value() {
+        let cases = [
+            (
+                LockParams::from_secs("", 10, 0),
+                "lockName",
+                "must not be empty",
+            ),
+            (
+                LockParams::from_secs(&"n".repeat(MAX_NAME_BYTES + 1), 10, 0),
+                "lockName",
+                "513 bytes",
+            ),
+            (
+                LockParams::from_secs("a\nb", 10, 0),
+                "lockName",
+                "U+000A at byte 1",
+            ),
+            (LockParams::from_secs("a\0", 10, 0), "lockName", "U+0000"),
+            (
+                LockParams::from_secs("x", 0, 0),
+                "atMost",
+                "positive, got 0 s",
+            ),
+            (LockParams::from_secs("x", -5, 0), "atMost", "got -5 s"),
+            (
+                LockParams::from_millis("x", 10, -1),
+                "atLeast",
+                "negative, got -1 ms",
+            ),
+            (
+                LockParams::from_secs("x", 5, 10),
+                "atLeast",
+                "atLeast (10 s) must not exceed atMost (5 s)",
+            ),
+            (
+                LockParams::from_secs("x", i64::MAX, 0),
+                "atMost",
+                "overflows",
+            ),
+            (
+                LockParams::from_secs("x", 10, i64::MAX),
+                "atLeast",
+                "overflows",
+            ),
+            (
+                LockParams::from_millis("x", i64::MAX, 0),
+                "atMost",
+                "beyond what Redis can expire",
+            ),
+        ];
+        for (result, arg, fragment) in cases {
+            let (got_arg, message) = invalid(result);
+            assert_eq!(got_arg, arg, "{message}");
+            assert!(message.contains(fragment), "{message}");
+        }
+    }
+
+    #[test]
+    fn holder_values_are_unique_and_well_formed() {
+        let a = holder_value();
+        let b = holder_value();
+        assert_ne!(a, b);
+        let fields: Vec<&str> = a.split(';').collect();
+        assert_eq!(fields.len(), 4, "{a}");
+        assert!(uuid::Uuid::parse_str(fields[0]).is_ok());
+        assert_eq!(fields[2], std::process::id().to_string());
+        assert!(fields[3].parse::<u64>().unwrap() > 1_700_000_000_000);
+    }
+}

@@ -1,0 +1,830 @@
+//! Connection specs: every form a caller may pass (a URI, a Carmine-style map, Carmine's
+//! `{pool, spec}` conn map) parsed into one [`ConnSpec`]. This module is the only parser.
+//!
+//! URI forms:
+//! - `redis://[user[:password]@][host][:port][/db]`, `rediss://` for TLS; `valkey://` and
+//!   `valkeys://` are aliases. The user info ends at the *last* `@`, so a password may contain
+//!   `:`, `@`, `/` or `#` as is; `%XX` escapes are decoded. A bare `user@` is a user name, as in
+//!   the IANA registration of the scheme.
+//! - `redis+unix:///path/to.sock` or `unix:///path/to.sock`, with optional query keys `db`,
+//!   `user`/`username`, `pass`/`password`.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+pub const DEFAULT_HOST: &str = "127.0.0.1";
+pub const DEFAULT_PORT: u16 = 6379;
+/// Carmine's default connect timeout.
+pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 4000;
+/// Reads and writes are bounded too, so that a frozen server never hangs a scheduler thread.
+pub const DEFAULT_READ_TIMEOUT_MS: u64 = 4000;
+/// Every lock key starts with this, so that an ACL can confine dibs to `~dibs:*`.
+pub const DEFAULT_KEY_PREFIX: &str = "dibs:";
+/// Connections per spec, at most; a caller beyond it waits for one up to the connect timeout.
+pub const DEFAULT_MAX_TOTAL: usize = 64;
+
+const MAX_TIMEOUT_MS: i128 = 86_400_000;
+const MAX_POOL_SIZE: i128 = 10_000;
+const MAX_KEY_PREFIX_BYTES: usize = 256;
+
+/// Where the server listens.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Address {
+    Tcp { host: String, port: u16 },
+    Unix(PathBuf),
+}
+
+/// Everything needed to reach one Redis server and name keys on it. Equal specs share one pool.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ConnSpec {
+    pub address: Address,
+    pub tls: bool,
+    /// A PEM file of CA certificates that the server's certificate must chain to (TLS only);
+    /// without it the platform's trust store is used.
+    pub ca_cert: Option<PathBuf>,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub db: i64,
+    pub connect_timeout: Duration,
+    /// Read and write timeout of every command.
+    pub read_timeout: Duration,
+    pub key_prefix: String,
+    pub max_total: usize,
+    pub max_idle: usize,
+}
+
+impl ConnSpec {
+    /// Parses a URI (see the module docs).
+    pub fn from_uri(uri: &str) -> Result<ConnSpec> {
+        Fields::from_uri(uri)?.build()
+    }
+
+    /// Parses a map in Carmine's spec shape, or Carmine's `{pool, spec}` conn-map shape.
+    pub fn from_map(entries: &[(String, SpecValue)]) -> Result<ConnSpec> {
+        Fields::from_map(entries)?.build()
+    }
+
+    /// `host:port` or the socket path: what messages name. Never holds credentials.
+    pub fn endpoint(&self) -> String {
+        match &self.address {
+            Address::Tcp { host, port } if host.contains(':') => format!("[{host}]:{port}"),
+            Address::Tcp { host, port } => format!("{host}:{port}"),
+            Address::Unix(path) => path.display().to_string(),
+        }
+    }
+}
+
+impl fmt::Debug for ConnSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnSpec")
+            .field("address", &self.address)
+            .field("tls", &self.tls)
+            .field("ca_cert", &self.ca_cert)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("db", &self.db)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("key_prefix", &self.key_prefix)
+            .field("max_total", &self.max_total)
+            .field("max_idle", &self.max_idle)
+            .finish()
+    }
+}
+
+/// A value of a conn map as it arrives from another language (the JNI glue builds these).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SpecValue {
+    Null,
+    Str(String),
+    Int(i128),
+    Bool(bool),
+    Map(Vec<(String, SpecValue)>),
+    /// A value of a type no key accepts; holds the type's name for the message.
+    Other(String),
+}
+
+impl SpecValue {
+    fn type_name(&self) -> &str {
+        match self {
+            SpecValue::Null => "null",
+            SpecValue::Str(_) => "string",
+            SpecValue::Int(_) => "integer",
+            SpecValue::Bool(_) => "boolean",
+            SpecValue::Map(_) => "map",
+            SpecValue::Other(name) => name,
+        }
+    }
+}
+
+const SPEC_KEYS: &[&str] = &[
+    "uri",
+    "host",
+    "port",
+    "username",
+    "password",
+    "db",
+    "timeout-ms",
+    "conn-timeout-ms",
+    "read-timeout-ms",
+    "ssl",
+    "ca-cert",
+    "key-prefix",
+];
+const POOL_KEYS: &[&str] = &[
+    "max-total",
+    "max-total-per-key",
+    "max-idle",
+    "max-idle-per-key",
+];
+const CONN_MAP_KEYS: &[&str] = &["spec", "pool"];
+
+/// The settings a source gave explicitly; `None` means "not said", so a URI and explicit keys
+/// can be checked against each other before defaults apply.
+#[derive(Default, Debug)]
+struct Fields {
+    tls: Option<bool>,
+    host: Option<String>,
+    port: Option<u16>,
+    unix_path: Option<PathBuf>,
+    username: Option<String>,
+    password: Option<String>,
+    db: Option<i64>,
+    timeout_ms: Option<u64>,
+    connect_timeout_ms: Option<u64>,
+    read_timeout_ms: Option<u64>,
+    ca_cert: Option<PathBuf>,
+    key_prefix: Option<String>,
+    max_total: Option<usize>,
+    max_idle: Option<usize>,
+}
+
+impl Fields {
+    fn from_uri(uri: &str) -> Result<Fields> {
+        let shown = redact_uri(uri);
+        let bad = |why: String| Error::invalid("uri", format!("invalid conn URI '{shown}': {why}"));
+        let (scheme, rest) = uri
+            .split_once("://")
+            .ok_or_else(|| bad("expected scheme://, e.g. redis://host:6379".into()))?;
+        let (tls, unix) = match scheme.to_ascii_lowercase().as_str() {
+            "redis" | "valkey" => (false, false),
+            "rediss" | "valkeys" => (true, false),
+            "redis+unix" | "unix" => (false, true),
+            other => {
+                return Err(bad(format!(
+                    "unknown scheme '{other}'; expected redis, rediss, valkey, valkeys, redis+unix or unix"
+                )))
+            }
+        };
+        let mut f = Fields {
+            tls: Some(tls),
+            ..Fields::default()
+        };
+        if unix {
+            let (path, query) = match rest.split_once('?') {
+                Some((p, q)) => (p, Some(q)),
+                None => (rest, None),
+            };
+            let path = percent_decode(path, "uri").map_err(|e| bad(e.message().to_owned()))?;
+            if !path.starts_with('/') {
+                return Err(bad(
+                    "a unix socket path must be absolute, e.g. unix:///run/redis.sock".into(),
+                ));
+            }
+            f.unix_path = Some(PathBuf::from(path));
+            for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+                let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                let v = percent_decode(v, "uri").map_err(|e| bad(e.message().to_owned()))?;
+                match k {
+                    "db" => f.db = Some(parse_db(&v).map_err(|e| bad(e.message().to_owned()))?),
+                    "user" | "username" => f.username = Some(v),
+                    "pass" | "password" => f.password = Some(v),
+                    other => {
+                        return Err(bad(format!(
+                            "unknown query key '{other}'; valid: db, user, username, pass, password"
+                        )))
+                    }
+                }
+            }
+            return Ok(f);
+        }
+        // The user info ends at the last '@': host, port and db never contain one.
+        let (userinfo, hostpart) = match rest.rfind('@') {
+            Some(i) => (Some(&rest[..i]), &rest[i + 1..]),
+            None => (None, rest),
+        };
+        if let Some(userinfo) = userinfo {
+            let (user, pass) = match userinfo.split_once(':') {
+                Some((u, p)) => (u, Some(p)),
+                None => (userinfo, None),
+            };
+            let user = percent_decode(user, "username").map_err(|e| bad(e.message().to_owned()))?;
+            if !user.is_empty() {
+                f.username = Some(user);
+            }
+            if let Some(pass) = pass {
+                let pass = percent_decode(pass, "password")
+                    .map_err(|_| bad("the password has an invalid %-escape".into()))?;
+                if !pass.is_empty() {
+                    f.password = Some(pass);
+                }
+            }
+        }
+        if hostpart.contains(['?', '#']) {
+            return Err(bad(
+                "query parameters and fragments are not supported; use map keys".into(),
+            ));
+        }
+        let (authority, path) = match hostpart.find('/') {
+            Some(i) => (&hostpart[..i], &hostpart[i + 1..]),
+            None => (hostpart, ""),
+        };
+        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+            let (host, after) = v6
+                .split_once(']')
+                .ok_or_else(|| bad("unclosed '[' in an IPv6 host".into()))?;
+            match after {
+                "" => (host, None),
+                p => (
+                    host,
+                    Some(
+                        p.strip_prefix(':')
+                            .ok_or_else(|| bad(format!("unexpected '{p}' after the IPv6 host")))?,
+                    ),
+                ),
+            }
+        } else {
+            match authority.split_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (authority, None),
+            }
+        };
+        if !host.is_empty() {
+            let host = percent_decode(host, "host").map_err(|e| bad(e.message().to_owned()))?;
+            f.host = Some(host);
+        }
+        if let Some(port) = port {
+            f.port = Some(parse_port_text(port).map_err(|e| bad(e.message().to_owned()))?);
+        }
+        if !path.is_empty() {
+            f.db = Some(parse_db(path).map_err(|e| bad(e.message().to_owned()))?);
+        }
+        Ok(f)
+    }
+
+    fn from_map(entries: &[(String, SpecValue)]) -> Result<Fields> {
+        let entries = normalize_keys(entries, "conn")?;
+        if entries
+            .iter()
+            .any(|(k, _)| CONN_MAP_KEYS.contains(&k.as_str()))
+        {
+            // Carmine's conn map: {pool {...}, spec {...}}.
+            reject_unknown(&entries, CONN_MAP_KEYS, "conn map", &[SPEC_KEYS])?;
+            let mut f = Fields::default();
+            for (key, value) in &entries {
+                let inner = match value {
+                    SpecValue::Map(m) => m,
+                    SpecValue::Null if key == "pool" => continue,
+                    other => {
+                        return Err(Error::invalid(
+                            "conn",
+                            format!("'{key}' must be a map, got {}", other.type_name()),
+                        ))
+                    }
+                };
+                let inner = normalize_keys(inner, key)?;
+                if key == "spec" {
+                    let pool = (f.max_total, f.max_idle);
+                    f = Fields::from_spec_entries(&inner)?;
+                    (f.max_total, f.max_idle) = pool;
+                } else {
+                    f.read_pool(&inner)?;
+                }
+            }
+            Ok(f)
+        } else {
+            Fields::from_spec_entries(&entries)
+        }
+    }
+
+    fn from_spec_entries(entries: &[(String, SpecValue)]) -> Result<Fields> {
+        reject_unknown(entries, SPEC_KEYS, "spec", &[CONN_MAP_KEYS, POOL_KEYS])?;
+        let mut f = Fields::default();
+        let mut from_uri = None;
+        for (key, v) in entries {
+            match key.as_str() {
+                "uri" => from_uri = get_str(key, v)?.map(|u| Fields::from_uri(&u)).transpose()?,
+                "host" => f.host = get_str(key, v)?,
+                "port" => f.port = get_int(key, v, 1, 65535)?.map(|p| p as u16),
+                "username" => f.username = get_str(key, v)?,
+                "password" => f.password = get_str(key, v)?,
+                "db" => f.db = get_int(key, v, 0, i32::MAX as i128)?.map(|d| d as i64),
+                "timeout-ms" => {
+                    f.timeout_ms = get_int(key, v, 1, MAX_TIMEOUT_MS)?.map(|t| t as u64)
+                }
+                "conn-timeout-ms" => {
+                    f.connect_timeout_ms = get_int(key, v, 1, MAX_TIMEOUT_MS)?.map(|t| t as u64)
+                }
+                "read-timeout-ms" => {
+                    f.read_timeout_ms = get_int(key, v, 1, MAX_TIMEOUT_MS)?.map(|t| t as u64)
+                }
+                "ssl" => f.tls = get_bool(key, v)?,
+                "ca-cert" => f.ca_cert = get_str(key, v)?.map(PathBuf::from),
+                "key-prefix" => f.key_prefix = get_str(key, v)?,
+                _ => unreachable!("reject_unknown let through '{key}'"),
+            }
+        }
+        match from_uri {
+            Some(u) => u.merge(f),
+            None => Ok(f),
+        }
+    }
+
+    fn read_pool(&mut self, entries: &[(String, SpecValue)]) -> Result<()> {
+        reject_unknown(entries, POOL_KEYS, "pool", &[])?;
+        for (key, v) in entries {
+            let n = get_int(key, v, 0, MAX_POOL_SIZE)?.map(|n| n as usize);
+            let slot = if key.starts_with("max-total") {
+                &mut self.max_total
+            } else {
+                &mut self.max_idle
+            };
+            if slot.is_some() && n.is_some() && *slot != n {
+                return Err(Error::invalid(
+                    "pool",
+                    format!("'{key}' contradicts its alias"),
+                ));
+            }
+            *slot = slot.or(n);
+        }
+        Ok(())
+    }
+
+    /// Merges explicit keys into what the `uri` key said. A key that contradicts the URI is an
+    /// error: picking one silently would connect somewhere the caller did not mean.
+    fn merge(self, keys: Fields) -> Result<Fields> {
+        fn pick<T: PartialEq + fmt::Debug>(
+            name: &'static str,
+            from_uri: Option<T>,
+            from_key: Option<T>,
+            secret: bool,
+        ) -> Result<Option<T>> {
+            match (from_uri, from_key) {
+                (Some(a), Some(b)) if a != b => {
+                    let detail = if secret {
+                        String::new()
+                    } else {
+                        format!(": uri says {a:?}, key says {b:?}")
+                    };
+                    Err(Error::invalid(
+                        "conn",
+                        format!("'{name}' contradicts the 'uri' key{detail}; give it once"),
+                    ))
+                }
+                (a, b) => Ok(a.or(b)),
+            }
+        }
+        if self.unix_path.is_some() && (keys.host.is_some() || keys.port.is_some()) {
+            return Err(Error::invalid(
+                "conn",
+                "'host'/'port' contradict a unix socket 'uri'; give one address",
+            ));
+        }
+        Ok(Fields {
+            tls: pick("ssl", self.tls.filter(|t| *t), keys.tls, false)?.or(self.tls),
+            host: pick("host", self.host, keys.host, false)?,
+            port: pick("port", self.port, keys.port, false)?,
+            unix_path: self.unix_path,
+            username: pick("username", self.username, keys.username, false)?,
+            password: pick("password", self.password, keys.password, true)?,
+            db: pick("db", self.db, keys.db, false)?,
+            ..keys
+        })
+    }
+
+    fn build(self) -> Result<ConnSpec> {
+        let address = match self.unix_path {
+            Some(path) => Address::Unix(path),
+            None => Address::Tcp {
+                host: self.host.unwrap_or_else(|| DEFAULT_HOST.to_owned()),
+                port: self.port.unwrap_or(DEFAULT_PORT),
+            },
+        };
+        let tls = self.tls.unwrap_or(false);
+        if tls && matches!(address, Address::Unix(_)) {
+            return Err(Error::invalid(
+                "ssl",
+                "TLS over a unix socket is not supported",
+            ));
+        }
+        if self.ca_cert.is_some() && !tls {
+            return Err(Error::invalid(
+                "ca-cert",
+                "'ca-cert' needs TLS: use a rediss:// URI or 'ssl' true",
+            ));
+        }
+        let key_prefix = self
+            .key_prefix
+            .unwrap_or_else(|| DEFAULT_KEY_PREFIX.to_owned());
+        if key_prefix.len() > MAX_KEY_PREFIX_BYTES || key_prefix.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                "key-prefix",
+                format!("'key-prefix' must be at most {MAX_KEY_PREFIX_BYTES} bytes without control characters"),
+            ));
+        }
+        let max_total = self.max_total.unwrap_or(DEFAULT_MAX_TOTAL);
+        if max_total == 0 {
+            return Err(Error::invalid("pool", "'max-total' must be at least 1"));
+        }
+        let max_idle = self.max_idle.unwrap_or(max_total);
+        if max_idle > max_total {
+            return Err(Error::invalid(
+                "pool",
+                format!("'max-idle' ({max_idle}) must not exceed 'max-total' ({max_total})"),
+            ));
+        }
+        let ms = |explicit: Option<u64>, default| {
+            Duration::from_millis(explicit.or(self.timeout_ms).unwrap_or(default))
+        };
+        Ok(ConnSpec {
+            address,
+            tls,
+            ca_cert: self.ca_cert,
+            username: self.username,
+            password: self.password,
+            db: self.db.unwrap_or(0),
+            connect_timeout: ms(self.connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT_MS),
+            read_timeout: ms(self.read_timeout_ms, DEFAULT_READ_TIMEOUT_MS),
+            key_prefix,
+            max_total,
+            max_idle,
+        })
+    }
+}
+
+/// Strips the `:` of Clojure keywords and rejects a key given twice (`host` and `:host`).
+fn normalize_keys(entries: &[(String, SpecValue)], what: &str) -> Result<Vec<(String, SpecValue)>> {
+    let mut out: Vec<(String, SpecValue)> = Vec::with_capacity(entries.len());
+    for (key, value) in entries {
+        let key = key.strip_prefix(':').unwrap_or(key);
+        if out.iter().any(|(k, _)| k == key) {
+            return Err(Error::invalid(
+                "conn",
+                format!("key '{key}' appears twice in the {what} map"),
+            ));
+        }
+        out.push((key.to_owned(), value.clone()));
+    }
+    Ok(out)
+}
+
+fn reject_unknown(
+    entries: &[(String, SpecValue)],
+    valid: &[&str],
+    what: &str,
+    misplaced: &[&[&str]],
+) -> Result<()> {
+    for (key, _) in entries {
+        if valid.contains(&key.as_str()) {
+            continue;
+        }
+        let hint = if misplaced.iter().any(|keys| keys.contains(&key.as_str())) {
+            " (it belongs in another part of the conn map)"
+        } else {
+            ""
+        };
+        return Err(Error::invalid(
+            "conn",
+            format!(
+                "unknown key '{key}' in the {what} map{hint}; valid keys: {}",
+                valid.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn get_str(key: &str, v: &SpecValue) -> Result<Option<String>> {
+    match v {
+        SpecValue::Null => Ok(None),
+        SpecValue::Str(s) => Ok(Some(s.clone())),
+        other => Err(wrong_type(key, "a string", other)),
+    }
+}
+
+fn get_int(key: &str, v: &SpecValue, min: i128, max: i128) -> Result<Option<i128>> {
+    let n = match v {
+        SpecValue::Null => return Ok(None),
+        SpecValue::Int(n) => *n,
+        SpecValue::Str(s) => s.trim().parse::<i128>().map_err(|_| {
+            Error::invalid("conn", format!("'{key}' must be an integer, got \"{s}\""))
+        })?,
+        other => return Err(wrong_type(key, "an integer", other)),
+    };
+    if n < min || n > max {
+        return Err(Error::invalid(
+            "conn",
+            format!("'{key}' must be between {min} and {max}, got {n}"),
+        ));
+    }
+    Ok(Some(n))
+}
+
+fn get_bool(key: &str, v: &SpecValue) -> Result<Option<bool>> {
+    match v {
+        SpecValue::Null => Ok(None),
+        SpecValue::Bool(b) => Ok(Some(*b)),
+        SpecValue::Str(s) if s == "true" || s == "false" => Ok(Some(s == "true")),
+        other => Err(wrong_type(key, "a boolean", other)),
+    }
+}
+
+fn wrong_type(key: &str, expected: &str, got: &SpecValue) -> Error {
+    Error::invalid(
+        "conn",
+        format!("'{key}' must be {expected}, got {}", got.type_name()),
+    )
+}
+
+fn parse_port_text(text: &str) -> Result<u16> {
+    match text.parse::<u32>() {
+        Ok(p) if (1..=65535).contains(&p) => Ok(p as u16),
+        _ => Err(Error::invalid(
+            "port",
+            format!("port must be between 1 and 65535, got '{text}'"),
+        )),
+    }
+}
+
+fn parse_db(text: &str) -> Result<i64> {
+    match text.parse::<i64>() {
+        Ok(db) if (0..=i32::MAX as i64).contains(&db) => Ok(db),
+        _ => Err(Error::invalid(
+            "db",
+            format!("db must be a non-negative integer, got '{text}'"),
+        )),
+    }
+}
+
+fn percent_decode(text: &str, arg: &'static str) -> Result<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| Error::invalid(arg, format!("invalid %-escape in the {arg}")))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out)
+        .map_err(|_| Error::invalid(arg, format!("the {arg} is not UTF-8 once %-decoded")))
+}
+
+/// A URI fit for a message: the user info, which may hold a password, becomes `***`.
+pub(crate) fn redact_uri(uri: &str) -> String {
+    let Some((scheme, rest)) = uri.split_once("://") else {
+        // Without a scheme we cannot tell where a password would be: show none of it.
+        return if uri.contains('@') {
+            "***".to_owned()
+        } else {
+            uri.to_owned()
+        };
+    };
+    let rest = match rest.rfind('@') {
+        Some(i) => format!("***{}", &rest[i..]),
+        None => rest.to_owned(),
+    };
+    let rest = match rest.split_once('?') {
+        Some((path, _)) => format!("{path}?***"),
+        None => rest,
+    };
+    format!("{scheme}://{rest}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tcp(spec: &ConnSpec) -> (&str, u16) {
+        match &spec.address {
+            Address::Tcp { host, port } => (host, *port),
+            other => panic!("expected tcp, got {other:?}"),
+        }
+    }
+
+    fn s(v: &str) -> SpecValue {
+        SpecValue::Str(v.into())
+    }
+
+    fn map(entries: &[(&str, SpecValue)]) -> Vec<(String, SpecValue)> {
+        entries
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    fn invalid_message(result: Result<ConnSpec>) -> String {
+        match result {
+            Err(Error::InvalidArgument { message, .. }) => message,
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn uri_defaults() {
+        let spec = ConnSpec::from_uri("redis://").unwrap();
+        assert_eq!(tcp(&spec), ("127.0.0.1", 6379));
+        assert_eq!(spec.db, 0);
+        assert!(!spec.tls);
+        assert_eq!(spec.connect_timeout, Duration::from_millis(4000));
+        assert_eq!(spec.read_timeout, Duration::from_millis(4000));
+        assert_eq!(spec.key_prefix, "dibs:");
+    }
+
+    #[test]
+    fn uri_full_with_awkward_password() {
+        let spec = ConnSpec::from_uri("rediss://app:p@ss:w/rd#1@cache.local:6380/3").unwrap();
+        assert_eq!(tcp(&spec), ("cache.local", 6380));
+        assert!(spec.tls);
+        assert_eq!(spec.username.as_deref(), Some("app"));
+        assert_eq!(spec.password.as_deref(), Some("p@ss:w/rd#1"));
+        assert_eq!(spec.db, 3);
+    }
+
+    #[test]
+    fn uri_percent_decoding_and_aliases() {
+        let spec = ConnSpec::from_uri("valkeys://us%65r:p%40%3A@h").unwrap();
+        assert!(spec.tls);
+        assert_eq!(spec.username.as_deref(), Some("user"));
+        assert_eq!(spec.password.as_deref(), Some("p@:"));
+        let spec = ConnSpec::from_uri("valkey://:secret@[::1]:7000").unwrap();
+        assert_eq!(tcp(&spec), ("::1", 7000));
+        assert_eq!(spec.username, None);
+        assert_eq!(spec.password.as_deref(), Some("secret"));
+        assert_eq!(spec.endpoint(), "[::1]:7000");
+    }
+
+    #[test]
+    fn uri_unix_socket() {
+        let spec =
+            ConnSpec::from_uri("redis+unix:///run/redis/redis.sock?db=2&pass=x%26y").unwrap();
+        assert_eq!(spec.address, Address::Unix("/run/redis/redis.sock".into()));
+        assert_eq!(spec.db, 2);
+        assert_eq!(spec.password.as_deref(), Some("x&y"));
+        let spec = ConnSpec::from_uri("unix:///tmp/r.sock").unwrap();
+        assert_eq!(spec.address, Address::Unix("/tmp/r.sock".into()));
+    }
+
+    #[test]
+    fn uri_errors_name_the_problem_and_hide_the_password() {
+        for (uri, fragment) in [
+            ("localhost:6379", "expected scheme://"),
+            ("http://h", "unknown scheme 'http'"),
+            ("redis://h:0", "between 1 and 65535"),
+            ("redis://h:70000", "between 1 and 65535"),
+            ("redis://h:port", "between 1 and 65535"),
+            ("redis://h/abc", "db must be a non-negative integer"),
+            ("redis://h/-1", "db must be a non-negative integer"),
+            ("redis://h/0?x=1", "query parameters"),
+            ("redis://[::1", "unclosed"),
+            ("unix://relative.sock", "absolute"),
+            ("redis://u:%zz@h", "invalid %-escape"),
+        ] {
+            let message = invalid_message(ConnSpec::from_uri(uri));
+            assert!(message.contains(fragment), "{uri}: {message}");
+        }
+        let message = invalid_message(ConnSpec::from_uri("redis://u:hunter2@h:99999"));
+        assert!(!message.contains("hunter2"), "{message}");
+    }
+
+    #[test]
+    fn map_spec_shape() {
+        let spec = ConnSpec::from_map(&map(&[
+            ("host", s("h")),
+            ("port", SpecValue::Int(6380)),
+            ("db", s("2")),
+            ("password", s("pw")),
+            ("timeout-ms", SpecValue::Int(500)),
+            ("read-timeout-ms", SpecValue::Int(250)),
+            ("key-prefix", s("app:locks:")),
+        ]))
+        .unwrap();
+        assert_eq!(tcp(&spec), ("h", 6380));
+        assert_eq!(spec.db, 2);
+        assert_eq!(spec.connect_timeout, Duration::from_millis(500));
+        assert_eq!(spec.read_timeout, Duration::from_millis(250));
+        assert_eq!(spec.key_prefix, "app:locks:");
+    }
+
+    #[test]
+    fn map_keyword_keys_and_conn_map_shape() {
+        let spec = ConnSpec::from_map(&map(&[
+            (
+                ":pool",
+                SpecValue::Map(map(&[(":max-total-per-key", SpecValue::Int(8))])),
+            ),
+            (
+                ":spec",
+                SpecValue::Map(map(&[(":uri", s("redis://h:7000/1"))])),
+            ),
+        ]))
+        .unwrap();
+        assert_eq!(tcp(&spec), ("h", 7000));
+        assert_eq!(spec.db, 1);
+        assert_eq!((spec.max_total, spec.max_idle), (8, 8));
+    }
+
+    #[test]
+    fn map_uri_and_agreeing_keys_merge() {
+        let spec = ConnSpec::from_map(&map(&[
+            ("uri", s("redis://h:7000")),
+            ("port", SpecValue::Int(7000)),
+            ("db", SpecValue::Int(4)),
+        ]))
+        .unwrap();
+        assert_eq!(tcp(&spec), ("h", 7000));
+        assert_eq!(spec.db, 4);
+    }
+
+    #[test]
+    fn map_errors() {
+        let cases: Vec<(Vec<(String, SpecValue)>, &str)> = vec![
+            (map(&[("hots", s("h"))]), "unknown key 'hots'"),
+            (
+                map(&[("port", SpecValue::Other("java.lang.Double".into()))]),
+                "'port' must be an integer, got java.lang.Double",
+            ),
+            (map(&[("port", s("abc"))]), "'port' must be an integer"),
+            (
+                map(&[("port", SpecValue::Int(70000))]),
+                "between 1 and 65535",
+            ),
+            (
+                map(&[("host", SpecValue::Int(1))]),
+                "'host' must be a string",
+            ),
+            (map(&[("ssl", s("yes"))]), "'ssl' must be a boolean"),
+            (
+                map(&[("uri", s("redis://h:7000")), ("port", SpecValue::Int(7001))]),
+                "'port' contradicts the 'uri' key",
+            ),
+            (
+                map(&[("uri", s("redis://h")), ("host", s("other"))]),
+                "'host' contradicts",
+            ),
+            (
+                map(&[("uri", s("rediss://h")), ("ssl", SpecValue::Bool(false))]),
+                "'ssl' contradicts",
+            ),
+            (map(&[("host", s("h")), (":host", s("h"))]), "appears twice"),
+            (
+                map(&[("spec", SpecValue::Map(vec![])), ("host", s("h"))]),
+                "unknown key 'host' in the conn map",
+            ),
+            (map(&[("spec", s("redis://h"))]), "'spec' must be a map"),
+            (
+                map(&[(
+                    "pool",
+                    SpecValue::Map(map(&[("max-wait", SpecValue::Int(1))])),
+                )]),
+                "unknown key 'max-wait' in the pool map",
+            ),
+            (map(&[("ca-cert", s("/ca.pem"))]), "needs TLS"),
+            (
+                map(&[("timeout-ms", SpecValue::Int(0))]),
+                "'timeout-ms' must be between 1",
+            ),
+        ];
+        for (entries, fragment) in cases {
+            let message = invalid_message(ConnSpec::from_map(&entries));
+            assert!(message.contains(fragment), "{entries:?}: {message}");
+        }
+        let message = invalid_message(ConnSpec::from_map(&map(&[
+            ("uri", s("redis://:one@h")),
+            ("password", s("two")),
+        ])));
+        assert!(
+            !message.contains("one") && !message.contains("two"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn debug_never_shows_the_password() {
+        let spec = ConnSpec::from_uri("redis://u:hunter2@h").unwrap();
+        assert!(!format!("{spec:?}").contains("hunter2"));
+        assert_eq!(redact_uri("redis://u:hunter2@h:1/0"), "redis://***@h:1/0");
+        assert_eq!(redact_uri("unix:///s?pass=hunter2"), "unix:///s?***");
+    }
+}
