@@ -1,0 +1,146 @@
+//! A throwaway `redis-server` on a free loopback port, for integration tests. It never uses a
+//! server that happens to be running: each fixture starts its own and kills it on drop.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+pub struct RedisServer {
+    pub port: u16,
+    dir: PathBuf,
+    extra: Vec<String>,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    pub fn start() -> RedisServer {
+        RedisServer::start_with(&[])
+    }
+
+    /// Starts a server with extra `redis-server` arguments, e.g. `["--requirepass", "pw"]`.
+    pub fn start_with(extra: &[&str]) -> RedisServer {
+        let dir = std::env::temp_dir().join(format!(
+            "dibs-test-{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut server = RedisServer {
+            port: 0,
+            dir,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            child: None,
+        };
+        // A port found free may be taken before redis binds it: try a few.
+        for _ in 0..5 {
+            server.port = free_port();
+            if server.launch() {
+                return server;
+            }
+        }
+        panic!("redis-server did not start; is it installed?");
+    }
+
+    fn launch(&mut self) -> bool {
+        let mut child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .args(&self.extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redis-server (apt-get install redis-server)");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return false; // exited: most likely the port was taken
+            }
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                self.child = Some(child);
+                return true;
+            }
+            sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        false
+    }
+
+    pub fn uri(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// A direct connection for assertions, as the default user.
+    pub fn admin(&self) -> redis::Connection {
+        let client = redis::Client::open(self.uri()).unwrap();
+        let mut conn = client
+            .get_connection_with_timeout(Duration::from_secs(5))
+            .unwrap();
+        if let Some(i) = self.extra.iter().position(|a| a == "--requirepass") {
+            let _: () = redis::cmd("AUTH")
+                .arg(&self.extra[i + 1])
+                .query(&mut conn)
+                .unwrap();
+        }
+        conn
+    }
+
+    /// Kills the server at once (SIGKILL), as a crash would.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port, empty.
+    pub fn restart(&mut self) {
+        self.kill();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.launch() {
+            assert!(
+                Instant::now() < deadline,
+                "redis-server did not restart on {}",
+                self.port
+            );
+            sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("server is running").id()
+    }
+
+    /// `calls` of a command in INFO commandstats (0 when never called).
+    pub fn calls(&self, command: &str) -> u64 {
+        let info: String = redis::cmd("INFO")
+            .arg("commandstats")
+            .query(&mut self.admin())
+            .unwrap();
+        let prefix = format!("cmdstat_{command}:calls=");
+        info.lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

@@ -1,0 +1,144 @@
+//! Connection specs, credentials and error kinds against a real redis-server.
+
+mod common;
+
+use common::RedisServer;
+use dibs::{ConnSpec, Error, LockParams, Locker, Outcome, SpecValue};
+use redis::Commands;
+
+fn params(name: &str) -> LockParams {
+    LockParams::from_secs(name, 60, 0).unwrap()
+}
+
+fn held(locker: &Locker, name: &str) -> bool {
+    let lease = locker.acquire(&params(name)).unwrap().expect("won");
+    // Keep the key so the test can look at where it landed.
+    std::mem::forget(lease);
+    true
+}
+
+#[test]
+fn password_in_uri_and_map_and_db_selection() {
+    let server = RedisServer::start_with(&["--requirepass", "p@ss:w/rd"]);
+    let uri = format!("redis://:p%40ss:w/rd@127.0.0.1:{}/3", server.port);
+    assert!(held(
+        &Locker::new(ConnSpec::from_uri(&uri).unwrap()).unwrap(),
+        "in-db-3"
+    ));
+    let mut admin = server.admin();
+    let _: () = redis::cmd("SELECT").arg(3).query(&mut admin).unwrap();
+    assert!(admin.exists::<_, bool>("dibs:in-db-3").unwrap());
+
+    let spec = ConnSpec::from_map(&[
+        ("port".into(), SpecValue::Int(server.port as i128)),
+        ("password".into(), SpecValue::Str("p@ss:w/rd".into())),
+    ])
+    .unwrap();
+    assert!(held(&Locker::new(spec).unwrap(), "via-map"));
+}
+
+#[test]
+fn a_wrong_password_is_an_authentication_error_without_the_password() {
+    let server = RedisServer::start_with(&["--requirepass", "right-secret"]);
+    let uri = format!("redis://:wrong-secret-42@127.0.0.1:{}", server.port);
+    let err = Locker::new(ConnSpec::from_uri(&uri).unwrap())
+        .unwrap()
+        .execute(&params("x"), || ())
+        .unwrap_err();
+    assert!(matches!(err, Error::Authentication(_)), "{err:?}");
+    let message = err.to_string();
+    assert!(
+        !message.contains("wrong-secret-42") && !message.contains("right-secret"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("127.0.0.1:{}", server.port)),
+        "{message}"
+    );
+}
+
+#[test]
+fn acl_users_and_permission_errors() {
+    let server = RedisServer::start();
+    let mut admin = server.admin();
+    // The minimal ACL of the README: SET, GET and the scripts, on dibs's keys only.
+    let _: () = redis::cmd("ACL")
+        .arg(&[
+            "SETUSER",
+            "locker",
+            "on",
+            ">locker-pw",
+            "resetkeys",
+            "~dibs:*",
+            "resetchannels",
+            "-@all",
+        ])
+        .arg(&[
+            "+set", "+get", "+evalsha", "+eval", "+pexpire", "+del", "+ping", "+hello", "+select",
+        ])
+        .query(&mut admin)
+        .unwrap();
+    let _: () = redis::cmd("ACL")
+        .arg(&[
+            "SETUSER",
+            "nobody",
+            "on",
+            ">nobody-pw",
+            "~other:*",
+            "-@all",
+            "+ping",
+            "+hello",
+        ])
+        .query(&mut admin)
+        .unwrap();
+    let ok = format!("redis://locker:locker-pw@127.0.0.1:{}", server.port);
+    let locker = Locker::new(ConnSpec::from_uri(&ok).unwrap()).unwrap();
+    for _ in 0..2 {
+        let outcome = locker.execute(&params("acl"), || ()).unwrap();
+        let Outcome::Ran { release, .. } = outcome else {
+            panic!("should run")
+        };
+        release.unwrap();
+    }
+    let denied = format!("redis://nobody:nobody-pw@127.0.0.1:{}", server.port);
+    let err = Locker::new(ConnSpec::from_uri(&denied).unwrap())
+        .unwrap()
+        .execute(&params("acl"), || ())
+        .unwrap_err();
+    assert!(matches!(err, Error::Permission(_)), "{err:?}");
+    assert!(err.to_string().contains("acquiring lock 'acl'"), "{err}");
+}
+
+#[test]
+fn unix_socket() {
+    let sock = std::env::temp_dir().join(format!("dibs-{}.sock", std::process::id()));
+    let sock = sock.to_str().unwrap().to_owned();
+    let _server = RedisServer::start_with(&["--unixsocket", &sock]);
+    let spec = ConnSpec::from_uri(&format!("unix://{sock}")).unwrap();
+    let outcome = Locker::new(spec)
+        .unwrap()
+        .execute(&params("unix"), || 7)
+        .unwrap();
+    assert!(matches!(outcome, Outcome::Ran { value: 7, .. }));
+}
+
+#[test]
+fn key_prefix_is_configurable() {
+    let server = RedisServer::start();
+    let spec = ConnSpec::from_map(&[
+        ("uri".into(), SpecValue::Str(server.uri())),
+        ("key-prefix".into(), SpecValue::Str("app:locks:".into())),
+    ])
+    .unwrap();
+    let locker = Locker::new(spec).unwrap();
+    assert_eq!(locker.key("n"), "app:locks:n");
+    assert!(held(&locker, "n"));
+    assert!(server.admin().exists::<_, bool>("app:locks:n").unwrap());
+}
+
+#[test]
+fn making_a_locker_does_no_network_io() {
+    let port = common::free_port();
+    let spec = ConnSpec::from_uri(&format!("redis://127.0.0.1:{port}")).unwrap();
+    assert!(Locker::new(spec).is_ok());
+}

@@ -1,0 +1,374 @@
+//! The lock model against a real redis-server.
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::RedisServer;
+use dibs::{ConnSpec, Error, LockParams, Locker, Outcome, Release};
+use redis::Commands;
+
+fn locker(server: &RedisServer) -> Locker {
+    Locker::new(ConnSpec::from_uri(&server.uri()).unwrap()).unwrap()
+}
+
+fn ms(name: &str, at_most: i64, at_least: i64) -> LockParams {
+    LockParams::from_millis(name, at_most, at_least).unwrap()
+}
+
+fn pttl(server: &RedisServer, key: &str) -> i64 {
+    server.admin().pttl(key).unwrap()
+}
+
+#[test]
+fn acquire_is_one_set_nx_px_with_a_fresh_token_per_call() {
+    let server = RedisServer::start();
+    let locker = locker(&server);
+    let lease = locker.acquire(&ms("job", 60_000, 0)).unwrap().expect("won");
+    assert_eq!(lease.key(), "dibs:job");
+    let stored: String = server.admin().get("dibs:job").unwrap();
+    assert_eq!(stored, lease.value());
+    let ttl = pttl(&server, "dibs:job");
+    assert!((59_000..=60_000).contains(&ttl), "PTTL {ttl}");
+    assert_eq!(server.calls("set"), 1);
+
+    let (_, release) = locker.release(lease);
+    assert_eq!(release.unwrap(), Release::Deleted);
+    let again = locker.acquire(&ms("job", 60_000, 0)).unwrap().expect("won");
+    let token = |v: &str| v.split(';').next().unwrap().to_owned();
+    let stored_again: String = server.admin().get("dibs:job").unwrap();
+    assert_ne!(
+        token(&stored),
+        token(&stored_again),
+        "token must be new per call"
+    );
+    let fields: Vec<&str> = stored_again.split(';').collect();
+    assert_eq!(fields[2], std::process::id().to_string());
+    let _ = locker.release(again);
+}
+
+#[test]
+fn a_second_acquirer_is_skipped_while_held_and_wins_after_the_ttl() {
+    let server = RedisServer::start();
+    let a = locker(&server);
+    let b = locker(&server);
+    let lease = a.acquire(&ms("tick", 300, 0)).unwrap().expect("a wins");
+    let mut ran = false;
+    assert!(matches!(
+        b.execute(&ms("tick", 300, 0), || ran = true).unwrap(),
+        Outcome::Skipped
+    ));
+    assert!(!ran);
+    thread::sleep(Duration::from_millis(350));
+    assert!(matches!(
+        b.execute(&ms("tick", 300, 0), || ran = true).unwrap(),
+        Outcome::Ran { .. }
+    ));
+    assert!(ran);
+    assert_eq!(a.release(lease).1.unwrap(), Release::NotOwned);
+}
+
+#[test]
+fn a_holder_whose_ttl_expired_does_not_touch_the_new_holders_key() {
+    let server = RedisServer::start();
+    let a = locker(&server);
+    let b = locker(&server);
+    let outcome = a
+        .execute(&ms("slow", 200, 0), || {
+            thread::sleep(Duration::from_millis(300));
+            b.acquire(&ms("slow", 60_000, 0))
+                .unwrap()
+                .expect("b wins after a's TTL")
+        })
+        .unwrap();
+    let Outcome::Ran {
+        value: b_lease,
+        release,
+        elapsed,
+    } = outcome
+    else {
+        panic!("a should run")
+    };
+    assert_eq!(release.unwrap(), Release::NotOwned);
+    assert!(elapsed >= Duration::from_millis(300));
+    let stored: String = server.admin().get("dibs:slow").unwrap();
+    assert_eq!(
+        stored,
+        b_lease.value(),
+        "b's value must survive a's release"
+    );
+    assert!(
+        pttl(&server, "dibs:slow") > 59_000,
+        "b's expiry must be untouched"
+    );
+    assert_eq!(b.release(b_lease).1.unwrap(), Release::Deleted);
+}
+
+#[test]
+fn at_least_keeps_the_key_for_the_remaining_time_and_zero_deletes_it() {
+    let server = RedisServer::start();
+    let locker = locker(&server);
+    let outcome = locker
+        .execute(&ms("kept", 10_000, 2_000), || {
+            thread::sleep(Duration::from_millis(500))
+        })
+        .unwrap();
+    let Outcome::Ran { release, .. } = outcome else {
+        panic!()
+    };
+    let Release::Kept { remaining_ms } = release.unwrap() else {
+        panic!("expected Kept")
+    };
+    assert!(
+        (1_400..=1_500).contains(&remaining_ms),
+        "remaining {remaining_ms}"
+    );
+    let ttl = pttl(&server, "dibs:kept");
+    assert!((1_300..=1_500).contains(&ttl), "PTTL {ttl}");
+    // Still held: another call is skipped until atLeast has passed.
+    assert!(matches!(
+        locker.execute(&ms("kept", 10_000, 0), || ()).unwrap(),
+        Outcome::Skipped
+    ));
+
+    let outcome = locker.execute(&ms("gone", 10_000, 0), || ()).unwrap();
+    let Outcome::Ran { release, .. } = outcome else {
+        panic!()
+    };
+    assert_eq!(release.unwrap(), Release::Deleted);
+    assert!(!server.admin().exists::<_, bool>("dibs:gone").unwrap());
+}
+
+#[test]
+fn the_lock_expires_after_at_most_even_if_never_released() {
+    let server = RedisServer::start();
+    let locker = locker(&server);
+    let lease = locker.acquire(&ms("crashed", 250, 0)).unwrap().unwrap();
+    std::mem::forget(lease); // as if the process died
+    thread::sleep(Duration::from_millis(300));
+    assert!(!server.admin().exists::<_, bool>("dibs:crashed").unwrap());
+}
+
+#[test]
+fn release_survives_script_flush_with_one_extra_round_trip() {
+    let server = RedisServer::start();
+    let locker = locker(&server);
+    locker.execute(&ms("s", 10_000, 0), || ()).unwrap();
+    assert_eq!(
+        (server.calls("evalsha"), server.calls("eval")),
+        (1, 1),
+        "first call loads the script"
+    );
+    locker.execute(&ms("s", 10_000, 0), || ()).unwrap();
+    assert_eq!(
+        (server.calls("evalsha"), server.calls("eval")),
+        (2, 1),
+        "then EVALSHA alone"
+    );
+
+    let _: () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query(&mut server.admin())
+        .unwrap();
+    let outcome = locker.execute(&ms("s", 10_000, 0), || ()).unwrap();
+    let Outcome::Ran { release, .. } = outcome else {
+        panic!()
+    };
+    assert_eq!(release.unwrap(), Release::Deleted);
+    assert_eq!(
+        (server.calls("evalsha"), server.calls("eval")),
+        (3, 2),
+        "EVALSHA, then one EVAL"
+    );
+    assert!(!server.admin().exists::<_, bool>("dibs:s").unwrap());
+}
+
+#[test]
+fn the_tasks_error_and_panic_pass_through_and_release_still_runs() {
+    let server = RedisServer::start();
+    let locker = locker(&server);
+    let outcome = locker
+        .execute(&ms("e", 10_000, 0), || Err::<(), _>("task failed"))
+        .unwrap();
+    let Outcome::Ran { value, release, .. } = outcome else {
+        panic!()
+    };
+    assert_eq!(value, Err("task failed"));
+    assert_eq!(release.unwrap(), Release::Deleted);
+
+    let caught = std::panic::catch_unwind(|| {
+        let _ = locker.execute(&ms("p", 10_000, 0), || -> () {
+            std::panic::panic_any(42_u32)
+        });
+    });
+    assert_eq!(
+        *caught.unwrap_err().downcast::<u32>().unwrap(),
+        42,
+        "the very panic payload"
+    );
+    assert!(
+        !server.admin().exists::<_, bool>("dibs:p").unwrap(),
+        "released despite the panic"
+    );
+}
+
+#[test]
+fn a_release_failure_is_reported_beside_the_tasks_value() {
+    let mut server = RedisServer::start();
+    let locker = locker(&server);
+    let outcome = locker
+        .execute(&ms("k", 10_000, 0), || {
+            server.kill();
+            "task value"
+        })
+        .unwrap();
+    let Outcome::Ran { value, release, .. } = outcome else {
+        panic!()
+    };
+    assert_eq!(value, "task value");
+    let err = release.unwrap_err();
+    assert!(matches!(err, Error::Connection(_)), "{err:?}");
+    assert!(err.message().contains("releasing lock 'k'"), "{err}");
+}
+
+#[test]
+fn redis_down_is_a_connection_error_within_the_timeout_and_the_task_does_not_run() {
+    let port = common::free_port();
+    let spec = ConnSpec::from_map(&[
+        ("port".into(), dibs::SpecValue::Int(port as i128)),
+        ("timeout-ms".into(), dibs::SpecValue::Int(500)),
+    ])
+    .unwrap();
+    let locker = Locker::new(spec).unwrap();
+    let mut ran = false;
+    let started = Instant::now();
+    let err = locker
+        .execute(&ms("down", 1_000, 0), || ran = true)
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_millis(1_500));
+    assert!(!ran);
+    assert!(matches!(err, Error::Connection(_)), "{err:?}");
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!("127.0.0.1:{port}")) && message.contains("acquiring lock 'down'"),
+        "{message}"
+    );
+}
+
+#[test]
+fn after_a_restart_the_next_call_succeeds() {
+    let mut server = RedisServer::start();
+    let locker = locker(&server);
+    assert!(matches!(
+        locker.execute(&ms("r", 10_000, 0), || ()).unwrap(),
+        Outcome::Ran { .. }
+    ));
+    server.kill();
+    let err = locker.execute(&ms("r", 10_000, 0), || ()).unwrap_err();
+    assert!(matches!(err, Error::Connection(_)), "{err:?}");
+    server.restart();
+    assert!(matches!(
+        locker.execute(&ms("r", 10_000, 0), || ()).unwrap(),
+        Outcome::Ran { .. }
+    ));
+}
+
+#[test]
+fn a_restart_between_calls_is_invisible() {
+    let mut server = RedisServer::start();
+    let locker = locker(&server);
+    for _ in 0..3 {
+        assert!(matches!(
+            locker.execute(&ms("r", 10_000, 0), || ()).unwrap(),
+            Outcome::Ran { .. }
+        ));
+        server.restart(); // the pooled connection is now dead
+    }
+}
+
+#[test]
+fn client_kill_of_our_connections_is_invisible() {
+    let server = RedisServer::start();
+    let locker = locker(&server);
+    locker.execute(&ms("c", 10_000, 0), || ()).unwrap();
+    let killed: i64 = redis::cmd("CLIENT")
+        .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
+        .query(&mut server.admin())
+        .unwrap();
+    assert!(killed >= 1);
+    assert!(matches!(
+        locker.execute(&ms("c", 10_000, 0), || ()).unwrap(),
+        Outcome::Ran { .. }
+    ));
+}
+
+#[test]
+fn connections_are_reused() {
+    let server = RedisServer::start();
+    let locker = locker(&server);
+    for _ in 0..200 {
+        locker.execute(&ms("reuse", 10_000, 0), || ()).unwrap();
+    }
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query(&mut server.admin())
+        .unwrap();
+    // Every client but the one asking is ours (lib-name needs Redis 7.2, so count instead).
+    let ours = list
+        .lines()
+        .filter(|l| !l.contains("cmd=client|list"))
+        .count();
+    assert_eq!(ours, 1, "{list}");
+}
+
+#[test]
+fn sixteen_threads_on_one_name_never_overlap() {
+    let server = RedisServer::start();
+    let locker = Arc::new(locker(&server));
+    let counter = Arc::new(AtomicU64::new(0));
+    let wins = Arc::new(AtomicU64::new(0));
+    let start = Arc::new(Barrier::new(16));
+    let threads: Vec<_> = (0..16)
+        .map(|_| {
+            let (locker, counter, wins, start) =
+                (locker.clone(), counter.clone(), wins.clone(), start.clone());
+            thread::spawn(move || {
+                start.wait();
+                for _ in 0..100 {
+                    let outcome = locker
+                        .execute(&ms("hammer", 10_000, 0), || {
+                            // A non-atomic read-modify-write: overlapping holders lose updates.
+                            let seen = counter.load(Ordering::SeqCst);
+                            thread::sleep(Duration::from_micros(200));
+                            counter.store(seen + 1, Ordering::SeqCst);
+                        })
+                        .unwrap();
+                    if let Outcome::Ran { release, .. } = outcome {
+                        assert_eq!(release.unwrap(), Release::Deleted);
+                        wins.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let wins = wins.load(Ordering::SeqCst);
+    assert!(wins > 0);
+    assert_eq!(counter.load(Ordering::SeqCst), wins);
+    println!("16 threads x 100 attempts: {wins} wins, 0 overlaps");
+}
+
+#[test]
+fn shared_lockers_are_one_per_distinct_spec() {
+    let server = RedisServer::start();
+    let a = Locker::shared(ConnSpec::from_uri(&server.uri()).unwrap()).unwrap();
+    let b = Locker::shared(ConnSpec::from_uri(&format!("{}/0", server.uri())).unwrap()).unwrap();
+    let c = Locker::shared(ConnSpec::from_uri(&format!("{}/1", server.uri())).unwrap()).unwrap();
+    assert!(std::ptr::eq(a, b));
+    assert!(!std::ptr::eq(a, c));
+}
