@@ -24,6 +24,9 @@ struct State {
     idle: Vec<Connection>,
     /// Connections that exist: idle plus checked out.
     open: usize,
+    /// Callers blocked in `checkout`; a return wakes one only when there is one (no futex
+    /// call on the common path).
+    waiting: usize,
 }
 
 impl Pool {
@@ -76,6 +79,7 @@ impl Pool {
             state: Mutex::new(State {
                 idle: Vec::new(),
                 open: 0,
+                waiting: 0,
             }),
             returned: Condvar::new(),
         })
@@ -145,11 +149,13 @@ impl Pool {
                     self.spec.connect_timeout.as_millis()
                 )));
             }
+            state.waiting += 1;
             state = self
                 .returned
                 .wait_timeout(state, deadline - now)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
+            state.waiting -= 1;
         }
     }
 
@@ -181,13 +187,21 @@ impl Pool {
         } else {
             state.open -= 1;
         }
-        drop(state);
-        self.returned.notify_one();
+        self.wake_one(state);
     }
 
     fn forget_one(&self) {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).open -= 1;
-        self.returned.notify_one();
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.open -= 1;
+        self.wake_one(state);
+    }
+
+    fn wake_one(&self, state: std::sync::MutexGuard<'_, State>) {
+        let someone_waits = state.waiting > 0;
+        drop(state);
+        if someone_waits {
+            self.returned.notify_one();
+        }
     }
 
     fn drop_idle(&self) {

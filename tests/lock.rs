@@ -372,3 +372,81 @@ fn shared_lockers_are_one_per_distinct_spec() {
     assert!(std::ptr::eq(a, b));
     assert!(!std::ptr::eq(a, c));
 }
+
+fn signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+#[test]
+fn a_frozen_server_is_a_timeout_and_a_full_pool_makes_callers_wait_boundedly() {
+    let server = RedisServer::start();
+    let spec = ConnSpec::from_map(&[
+        ("uri".into(), dibs::SpecValue::Str(server.uri())),
+        ("read-timeout-ms".into(), dibs::SpecValue::Int(600)),
+        ("conn-timeout-ms".into(), dibs::SpecValue::Int(200)),
+        (
+            "pool".into(),
+            dibs::SpecValue::Map(vec![("max-total".into(), dibs::SpecValue::Int(1))]),
+        ),
+    ]);
+    // A pool key beside spec keys is not Carmine's shape: it must sit in a conn map.
+    assert!(spec.is_err());
+    let spec = ConnSpec::from_map(&[
+        (
+            "spec".into(),
+            dibs::SpecValue::Map(vec![
+                ("uri".into(), dibs::SpecValue::Str(server.uri())),
+                ("read-timeout-ms".into(), dibs::SpecValue::Int(600)),
+                ("conn-timeout-ms".into(), dibs::SpecValue::Int(200)),
+            ]),
+        ),
+        (
+            "pool".into(),
+            dibs::SpecValue::Map(vec![("max-total".into(), dibs::SpecValue::Int(1))]),
+        ),
+    ])
+    .unwrap();
+    let locker = Arc::new(Locker::new(spec).unwrap());
+    locker.execute(&ms("warm", 10_000, 0), || ()).unwrap();
+
+    signal(server.pid(), "-STOP");
+    let frozen = {
+        let locker = locker.clone();
+        thread::spawn(move || {
+            let started = Instant::now();
+            (
+                locker.execute(&ms("f", 10_000, 0), || ()),
+                started.elapsed(),
+            )
+        })
+    };
+    thread::sleep(Duration::from_millis(100));
+    let started = Instant::now();
+    let waited = locker.execute(&ms("g", 10_000, 0), || ());
+    let waited_for = started.elapsed();
+    let (frozen, frozen_for) = frozen.join().unwrap();
+    signal(server.pid(), "-CONT");
+
+    let err = frozen.unwrap_err();
+    assert!(matches!(err, Error::Timeout(_)), "{err:?}");
+    assert!(
+        frozen_for >= Duration::from_millis(550) && frozen_for < Duration::from_millis(1_500),
+        "{frozen_for:?}"
+    );
+    let err = waited.unwrap_err();
+    assert!(matches!(err, Error::Timeout(_)), "{err:?}");
+    assert!(
+        err.message().contains("pooled connections stayed busy"),
+        "{err}"
+    );
+    assert!(waited_for < Duration::from_millis(700), "{waited_for:?}");
+    // Thawed, the pool recovers: the timed-out connection was dropped, not reused.
+    assert!(matches!(
+        locker.execute(&ms("h", 10_000, 0), || ()).unwrap(),
+        Outcome::Ran { .. }
+    ));
+}
