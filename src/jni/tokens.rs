@@ -1,6 +1,6 @@
 //! Decodes a Java `Map` that `dibs.ConnCache` flattened into typed tokens: triples of key, tag,
 //! value. Tags: `s` string, `i` integer, `b` boolean, `n` null, `x` another type (the value is its
-//! class name), `m` nested map (the value counts the triples that follow). Java only flattens;
+//! class name), `m` nested map (the value counts its direct entries, whose triples follow it). Java only flattens;
 //! the core decides what is valid.
 
 use crate::{Error, SpecValue};

@@ -1,0 +1,202 @@
+// Gradle build of the Java side of dibs, mirroring pom.xml:
+//   cargoBuild      cargo build --release --lib              (skip: -Pcargo.skip=true)
+//   stageNative     target/release/<lib> -> build/generated/native-resources/dibs/native/<platform>/,
+//                   which processResources copies into the main resources output
+//   compileJava     --release 11, no runtime dependencies
+//   compileTestKotlin / compileTestJava, test (JUnit 5, -Xcheck:jni), testJdk25 (-Pjdk25.java=...)
+//   jar             the native library inside; maven-publish for the same coordinates.
+// Gradle keeps its output in build/, away from Cargo's target/.
+//
+// NOTE: written to match pom.xml but never run on the machines dibs is developed on (no Gradle
+// there). Maven is the build that CI exercises. Meant for Gradle 8 or newer.
+
+import org.jetbrains.kotlin.gradle.dsl.JvmTarget
+
+plugins {
+    `java-library`
+    `maven-publish`
+    kotlin("jvm") version "2.2.21" // test sources only; see gradle.properties for the stdlib
+}
+
+// ===== build-sync: mirrored in pom.xml; scripts/check-build-sync.py compares them =====
+val dibsGroup = "io.github.dibs"
+val dibsArtifact = "dibs"
+val dibsVersion = "0.1.0-SNAPSHOT"
+val javaRelease = 11
+val nativeResourceDir = "dibs/native"
+val testJvmArgs = listOf("-Xcheck:jni")
+val testJvmArgsJdk24plus = listOf("--enable-native-access=ALL-UNNAMED")
+// ===== end build-sync =====
+
+group = dibsGroup
+version = dibsVersion
+
+val junitVersion = "5.14.1"
+val kotlinVersion = "2.2.21"
+
+// The platform of the native library, as NativeLoader names it: <os>-<arch>.
+val osName = System.getProperty("os.name").lowercase()
+val osArch = System.getProperty("os.arch").lowercase()
+val nativeOs = when {
+    osName.startsWith("linux") -> "linux"
+    osName.startsWith("mac") || osName.startsWith("darwin") -> "macos"
+    osName.startsWith("windows") -> "windows"
+    else -> osName.replace(Regex("[^a-z0-9]"), "")
+}
+val nativeArch = when (osArch) {
+    "amd64", "x86_64", "x86-64", "x64" -> "x86_64"
+    "aarch64", "arm64" -> "aarch64"
+    else -> osArch.replace(Regex("[^a-z0-9_]"), "")
+}
+val nativePlatform = "$nativeOs-$nativeArch"
+val nativeLibFile = when (nativeOs) {
+    "macos" -> "libdibs.dylib"
+    "windows" -> "dibs.dll"
+    else -> "libdibs.so"
+}
+val cargoSkip = providers.gradleProperty("cargo.skip").map { it.toBoolean() }.getOrElse(false)
+
+java {
+    // release (below) decides the bytecode; these keep the Kotlin plugin's JVM-target check in
+    // agreement with compileTestJava.
+    sourceCompatibility = JavaVersion.toVersion(javaRelease)
+    targetCompatibility = JavaVersion.toVersion(javaRelease)
+    withSourcesJar()
+    withJavadocJar()
+}
+
+sourceSets {
+    main {
+        java.setSrcDirs(listOf("java/src/main/java"))
+        resources.setSrcDirs(listOf("java/src/main/resources"))
+    }
+    test {
+        java.setSrcDirs(listOf("java/src/test/java"))
+        resources.setSrcDirs(listOf("java/src/test/resources"))
+    }
+}
+
+kotlin {
+    sourceSets["main"].kotlin.setSrcDirs(emptyList<String>())
+    sourceSets["test"].kotlin.setSrcDirs(listOf("java/src/test/kotlin"))
+    compilerOptions {
+        jvmTarget.set(JvmTarget.fromTarget(javaRelease.toString()))
+    }
+}
+
+dependencies {
+    // Test scope only: the library has no runtime dependencies (kotlin.stdlib.default.dependency=false).
+    testImplementation(platform("org.junit:junit-bom:$junitVersion"))
+    testImplementation("org.junit.jupiter:junit-jupiter")
+    testRuntimeOnly("org.junit.platform:junit-platform-launcher")
+    testImplementation("org.jetbrains.kotlin:kotlin-stdlib:$kotlinVersion")
+}
+
+tasks.withType<JavaCompile>().configureEach {
+    options.release.set(javaRelease)
+    options.encoding = "UTF-8"
+    options.compilerArgs.add("-Xlint:all")
+}
+
+// 1. Build the Rust cdylib.
+val cargoBuild by tasks.registering(Exec::class) {
+    description = "Builds the dibs native library with cargo (skip with -Pcargo.skip=true)."
+    group = "build"
+    onlyIf { !cargoSkip }
+    workingDir = rootDir
+    // No declared inputs/outputs: it always runs, and cargo decides what is up to date.
+    commandLine("cargo", "build", "--release", "--lib")
+}
+
+// 2. Stage it where NativeLoader looks: dibs/native/<platform>/<lib> on the class path.
+val stageNative by tasks.registering(Sync::class) {
+    description = "Stages the native library as a resource at $nativeResourceDir/$nativePlatform/."
+    group = "build"
+    dependsOn(cargoBuild)
+    from(layout.projectDirectory.dir("target/release")) {
+        include(nativeLibFile)
+        into("$nativeResourceDir/$nativePlatform")
+    }
+    into(layout.buildDirectory.dir("generated/native-resources"))
+}
+tasks.processResources {
+    from(stageNative) // into the main resources output, not into the sources jar
+}
+
+tasks.jar {
+    manifest {
+        attributes("Automatic-Module-Name" to "dibs")
+    }
+}
+
+tasks.javadoc {
+    (options as StandardJavadocDocletOptions).addBooleanOption("Xdoclint:all,-missing", true)
+}
+
+// 3. Tests against a real redis-server, with JNI checking.
+fun Test.configureDibsTests(jvmArgsFor: () -> List<String>) {
+    useJUnitPlatform()
+    jvmArgumentProviders.add(CommandLineArgumentProvider { jvmArgsFor() })
+    testLogging {
+        events("failed")
+        exceptionFormat = org.gradle.api.tasks.testing.logging.TestExceptionFormat.FULL
+    }
+}
+
+tasks.test {
+    configureDibsTests {
+        // JDK 24+ warns on every System.load unless native access is enabled (JEP 472).
+        val feature = javaLauncher.orNull?.metadata?.languageVersion?.asInt()
+            ?: JavaVersion.current().majorVersion.toInt()
+        if (feature >= 24) testJvmArgs + testJvmArgsJdk24plus else testJvmArgs
+    }
+}
+
+// The same tests once more on another JVM: ./gradlew testJdk25 -Pjdk25.java=/path/to/bin/java
+val jdk25Java = providers.gradleProperty("jdk25.java")
+val testJdk25 by tasks.registering(Test::class) {
+    description = "Runs the tests on the JVM given by -Pjdk25.java."
+    group = "verification"
+    onlyIf { jdk25Java.isPresent }
+    testClassesDirs = sourceSets.test.get().output.classesDirs
+    classpath = sourceSets.test.get().runtimeClasspath
+    if (jdk25Java.isPresent) {
+        executable = jdk25Java.get() // Gradle 8+ derives the toolchain from this path
+    }
+    configureDibsTests { testJvmArgs + testJvmArgsJdk24plus }
+}
+tasks.check {
+    dependsOn(testJdk25)
+}
+
+// 4. Publishing, same coordinates as pom.xml.
+publishing {
+    publications {
+        create<MavenPublication>("maven") {
+            groupId = dibsGroup
+            artifactId = dibsArtifact
+            version = dibsVersion
+            from(components["java"])
+            pom {
+                name.set("dibs")
+                description.set(
+                    "A distributed scheduler lock on Redis for JVM services: run a job on exactly " +
+                        "one instance per tick. The lock logic is a Rust library bundled in the jar.",
+                )
+                licenses {
+                    license {
+                        name.set("Apache-2.0")
+                        url.set("https://www.apache.org/licenses/LICENSE-2.0")
+                    }
+                }
+            }
+        }
+    }
+    repositories {
+        // Local staging repository; real repositories are configured where releases are made.
+        maven {
+            name = "staging"
+            url = uri(layout.buildDirectory.dir("staging-repo"))
+        }
+    }
+}

@@ -1,0 +1,155 @@
+package dibs;
+
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Turns a caller's {@code conn} into a native client handle, and remembers the answer.
+ *
+ * <p>Java only routes and flattens; Rust parses and validates every key and value. A String conn
+ * goes to {@link NativeLib#connectUri}; a Map conn is flattened by {@link #flatten} into
+ * {@code key, tag, value} triples for {@link NativeLib#connectMap}. Handles are cached by conn so
+ * that a scheduler calling every second does not re-walk its Map: String conns are their own
+ * key, Map conns are keyed by an immutable deep copy, so that a caller mutating its Map later
+ * cannot corrupt the cache. Rust de-duplicates equal specs itself, so dropping the cache (when it
+ * grows past {@link #MAX_CACHED} entries) only costs a re-parse.
+ */
+final class ConnCache {
+    static final int MAX_CACHED = 256;
+
+    /** Token tags of the flattened form; Rust's JNI glue parses the same letters. */
+    static final String STRING = "s";
+    static final String INTEGER = "i";
+    static final String BOOLEAN = "b";
+    static final String NULL = "n";
+    static final String MAP = "m";
+    static final String OTHER = "x";
+
+    private static final String KEYWORD_CLASS = "clojure.lang.Keyword";
+    private static final ConcurrentHashMap<Object, Long> CACHE = new ConcurrentHashMap<>();
+
+    private ConnCache() {}
+
+    /**
+     * Returns the native handle for a conn, resolving and caching it on first use.
+     *
+     * @throws IllegalArgumentException if conn is neither a String nor a Map, or Rust rejects it
+     */
+    static long handle(Object conn) {
+        Long cached = CACHE.get(conn);
+        if (cached != null) {
+            return cached;
+        }
+        long handle;
+        Object key;
+        if (conn instanceof String) {
+            handle = NativeLib.connectUri((String) conn);
+            key = conn;
+        } else if (conn instanceof Map) {
+            handle = NativeLib.connectMap(flatten((Map<?, ?>) conn));
+            key = immutableCopy((Map<?, ?>) conn);
+        } else {
+            throw new IllegalArgumentException("conn must be a URI String (\"redis://host:6379\") or a Map"
+                    + " conn spec ({\"uri\": ...} or {\"host\": ..., \"port\": ...}, or Carmine's"
+                    + " {\"spec\": {...}, \"pool\": {...}}), got " + conn.getClass().getName());
+        }
+        if (CACHE.size() >= MAX_CACHED) {
+            CACHE.clear();
+        }
+        CACHE.put(key, handle);
+        return handle;
+    }
+
+    /** Number of cached conns (for tests). */
+    static int cachedCount() {
+        return CACHE.size();
+    }
+
+    /**
+     * Flattens a Map conn into {@code key, tag, value} triples. A nested map is one triple
+     * {@code key, "m", <number of its direct entries>} followed at once by its entries' triples
+     * (recursively).
+     */
+    static String[] flatten(Map<?, ?> map) {
+        List<String> tokens = new ArrayList<>();
+        flattenInto(map, tokens);
+        return tokens.toArray(new String[0]);
+    }
+
+    /** Appends the entries of a map; returns how many (its direct entries, not nested ones). */
+    private static int flattenInto(Map<?, ?> map, List<String> tokens) {
+        int count = 0;
+        for (Map.Entry<?, ?> e : map.entrySet()) {
+            count++;
+            tokens.add(keyText(e.getKey()));
+            Object v = e.getValue();
+            if (v instanceof Map) {
+                tokens.add(MAP);
+                int countAt = tokens.size();
+                tokens.add(null); // the child count, known once the children are walked
+                tokens.set(countAt, Integer.toString(flattenInto((Map<?, ?>) v, tokens)));
+            } else {
+                tokens.add(tag(v));
+                tokens.add(valueText(v));
+            }
+        }
+        return count;
+    }
+
+    /** String keys as they are, Clojure keywords as {@code ":name"}, anything else as text. */
+    static String keyText(Object key) {
+        return String.valueOf(key);
+    }
+
+    static String tag(Object v) {
+        if (v == null) {
+            return NULL;
+        } else if (v instanceof CharSequence || isKeyword(v)) {
+            return STRING;
+        } else if (v instanceof Integer || v instanceof Long || v instanceof Short
+                || v instanceof Byte || v instanceof BigInteger) {
+            return INTEGER;
+        } else if (v instanceof Boolean) {
+            return BOOLEAN;
+        } else if (v instanceof Map) {
+            return MAP;
+        } else {
+            return OTHER;
+        }
+    }
+
+    private static String valueText(Object v) {
+        switch (tag(v)) {
+            case NULL:
+                return "";
+            case OTHER:
+                return v.getClass().getName();
+            default:
+                return v.toString();
+        }
+    }
+
+    private static boolean isKeyword(Object o) {
+        return o != null && KEYWORD_CLASS.equals(o.getClass().getName());
+    }
+
+    /** A deep copy that no one can mutate: nested maps copied, CharSequences frozen to Strings. */
+    static Map<Object, Object> immutableCopy(Map<?, ?> map) {
+        Map<Object, Object> copy = new LinkedHashMap<>(Math.max(4, map.size() * 2));
+        for (Map.Entry<?, ?> e : map.entrySet()) {
+            Object v = e.getValue();
+            if (v instanceof Map) {
+                v = immutableCopy((Map<?, ?>) v);
+            } else if (v instanceof CharSequence && !(v instanceof String)) {
+                v = v.toString();
+            }
+            copy.put(e.getKey(), v);
+        }
+        return Collections.unmodifiableMap(copy);
+    }
+}

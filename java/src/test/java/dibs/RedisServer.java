@@ -1,0 +1,265 @@
+package dibs;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A throwaway redis-server on a free loopback port, for tests and the demo. No mocks: the tests
+ * talk to a real server.
+ *
+ * <p>The binary is {@code -Dredis.server=...}, else {@code $REDIS_SERVER}, else
+ * {@code redis-server} on the PATH, else {@code /usr/bin/redis-server}. {@link #command} is a
+ * tiny RESP client for assertions ({@code PTTL}, {@code GET}, {@code SET}, {@code CONFIG} ...).
+ */
+public final class RedisServer implements AutoCloseable {
+    private final int port;
+    private final List<String> extraArgs;
+    private final Path logFile;
+    private Process process;
+
+    private RedisServer(int port, List<String> extraArgs) throws IOException {
+        this.port = port;
+        this.extraArgs = extraArgs;
+        this.logFile = Files.createTempFile("dibs-redis-" + port + "-", ".log");
+        logFile.toFile().deleteOnExit();
+        // Never leave a redis-server behind, even when the JVM exits without closing us.
+        Runtime.getRuntime().addShutdownHook(new Thread(this::stop, "redis-server-" + port + "-stop"));
+    }
+
+    /** Starts a server on a free port; {@code extraArgs} go to redis-server, e.g. "--requirepass", "pw". */
+    public static RedisServer launch(String... extraArgs) throws IOException {
+        RedisServer server = new RedisServer(freePort(), Arrays.asList(extraArgs));
+        server.start();
+        return server;
+    }
+
+    /** A loopback port nothing listens on (at the time of the call). */
+    public static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.setReuseAddress(true);
+            socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            return socket.getLocalPort();
+        }
+    }
+
+    /** (Re)starts the server on its port, waiting until it answers PING. */
+    public synchronized void start() throws IOException {
+        if (process != null && process.isAlive()) {
+            return;
+        }
+        List<String> cmd = new ArrayList<>(Arrays.asList(binary(),
+                "--port", Integer.toString(port), "--bind", "127.0.0.1",
+                "--save", "", "--appendonly", "no", "--dir", System.getProperty("java.io.tmpdir")));
+        cmd.addAll(extraArgs);
+        process = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
+                .start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        IOException last = null;
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IOException("redis-server exited with " + process.exitValue() + ": " + log());
+            }
+            try {
+                String reply = rawCommand("PING");
+                // With --requirepass the server answers NOAUTH: that too means it is up.
+                if (reply.equals("PONG") || reply.startsWith("NOAUTH")) {
+                    return;
+                }
+            } catch (IOException e) {
+                last = e;
+            }
+            sleep(20);
+        }
+        stop();
+        throw new IOException("redis-server on port " + port + " did not answer PING within 10 s: " + log(), last);
+    }
+
+    /** Stops the server (the port stays reserved for {@link #start()} in the sense that we reuse it). */
+    public synchronized void stop() {
+        if (process == null) {
+            return;
+        }
+        process.destroy();
+        try {
+            if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+        process = null;
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String uri() {
+        return "redis://127.0.0.1:" + port;
+    }
+
+    /** The key dibs uses for a lock name under the default key prefix. */
+    public static String lockKey(String lockName) {
+        return "dibs:" + lockName;
+    }
+
+    /**
+     * Sends one command and returns the reply as text: a simple string or error as is (errors
+     * keep their code, e.g. "ERR ..."), an integer in decimal, a bulk string's content or
+     * "(nil)", an array as its elements joined by newlines. Authenticates first when the server
+     * was started with --requirepass.
+     */
+    public String command(String... args) throws IOException {
+        String password = option("--requirepass");
+        if (password == null) {
+            return rawCommand(args);
+        }
+        try (Socket socket = connect()) {
+            String auth = send(socket, "AUTH", password);
+            if (!auth.equals("OK")) {
+                throw new IOException("AUTH failed: " + auth);
+            }
+            return send(socket, args);
+        }
+    }
+
+    /** The log of the server, for failure messages. */
+    public String log() {
+        try {
+            return new String(Files.readAllBytes(logFile), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "(no log: " + e + ")";
+        }
+    }
+
+    private String rawCommand(String... args) throws IOException {
+        try (Socket socket = connect()) {
+            return send(socket, args);
+        }
+    }
+
+    private Socket connect() throws IOException {
+        Socket socket = new Socket();
+        socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1000);
+        socket.setSoTimeout(5000);
+        return socket;
+    }
+
+    private static String send(Socket socket, String... args) throws IOException {
+        StringBuilder sb = new StringBuilder().append('*').append(args.length).append("\r\n");
+        for (String arg : args) {
+            byte[] bytes = arg.getBytes(StandardCharsets.UTF_8);
+            sb.append('$').append(bytes.length).append("\r\n").append(arg).append("\r\n");
+        }
+        OutputStream out = socket.getOutputStream();
+        out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
+        out.flush();
+        return readReply(socket.getInputStream());
+    }
+
+    private static String readReply(InputStream in) throws IOException {
+        String line = readLine(in);
+        if (line.isEmpty()) {
+            throw new IOException("empty reply");
+        }
+        char type = line.charAt(0);
+        String rest = line.substring(1);
+        switch (type) {
+            case '+':
+            case '-':
+            case ':':
+                return rest;
+            case '$': {
+                int len = Integer.parseInt(rest);
+                if (len < 0) {
+                    return "(nil)";
+                }
+                byte[] data = in.readNBytes(len + 2);
+                return new String(data, 0, len, StandardCharsets.UTF_8);
+            }
+            case '*': {
+                int n = Integer.parseInt(rest);
+                if (n < 0) {
+                    return "(nil)";
+                }
+                List<String> items = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    items.add(readReply(in));
+                }
+                return String.join("\n", items);
+            }
+            default:
+                throw new IOException("unexpected reply: " + line);
+        }
+    }
+
+    private static String readLine(InputStream in) throws IOException {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        int prev = -1;
+        while (true) {
+            int b = in.read();
+            if (b < 0) {
+                throw new IOException("connection closed mid-reply");
+            }
+            if (prev == '\r' && b == '\n') {
+                byte[] bytes = buf.toByteArray();
+                return new String(bytes, 0, bytes.length - 1, StandardCharsets.UTF_8);
+            }
+            buf.write(b);
+            prev = b;
+        }
+    }
+
+    private String option(String name) {
+        int i = extraArgs.indexOf(name);
+        return i >= 0 && i + 1 < extraArgs.size() ? extraArgs.get(i + 1) : null;
+    }
+
+    private static String binary() {
+        String configured = System.getProperty("redis.server", System.getenv("REDIS_SERVER"));
+        if (configured != null && !configured.isEmpty()) {
+            return configured;
+        }
+        String path = System.getenv("PATH");
+        if (path != null) {
+            for (String dir : path.split(File.pathSeparator)) {
+                Path candidate = Paths.get(dir, "redis-server");
+                if (Files.isExecutable(candidate)) {
+                    return candidate.toString();
+                }
+            }
+        }
+        return "/usr/bin/redis-server";
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package dibs;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/** Helpers shared by the tests. */
+final class TestSupport {
+    private static final AtomicInteger COUNTER = new AtomicInteger();
+
+    private TestSupport() {}
+
+    /** A lock name no other test uses. */
+    static String uniqueName(String base) {
+        return base + "-" + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet();
+    }
+
+    /** A URI whose port nothing listens on. */
+    static String closedPortUri() throws IOException {
+        return "redis://127.0.0.1:" + RedisServer.freePort();
+    }
+
+    /** Throws any Throwable, checked or not, without declaring it. */
+    @SuppressWarnings("unchecked")
+    static <E extends Throwable> RuntimeException sneak(Throwable t) throws E {
+        throw (E) t;
+    }
+
+    static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * Captures what dibs logs through System.getLogger("dibs"), which the JDK backs with the
+     * java.util.logging logger of the same name.
+     */
+    static final class LogCapture extends Handler implements AutoCloseable {
+        private final Logger logger = Logger.getLogger("dibs"); // strong reference while capturing
+        private final List<LogRecord> records = new ArrayList<>();
+
+        LogCapture() {
+            setLevel(Level.ALL);
+            logger.addHandler(this);
+        }
+
+        @Override
+        public synchronized void publish(LogRecord record) {
+            records.add(record);
+        }
+
+        synchronized List<String> messages() {
+            List<String> out = new ArrayList<>();
+            for (LogRecord r : records) {
+                out.add(r.getLevel() + " " + r.getMessage());
+            }
+            return out;
+        }
+
+        synchronized List<String> warnings() {
+            List<String> out = new ArrayList<>();
+            for (LogRecord r : records) {
+                if (r.getLevel() == Level.WARNING) {
+                    out.add(r.getMessage());
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public void close() {
+            logger.removeHandler(this);
+        }
+    }
+}

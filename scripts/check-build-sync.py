@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Fails when pom.xml and build.gradle.kts drift apart.
+
+Compares, between the two builds: group, artifact, version, Java release, the native resource
+directory (also against NativeLoader.RESOURCE_DIR, which reads it at run time), and the test JVM
+arguments (always, and from JDK 24 on). Both build files keep these values in blocks marked
+"build-sync"; this script reads only those blocks (and the pom's coordinates).
+
+Usage: python3 scripts/check-build-sync.py [repo-root]   (exit 0: in sync, 1: drift, 2: unreadable)
+"""
+
+import re
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
+
+
+class Unreadable(Exception):
+    pass
+
+
+def pom_values(path: Path) -> dict:
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as e:
+        raise Unreadable(f"{path}: {e}")
+
+    def text(xpath: str) -> str:
+        node = root.find(xpath, POM_NS)
+        if node is None or node.text is None:
+            raise Unreadable(f"{path}: no {xpath}")
+        return node.text.strip()
+
+    def prop(name: str) -> str:
+        return text(f"m:properties/m:{name}")
+
+    return {
+        "group": text("m:groupId"),
+        "artifact": text("m:artifactId"),
+        "version": text("m:version"),
+        "java release": prop("maven.compiler.release"),
+        "native resource dir": prop("dibs.native.resourceDir"),
+        "test JVM args": prop("dibs.test.jvmArgs").split(),
+        "test JVM args on JDK 24+": prop("dibs.test.jvmArgs.jdk24plus").split(),
+    }
+
+
+def gradle_values(path: Path) -> dict:
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise Unreadable(f"{path}: {e}")
+    block = re.search(r"// =+ build-sync\b.*?\n(.*?)// =+ end build-sync", source, re.S)
+    if not block:
+        raise Unreadable(f"{path}: no '// ===== build-sync ... // ===== end build-sync' block")
+    vals = {}
+    for name, expr in re.findall(r"^\s*val\s+(\w+)\s*=\s*(.+?)\s*$", block.group(1), re.M):
+        vals[name] = parse_kotlin(expr, path, name)
+
+    def get(name: str):
+        if name not in vals:
+            raise Unreadable(f"{path}: the build-sync block has no 'val {name}'")
+        return vals[name]
+
+    return {
+        "group": get("dibsGroup"),
+        "artifact": get("dibsArtifact"),
+        "version": get("dibsVersion"),
+        "java release": str(get("javaRelease")),
+        "native resource dir": get("nativeResourceDir"),
+        "test JVM args": get("testJvmArgs"),
+        "test JVM args on JDK 24+": get("testJvmArgsJdk24plus"),
+    }
+
+
+def parse_kotlin(expr: str, path: Path, name: str):
+    """A Kotlin literal: "string", integer, or listOf("a", "b")."""
+    expr = re.sub(r'\s*//[^"]*$', "", expr).strip()  # a trailing comment
+    m = re.fullmatch(r'"([^"\\$]*)"', expr)
+    if m:
+        return m.group(1)
+    if re.fullmatch(r"\d+", expr):
+        return expr
+    m = re.fullmatch(r"listOf\((.*)\)", expr)
+    if m:
+        items = m.group(1).strip()
+        if not items:
+            return []
+        parts = [p.strip() for p in items.split(",")]
+        if all(re.fullmatch(r'"[^"\\$]*"', p) for p in parts):
+            return [p[1:-1] for p in parts]
+    raise Unreadable(f"{path}: 'val {name} = {expr}' is not a plain literal this script can read")
+
+
+def loader_resource_dir(path: Path) -> str:
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise Unreadable(f"{path}: {e}")
+    m = re.search(r'static final String RESOURCE_DIR\s*=\s*"([^"]*)"', source)
+    if not m:
+        raise Unreadable(f"{path}: no RESOURCE_DIR constant")
+    return m.group(1)
+
+
+def main() -> int:
+    root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
+    pom_path, gradle_path = root / "pom.xml", root / "build.gradle.kts"
+    loader_path = root / "java/src/main/java/dibs/NativeLoader.java"
+    try:
+        pom, gradle = pom_values(pom_path), gradle_values(gradle_path)
+        loader_dir = loader_resource_dir(loader_path)
+    except Unreadable as e:
+        print(f"check-build-sync: cannot read the build files: {e}", file=sys.stderr)
+        return 2
+
+    drift = []
+    for key in pom:
+        if pom[key] != gradle[key]:
+            drift.append(f"  {key}: pom.xml has {pom[key]!r}, build.gradle.kts has {gradle[key]!r}")
+    if pom["native resource dir"] != loader_dir:
+        drift.append(f"  native resource dir: pom.xml has {pom['native resource dir']!r}, "
+                     f"NativeLoader.RESOURCE_DIR is {loader_dir!r}")
+    if drift:
+        print("check-build-sync: pom.xml and build.gradle.kts disagree:\n" + "\n".join(drift),
+              file=sys.stderr)
+        print("Change both (the 'build-sync' blocks) so that they say the same.", file=sys.stderr)
+        return 1
+    summary = ", ".join(f"{k}={' '.join(v) if isinstance(v, list) else v}" for k, v in pom.items())
+    print(f"check-build-sync: pom.xml and build.gradle.kts agree ({summary})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what the tests and the demo need on a fresh Debian machine, and nothing when present.
+set -euo pipefail
+need=()
+command -v redis-server >/dev/null || need+=(redis-server)
+command -v redis-benchmark >/dev/null || need+=(redis-tools)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing: ${need[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+for tool in cargo java mvn python3; do
+  command -v "$tool" >/dev/null || { echo "missing $tool: install it first (see README)" >&2; exit 1; }
+done

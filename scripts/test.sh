@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The one test command: every Rust and Java test, against redis-servers the tests start
+# themselves on free loopback ports. Usage: scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/ensure-deps.sh
+
+echo "== Rust: format, lints, unit and integration tests"
+cargo fmt --check
+cargo clippy --all-targets --quiet -- -D warnings
+cargo test
+
+echo "== Gradle and Maven builds agree"
+python3 scripts/check-build-sync.py
+
+# The Java suite runs on the default JDK and again on JDK 25.
+jdk25="${JDK25_JAVA:-}"
+if [ -z "$jdk25" ]; then
+  jdk25=$(ls -d /usr/lib/jvm/*25*/bin/java 2>/dev/null | head -n 1 || true)
+fi
+[ -x "$jdk25" ] || { echo "no JDK 25 found: set JDK25_JAVA=/path/to/jdk-25/bin/java" >&2; exit 1; }
+
+echo "== Java: JUnit 5 on $(java -version 2>&1 | head -n 1) and on $("$jdk25" -version 2>&1 | head -n 1), with -Xcheck:jni"
+# The console is kept too: JDK 25 prints its native-access warnings there.
+mkdir -p target/jvm
+mvn -B -ntp verify -Djdk25.java="$jdk25" 2>&1 | tee target/jvm/maven.log
+
+echo "== No JNI warnings in the Java suite's output"
+bash scripts/check-jni-warnings.sh
