@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, RedisConnectionInfo, RedisResult};
 
-use crate::error::{Error, Result};
+use crate::error::{redact, Error, Result};
 use crate::spec::{Address, ConnSpec};
 
 pub(crate) struct Pool {
@@ -51,8 +51,16 @@ impl Pool {
         if let Some(password) = &spec.password {
             redis_info = redis_info.set_password(password);
         }
+        // Building a client does no I/O, so its errors are about the spec itself.
+        let bad_spec = |arg: &'static str, e: redis::RedisError| {
+            let why = redact(&e.to_string(), spec.password.as_deref());
+            Error::invalid(
+                arg,
+                format!("{arg} for {} rejected: {why}", spec.endpoint()),
+            )
+        };
         let info: ConnectionInfo = redis::IntoConnectionInfo::into_connection_info(addr)
-            .map_err(|e| Error::from_redis(&e, &spec.endpoint(), spec.password.as_deref()))?
+            .map_err(|e| bad_spec("conn", e))?
             .set_redis_settings(redis_info)
             // The redis crate leaves Nagle on, which can double the latency of a small request.
             .set_tcp_settings(redis::io::tcp::TcpSettings::default().set_nodelay(true));
@@ -64,15 +72,21 @@ impl Pool {
                         format!("cannot read 'ca-cert' {}: {e}", path.display()),
                     )
                 })?;
+                // An empty trust store would only fail later, at connect, with a vaguer message.
+                if !pem.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") {
+                    return Err(Error::invalid(
+                        "ca-cert",
+                        format!("'ca-cert' {} holds no PEM certificate", path.display()),
+                    ));
+                }
                 let certs = redis::TlsCertificates {
                     client_tls: None,
                     root_cert: Some(pem),
                 };
-                Client::build_with_tls(info, certs)
+                Client::build_with_tls(info, certs).map_err(|e| bad_spec("ca-cert", e))?
             }
-            None => Client::open(info),
-        }
-        .map_err(|e| Error::from_redis(&e, &spec.endpoint(), spec.password.as_deref()))?;
+            None => Client::open(info).map_err(|e| bad_spec("conn", e))?,
+        };
         Ok(Pool {
             spec,
             client,

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
@@ -12,6 +12,8 @@ pub struct RedisServer {
     pub port: u16,
     dir: PathBuf,
     extra: Vec<String>,
+    /// Serve TLS only, on `port`, with these `redis-server` TLS arguments.
+    tls: Vec<String>,
     child: Option<Child>,
 }
 
@@ -22,6 +24,21 @@ impl RedisServer {
 
     /// Starts a server with extra `redis-server` arguments, e.g. `["--requirepass", "pw"]`.
     pub fn start_with(extra: &[&str]) -> RedisServer {
+        RedisServer::start_full(extra, Vec::new())
+    }
+
+    /// A server that speaks TLS only, with the given certificate files.
+    pub fn start_tls(cert: &Path, key: &Path, ca: &Path) -> RedisServer {
+        let tls = ["--tls-cert-file", "--tls-key-file", "--tls-ca-cert-file"]
+            .iter()
+            .zip([cert, key, ca])
+            .flat_map(|(flag, path)| [flag.to_string(), path.display().to_string()])
+            .chain(["--tls-auth-clients".to_owned(), "no".to_owned()])
+            .collect();
+        RedisServer::start_full(&[], tls)
+    }
+
+    fn start_full(extra: &[&str], tls: Vec<String>) -> RedisServer {
         let dir = std::env::temp_dir().join(format!(
             "dibs-test-{}-{}",
             std::process::id(),
@@ -32,6 +49,7 @@ impl RedisServer {
             port: 0,
             dir,
             extra: extra.iter().map(|s| s.to_string()).collect(),
+            tls,
             child: None,
         };
         // A port found free may be taken before redis binds it: try a few.
@@ -45,12 +63,20 @@ impl RedisServer {
     }
 
     fn launch(&mut self) -> bool {
+        let port = self.port.to_string();
+        let listen: &[&str] = if self.tls.is_empty() {
+            &["--port", &port]
+        } else {
+            &["--port", "0", "--tls-port", &port]
+        };
         let mut child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(listen)
+            .args(["--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .arg("--dir")
             .arg(&self.dir)
             .args(&self.extra)
+            .args(&self.tls)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
