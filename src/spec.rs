@@ -202,10 +202,11 @@ impl Fields {
                     "db" => f.db = Some(parse_db(&v).map_err(|e| bad(e.message().to_owned()))?),
                     "user" | "username" => f.username = Some(v),
                     "pass" | "password" => f.password = Some(v),
-                    other => {
-                        return Err(bad(format!(
-                            "unknown query key '{other}'; valid: db, user, username, pass, password"
-                        )))
+                    // Not echoed: a query may hold a password.
+                    _ => {
+                        return Err(bad(
+                            "unknown query key; valid: db, user, username, pass, password".into(),
+                        ))
                     }
                 }
             }
@@ -252,7 +253,7 @@ impl Fields {
                     host,
                     Some(
                         p.strip_prefix(':')
-                            .ok_or_else(|| bad(format!("unexpected '{p}' after the IPv6 host")))?,
+                            .ok_or_else(|| bad("unexpected text after the IPv6 host".into()))?,
                     ),
                 ),
             }
@@ -520,7 +521,11 @@ fn get_int(key: &str, v: &SpecValue, min: i128, max: i128) -> Result<Option<i128
         SpecValue::Null => return Ok(None),
         SpecValue::Int(n) => *n,
         SpecValue::Str(s) => s.trim().parse::<i128>().map_err(|_| {
-            Error::invalid("conn", format!("'{key}' must be an integer, got \"{s}\""))
+            // The text is not echoed: it may be a secret given under the wrong key.
+            Error::invalid(
+                "conn",
+                format!("'{key}' must be an integer, got a non-numeric string"),
+            )
         })?,
         other => return Err(wrong_type(key, "an integer", other)),
     };
@@ -554,7 +559,7 @@ fn parse_port_text(text: &str) -> Result<u16> {
         Ok(p) if (1..=65535).contains(&p) => Ok(p as u16),
         _ => Err(Error::invalid(
             "port",
-            format!("port must be between 1 and 65535, got '{text}'"),
+            "port must be a number between 1 and 65535".to_owned(),
         )),
     }
 }
@@ -564,7 +569,7 @@ fn parse_db(text: &str) -> Result<i64> {
         Ok(db) if (0..=i32::MAX as i64).contains(&db) => Ok(db),
         _ => Err(Error::invalid(
             "db",
-            format!("db must be a non-negative integer, got '{text}'"),
+            "db must be a non-negative integer".to_owned(),
         )),
     }
 }
@@ -591,25 +596,45 @@ fn percent_decode(text: &str, arg: &'static str) -> Result<String> {
         .map_err(|_| Error::invalid(arg, format!("the {arg} is not UTF-8 once %-decoded")))
 }
 
-/// A URI fit for a message: the user info, which may hold a password, becomes `***`.
+/// A URI fit for a message. The user info and the query, which may hold a password, become
+/// `***`; so do a port or db that is not one, since that is where a password lands when the `@`
+/// was forgotten (`redis://:secret`).
 pub(crate) fn redact_uri(uri: &str) -> String {
     let Some((scheme, rest)) = uri.split_once("://") else {
-        // Without a scheme we cannot tell where a password would be: show none of it.
-        return if uri.contains('@') {
-            "***".to_owned()
-        } else {
-            uri.to_owned()
-        };
+        return "***".to_owned();
     };
-    let rest = match rest.rfind('@') {
-        Some(i) => format!("***{}", &rest[i..]),
-        None => rest.to_owned(),
+    let (user, rest) = match rest.rfind('@') {
+        Some(i) => ("***@", &rest[i + 1..]),
+        None => ("", rest),
     };
-    let rest = match rest.split_once('?') {
-        Some((path, _)) => format!("{path}?***"),
-        None => rest,
+    let (rest, query) = match rest.split_once(['?', '#']) {
+        Some((before, _)) => (before, "?***"),
+        None => (rest, ""),
     };
-    format!("{scheme}://{rest}")
+    if scheme.ends_with("unix") {
+        return format!("{scheme}://{user}{rest}{query}");
+    }
+    let (authority, path) = match rest.split_once('/') {
+        Some((a, p)) => (a, Some(p)),
+        None => (rest, None),
+    };
+    let port_at = if authority.starts_with('[') {
+        authority.find("]:").map(|i| i + 1)
+    } else {
+        authority.find(':')
+    };
+    let authority = match port_at {
+        Some(i) if parse_port_text(&authority[i + 1..]).is_err() => {
+            format!("{}:***", &authority[..i])
+        }
+        _ => authority.to_owned(),
+    };
+    let path = match path {
+        Some(p) if !p.is_empty() && parse_db(p).is_err() => "/***".to_owned(),
+        Some(p) => format!("/{p}"),
+        None => String::new(),
+    };
+    format!("{scheme}://{user}{authority}{path}{query}")
 }
 
 #[cfg(test)]
@@ -826,5 +851,10 @@ mod tests {
         assert!(!format!("{spec:?}").contains("hunter2"));
         assert_eq!(redact_uri("redis://u:hunter2@h:1/0"), "redis://***@h:1/0");
         assert_eq!(redact_uri("unix:///s?pass=hunter2"), "unix:///s?***");
+        // A forgotten '@' puts the password where the port or db would be.
+        assert_eq!(redact_uri("redis://:hunter2"), "redis://:***");
+        assert_eq!(redact_uri("redis://h:6379/hunter2"), "redis://h:6379/***");
+        assert_eq!(redact_uri("redis://[::1]:hunter2"), "redis://[::1]:***");
+        assert_eq!(redact_uri("hunter2"), "***");
     }
 }

@@ -114,12 +114,19 @@ fn unix_socket() {
     let sock = std::env::temp_dir().join(format!("dibs-{}.sock", std::process::id()));
     let sock = sock.to_str().unwrap().to_owned();
     let _server = RedisServer::start_with(&["--unixsocket", &sock]);
+    // redis-server opens the socket after its TCP port, which is what the fixture waits for.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !std::path::Path::new(&sock).exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let spec = ConnSpec::from_uri(&format!("unix://{sock}")).unwrap();
     let outcome = Locker::new(spec)
         .unwrap()
         .execute(&params("unix"), || 7)
         .unwrap();
     assert!(matches!(outcome, Outcome::Ran { value: 7, .. }));
+    drop(_server);
+    let _ = std::fs::remove_file(&sock); // a killed server leaves it behind
 }
 
 #[test]

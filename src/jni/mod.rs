@@ -11,4 +11,6 @@ mod entry;
 mod guard;
 mod handles;
 mod invocation;
+#[cfg(feature = "test-hooks")]
+mod test_hooks;
 mod tokens;
