@@ -11,11 +11,15 @@ use dibs::{ConnSpec, Error, LockParams, SpecValue};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-fn config() -> Config {
-    let cases = std::env::var("DIBS_FUZZ_CASES")
+fn cases() -> u32 {
+    std::env::var("DIBS_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000);
+        .unwrap_or(2_000)
+}
+
+fn config() -> Config {
+    let cases = cases();
     Config {
         cases,
         failure_persistence: None,
@@ -129,6 +133,16 @@ fn key() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Records a finished target for the reliability summary of `scripts/test.sh`.
+fn report(target: &str) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/reliability");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(
+        dir.join(format!("fuzz-{target}.txt")),
+        format!("fuzz_cases={}\n", cases()),
+    );
+}
+
 fn check_message(err: &Error) {
     assert!(!err.to_string().contains(SECRET), "password in: {err}");
 }
@@ -154,6 +168,7 @@ fn conn_uris_never_panic_or_leak() {
             Ok(())
         })
         .unwrap();
+    report("uri");
 }
 
 #[test]
@@ -175,6 +190,7 @@ fn conn_maps_never_panic_or_leak() {
             Ok(())
         })
         .unwrap();
+    report("map");
 }
 
 #[test]
@@ -210,4 +226,5 @@ fn lock_arguments_are_validated_without_panics() {
             },
         )
         .unwrap();
+    report("lock-args");
 }
