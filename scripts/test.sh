@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # The one test command: every Rust and Java test, against redis-servers the tests start
-# themselves on free loopback ports. Usage: scripts/test.sh
+# themselves on free loopback ports, then the reliability summary. Usage: scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
+rm -rf target/reliability target/jvm/surefire-reports*
+mkdir -p target/reliability target/jvm
 
 echo "== Rust: format, lints, unit and integration tests"
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
-cargo test
+cargo test 2>&1 | tee target/cargo-test.log
+
+echo "== Rust: fuzzing the parsers, 150,000 cases per target"
+DIBS_FUZZ_CASES=150000 timeout 900 cargo test --release --test fuzz 2>&1 | tee target/cargo-fuzz.log
 
 echo "== Gradle and Maven builds agree"
 python3 scripts/check-build-sync.py
@@ -21,9 +26,14 @@ fi
 [ -x "$jdk25" ] || { echo "no JDK 25 found: set JDK25_JAVA=/path/to/jdk-25/bin/java" >&2; exit 1; }
 
 echo "== Java: JUnit 5 on $(java -version 2>&1 | head -n 1) and on $("$jdk25" -version 2>&1 | head -n 1), with -Xcheck:jni"
+# The stress test races a Rust worker process beside the JVMs.
+cargo build --release --examples --quiet
 # The console is kept too: JDK 25 prints its native-access warnings there.
-mkdir -p target/jvm
 mvn -B -ntp verify -Djdk25.java="$jdk25" 2>&1 | tee target/jvm/maven.log
 
-echo "== No JNI warnings in the Java suite's output"
+echo "== No JNI warnings, no leaked password"
 bash scripts/check-jni-warnings.sh
+bash scripts/check-no-leaks.sh target/cargo-test.log target/cargo-fuzz.log target/jvm/maven.log
+
+echo "== Reliability summary"
+python3 scripts/reliability-report.py

@@ -6,7 +6,7 @@
 //! measures both; the README carries the figures.
 
 use std::sync::{Condvar, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, RedisConnectionInfo, RedisResult};
 
@@ -42,15 +42,10 @@ impl Pool {
             Address::Tcp { host, port } => ConnectionAddr::Tcp(host.clone(), *port),
             Address::Unix(path) => ConnectionAddr::Unix(path.clone()),
         };
-        let mut redis_info = RedisConnectionInfo::default()
-            .set_db(spec.db)
-            .set_lib_name("dibs", env!("CARGO_PKG_VERSION"));
-        if let Some(user) = &spec.username {
-            redis_info = redis_info.set_username(user);
-        }
-        if let Some(password) = &spec.password {
-            redis_info = redis_info.set_password(password);
-        }
+        // No handshake commands from the redis crate: it pipelines AUTH, CLIENT SETINFO and SELECT
+        // and waits out the read timeout once per reply, so a frozen server would hold a new
+        // connection for several timeouts. `open_connection` sends AUTH and SELECT itself.
+        let redis_info = RedisConnectionInfo::default().set_skip_set_lib_name();
         // Building a client does no I/O, so its errors are about the spec itself.
         let bad_spec = |arg: &'static str, e: redis::RedisError| {
             let why = redact(&e.to_string(), spec.password.as_deref());
@@ -127,11 +122,11 @@ impl Pool {
                 let mut fresh = self.connect(what)?;
                 let result = retry(&mut fresh);
                 self.checkin(fresh, result.is_ok() || !e.is_unrecoverable_error());
-                result.map_err(|e| self.error(&e, what))
+                result.map_err(|e| self.error(&e, what, self.spec.read_timeout))
             }
             Err(e) => {
                 self.checkin(conn, !e.is_unrecoverable_error() && !e.is_timeout());
-                Err(self.error(&e, what))
+                Err(self.error(&e, what, self.spec.read_timeout))
             }
         }
     }
@@ -182,15 +177,41 @@ impl Pool {
             .inspect_err(|_| self.forget_one())
     }
 
+    /// Connects, authenticates and selects the db, all within the connect timeout.
     fn open_connection(&self, what: &str) -> Result<Connection> {
-        let conn = self
+        let limit = self.spec.connect_timeout;
+        let deadline = Instant::now() + limit;
+        let fail = |e: redis::RedisError| self.error(&e, what, limit);
+        let mut conn = self
             .client
-            .get_connection_with_timeout(self.spec.connect_timeout)
-            .map_err(|e| self.error(&e, what))?;
+            .get_connection_with_timeout(limit)
+            .map_err(fail)?;
+        let mut handshake = Vec::new();
+        if let Some(password) = &self.spec.password {
+            let mut auth = redis::cmd("AUTH");
+            if let Some(user) = &self.spec.username {
+                auth.arg(user);
+            }
+            handshake.push(auth.arg(password).to_owned());
+        }
+        if self.spec.db != 0 {
+            handshake.push(redis::cmd("SELECT").arg(self.spec.db).to_owned());
+        }
+        // One command at a time, each bounded by what is left of the connect timeout.
+        for command in handshake {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(self.error(&timed_out(), what, limit));
+            }
+            conn.set_read_timeout(Some(left))
+                .and_then(|_| conn.set_write_timeout(Some(left)))
+                .and_then(|_| command.query::<()>(&mut conn))
+                .map_err(fail)?;
+        }
         let timeout = Some(self.spec.read_timeout);
         conn.set_read_timeout(timeout)
             .and_then(|_| conn.set_write_timeout(timeout))
-            .map_err(|e| self.error(&e, what))?;
+            .map_err(fail)?;
         Ok(conn)
     }
 
@@ -224,11 +245,20 @@ impl Pool {
         state.open -= dropped.len();
     }
 
-    fn error(&self, err: &redis::RedisError, what: &str) -> Error {
-        Error::from_redis(
-            err,
-            &format!("{} ({what})", self.spec.endpoint()),
-            self.spec.password.as_deref(),
-        )
+    /// Classifies `err`. A timeout says which limit ran out, rather than the OS's "Resource
+    /// temporarily unavailable".
+    fn error(&self, err: &redis::RedisError, what: &str, limit: Duration) -> Error {
+        let context = format!("{} ({what})", self.spec.endpoint());
+        if err.is_timeout() {
+            return Error::Timeout(format!(
+                "{context}: no answer within {} ms",
+                limit.as_millis()
+            ));
+        }
+        Error::from_redis(err, &context, self.spec.password.as_deref())
     }
+}
+
+fn timed_out() -> redis::RedisError {
+    std::io::Error::from(std::io::ErrorKind::TimedOut).into()
 }

@@ -283,7 +283,7 @@ impl Fields {
             .any(|(k, _)| CONN_MAP_KEYS.contains(&k.as_str()))
         {
             // Carmine's conn map: {pool {...}, spec {...}}.
-            reject_unknown(&entries, CONN_MAP_KEYS, "conn map", &[SPEC_KEYS])?;
+            reject_unknown(&entries, CONN_MAP_KEYS, "conn", &[SPEC_KEYS])?;
             let mut f = Fields::default();
             for (key, value) in &entries {
                 let inner = match value {

@@ -450,3 +450,25 @@ fn a_frozen_server_is_a_timeout_and_a_full_pool_makes_callers_wait_boundedly() {
         Outcome::Ran { .. }
     ));
 }
+
+#[test]
+fn a_new_connection_to_a_frozen_server_gives_up_within_the_connect_timeout() {
+    let server = RedisServer::start_with(&["--requirepass", "right-secret"]);
+    let uri = format!("redis://app:right-secret@127.0.0.1:{}/1", server.port);
+    let spec = ConnSpec::from_map(&[
+        ("uri".into(), dibs::SpecValue::Str(uri)),
+        ("timeout-ms".into(), dibs::SpecValue::Int(500)),
+    ])
+    .unwrap();
+    let locker = Locker::new(spec).unwrap();
+    signal(server.pid(), "-STOP");
+    let started = Instant::now();
+    let result = locker.execute(&ms("cold", 10_000, 0), || ());
+    let took = started.elapsed();
+    signal(server.pid(), "-CONT");
+    let err = result.unwrap_err();
+    assert!(matches!(err, Error::Timeout(_)), "{err:?}");
+    assert!(err.message().contains("no answer within 500 ms"), "{err}");
+    // TCP connects to a stopped process (the kernel accepts); AUTH and SELECT share one budget.
+    assert!(took < Duration::from_millis(900), "took {took:?}");
+}

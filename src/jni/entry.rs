@@ -31,10 +31,13 @@ pub extern "system" fn Java_dibs_NativeLib_connectMap<'l>(
         let len = env.get_array_length(&tokens)?;
         let mut strings = Vec::with_capacity(len as usize);
         for i in 0..len {
-            let element = JString::from(env.get_object_array_element(&tokens, i)?);
-            strings.push(read_string(env, &element, "conn")?);
-            // Long maps would otherwise exhaust the local reference frame.
-            env.delete_local_ref(element)?;
+            // A frame per element: reading a string makes local references of its own, and a
+            // long map would otherwise overrun the 32 that JNI guarantees.
+            let text = env.with_local_frame(4, |env| -> Result<String, Failure> {
+                let element = JString::from(env.get_object_array_element(&tokens, i)?);
+                read_string(env, &element, "conn")
+            })?;
+            strings.push(text);
         }
         let entries = tokens::decode(&strings)?;
         handles::handle_for(ConnSpec::from_map(&entries)?)

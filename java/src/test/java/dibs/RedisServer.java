@@ -15,7 +15,9 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -24,13 +26,20 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The binary is {@code -Dredis.server=...}, else {@code $REDIS_SERVER}, else
  * {@code redis-server} on the PATH, else {@code /usr/bin/redis-server}. {@link #command} is a
- * tiny RESP client for assertions ({@code PTTL}, {@code GET}, {@code SET}, {@code CONFIG} ...).
+ * tiny RESP client for assertions ({@code PTTL}, {@code GET}, {@code SET}, {@code CONFIG} ...):
+ * every call opens its own connection and sends that one command only, preceded by {@code AUTH}
+ * when the server was started with {@code --requirepass} (no {@code HELLO}, no {@code SELECT},
+ * no {@code CLIENT SETNAME}), so {@code INFO commandstats} counts exactly what a test sent.
+ *
+ * <p>Faults: {@link #kill()} (SIGKILL), {@link #freeze()} / {@link #thaw()} (SIGSTOP / SIGCONT),
+ * {@link #stop()} (SIGTERM) and {@link #start()} again on the same port.
  */
 public final class RedisServer implements AutoCloseable {
     private final int port;
     private final List<String> extraArgs;
     private final Path logFile;
     private Process process;
+    private boolean frozen;
 
     private RedisServer(int port, List<String> extraArgs) throws IOException {
         this.port = port;
@@ -96,6 +105,7 @@ public final class RedisServer implements AutoCloseable {
         if (process == null) {
             return;
         }
+        thaw(); // a stopped process would not act on SIGTERM
         process.destroy();
         try {
             if (!process.waitFor(5, TimeUnit.SECONDS)) {
@@ -111,6 +121,112 @@ public final class RedisServer implements AutoCloseable {
     @Override
     public void close() {
         stop();
+    }
+
+    /** The pid of the running redis-server. */
+    public synchronized long pid() {
+        if (process == null || !process.isAlive()) {
+            throw new IllegalStateException("redis-server on port " + port + " is not running");
+        }
+        return process.pid();
+    }
+
+    /** Kills the server with SIGKILL (no shutdown, no goodbye to clients) and waits until it is gone. */
+    public synchronized void kill() throws IOException {
+        if (process == null) {
+            return;
+        }
+        signal("KILL");
+        try {
+            if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                throw new IOException("redis-server " + process.pid() + " survived SIGKILL for 5 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+        frozen = false;
+        process = null;
+    }
+
+    /** Freezes the server with SIGSTOP: its sockets stay open but it answers nothing until {@link #thaw()}. */
+    public synchronized void freeze() throws IOException {
+        signal("STOP");
+        frozen = true;
+    }
+
+    /** Resumes a server frozen by {@link #freeze()} (SIGCONT); does nothing if it is not frozen. */
+    public synchronized void thaw() {
+        if (!frozen || process == null) {
+            frozen = false;
+            return;
+        }
+        try {
+            signal("CONT");
+            frozen = false;
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot resume redis-server " + process.pid(), e);
+        }
+    }
+
+    /** Sends a signal ({@code "KILL"}, {@code "STOP"}, {@code "CONT"}) with {@code kill -<sig> <pid>}. */
+    private void signal(String signal) throws IOException {
+        long pid = pid();
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid))
+                .redirectErrorStream(true)
+                .start();
+        try {
+            String out = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!kill.waitFor(5, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new IOException("kill -" + signal + " " + pid + " failed: " + out);
+            }
+        } catch (InterruptedException e) {
+            kill.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+    }
+
+    /**
+     * {@code INFO commandstats}, read with one command: for each {@code cmdstat_*} line, the
+     * command's name ({@code "eval"}, {@code "client|kill"}, ...) to its fields
+     * ({@code "calls"}, {@code "rejected_calls"}, {@code "failed_calls"}, {@code "usec"} ...).
+     * Commands never called are absent. The INFO of a reading is counted in the next reading.
+     */
+    public Map<String, Map<String, Long>> commandStats() throws IOException {
+        Map<String, Map<String, Long>> stats = new LinkedHashMap<>();
+        for (String line : command("INFO", "commandstats").split("\\r?\\n")) {
+            if (!line.startsWith("cmdstat_")) {
+                continue;
+            }
+            int colon = line.indexOf(':');
+            Map<String, Long> fields = new LinkedHashMap<>();
+            for (String pair : line.substring(colon + 1).split(",")) {
+                int eq = pair.indexOf('=');
+                try {
+                    fields.put(pair.substring(0, eq), Long.parseLong(pair.substring(eq + 1).trim()));
+                } catch (NumberFormatException e) {
+                    // usec_per_call is a decimal: not needed
+                }
+            }
+            stats.put(line.substring("cmdstat_".length(), colon), fields);
+        }
+        return stats;
+    }
+
+    /** The {@code calls} count of one command in {@code INFO commandstats}, 0 if never called. */
+    public long calls(String command) throws IOException {
+        return commandStats().getOrDefault(command, Map.of()).getOrDefault("calls", 0L);
+    }
+
+    /** One field of {@code INFO <section>}, e.g. {@code info("stats", "total_connections_received")}. */
+    public String info(String section, String field) throws IOException {
+        for (String line : command("INFO", section).split("\\r?\\n")) {
+            if (line.startsWith(field + ":")) {
+                return line.substring(field.length() + 1).trim();
+            }
+        }
+        throw new IOException("INFO " + section + " has no field " + field);
     }
 
     public int port() {

@@ -1,0 +1,55 @@
+package dibs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A Rust panic surfaces in Java as a {@link DibsException}, and the JVM keeps running. Runs in
+ * its own surefire execution, against the library built with the test-hooks feature.
+ */
+@Timeout(60)
+class JniPanicTest {
+    private static RedisServer redis;
+
+    @BeforeAll
+    static void startRedis() throws IOException {
+        redis = RedisServer.launch();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        redis.close();
+    }
+
+    @Test
+    void aPanicBecomesADibsExceptionAndTheJvmGoesOn() {
+        for (int i = 0; i < 100; i++) {
+            String message = "boom " + i;
+            DibsException e = assertThrows(DibsException.class, () -> TestHooks.panic(message));
+            assertTrue(e.getMessage().contains("panic in dibs native code: " + message), e.getMessage());
+        }
+        // The JVM and the library still work after the panics.
+        assertTrue(Dibs.execute(redis.uri(), TestSupport.uniqueName("after-panic"), 10, 0, () -> {}));
+    }
+
+    @Test
+    void aPanicInsideTheLockedSectionStillReleasesTheLock() throws IOException {
+        String name = TestSupport.uniqueName("panic-locked");
+        AtomicBoolean ran = new AtomicBoolean();
+        Invocation inv = Invocation.ofRunnable(() -> ran.set(true));
+        long handle = ConnCache.handle(redis.uri());
+        DibsException e = assertThrows(DibsException.class, () -> TestHooks.panicAfterTask(handle, name, inv));
+        assertTrue(e.getMessage().contains("panic after the task of lock '" + name + "'"), e.getMessage());
+        assertTrue(ran.get(), "the task ran before the panic");
+        assertEquals("0", redis.command("EXISTS", RedisServer.lockKey(name)), "released despite the panic");
+        assertTrue(Dibs.execute(redis.uri(), name, 10, 0, () -> {}), "immediately re-acquirable");
+    }
+}
