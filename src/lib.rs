@@ -16,12 +16,16 @@
 //! The crate also builds the JNI library behind the Java class `dibs.Dibs` (module `jni`).
 
 mod error;
+mod holder;
 mod jni;
+mod keepalive;
 mod lock;
 mod pool;
+mod script;
 mod spec;
 
 pub use error::{Error, Result};
+pub use holder::{Holder, LockState};
 pub use lock::{Lease, LockParams, Locker, Outcome, Release, MAX_NAME_BYTES};
 pub use spec::{
     Address, ConnSpec, SpecValue, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_KEY_PREFIX,

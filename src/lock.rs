@@ -11,12 +11,15 @@
 use std::collections::HashMap;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use redis::{Connection, ErrorKind, RedisResult, ServerErrorKind};
+use redis::{Connection, RedisResult};
 
 use crate::error::{Error, Result};
+use crate::holder::{self, Holder, LockState};
+use crate::keepalive;
 use crate::pool::Pool;
+use crate::script;
 use crate::spec::ConnSpec;
 
 /// The longest lock name, in UTF-8 bytes.
@@ -141,6 +144,7 @@ pub struct Lease {
     key: String,
     value: String,
     acquired: Instant,
+    at_most_ms: u64,
     at_least_ms: u64,
 }
 
@@ -152,6 +156,10 @@ impl Lease {
     /// The value stored under the key: `token;host;pid;acquired-at-unix-ms`.
     pub fn value(&self) -> &str {
         &self.value
+    }
+
+    pub(crate) fn at_most_ms(&self) -> u64 {
+        self.at_most_ms
     }
 }
 
@@ -178,6 +186,8 @@ pub enum Outcome<T> {
         elapsed: Duration,
         /// A release failure sits here, beside the task's value, never in its place.
         release: Result<Release>,
+        /// With keep-alive: an extension found the lock gone while the task ran.
+        lost: bool,
     },
 }
 
@@ -219,28 +229,67 @@ impl Locker {
         format!("{}{name}", self.spec().key_prefix)
     }
 
-    /// The lifecycle: acquire, run `task`, release. Release runs however the task ends; a panic
-    /// resumes after it. Errors before the task runs are returned and the task is not run.
+    /// The lifecycle: acquire, run `task` (with keep-alive if the spec asks for it), release.
+    /// Release runs however the task ends; a panic resumes after it. Errors before the task runs
+    /// are returned and the task is not run.
     pub fn execute<T>(&self, params: &LockParams, task: impl FnOnce() -> T) -> Result<Outcome<T>> {
         let Some(lease) = self.acquire(params)? else {
             return Ok(Outcome::Skipped);
         };
-        let result = panic::catch_unwind(AssertUnwindSafe(task));
+        let task = AssertUnwindSafe(task);
+        let (result, lost) = if self.spec().keep_alive {
+            keepalive::run(self, &lease, || panic::catch_unwind(task))
+        } else {
+            (panic::catch_unwind(task), false)
+        };
         let (elapsed, release) = self.release(lease);
         match result {
             Ok(value) => Ok(Outcome::Ran {
                 value,
                 elapsed,
                 release,
+                lost,
             }),
             Err(payload) => panic::resume_unwind(payload),
         }
     }
 
+    /// Who holds the lock `name`, and for how much longer; `None` when nobody does. One round
+    /// trip (GET and PTTL in a pipeline); it never changes the lock.
+    pub fn inspect(&self, name: &str) -> Result<Option<LockState>> {
+        validate_name(name)?;
+        let key = self.key(name);
+        let read = |conn: &mut Connection| -> RedisResult<(Option<String>, i64)> {
+            redis::pipe().get(&key).pttl(&key).query(conn)
+        };
+        let what = format!("inspecting lock '{name}'");
+        let (value, pttl) = self.pool.run(&what, read, read)?;
+        Ok(value.map(|value| LockState {
+            remaining_ms: u64::try_from(pttl).ok(),
+            holder: Holder::parse(&value),
+        }))
+    }
+
+    /// Sets the lease's expiry to `atMost` again if the lock is still ours. `Ok(false)`: lost.
+    pub(crate) fn extend(&self, lease: &Lease) -> Result<bool> {
+        let extend = |conn: &mut Connection| {
+            script::EXTEND.run(conn, &lease.key, &lease.value, lease.at_most_ms)
+        };
+        let what = format!("extending lock '{}'", self.name_of(lease));
+        Ok(self.pool.run(&what, extend, extend)? == 1)
+    }
+
+    fn name_of<'a>(&self, lease: &'a Lease) -> &'a str {
+        lease
+            .key
+            .strip_prefix(&self.spec().key_prefix)
+            .unwrap_or(&lease.key)
+    }
+
     /// `SET key value NX PX atMost`. `None` when someone else holds the lock.
     pub fn acquire(&self, params: &LockParams) -> Result<Option<Lease>> {
         let key = self.key(&params.name);
-        let value = holder_value();
+        let value = holder::new_value();
         let set = |conn: &mut Connection| -> RedisResult<bool> {
             let reply: Option<String> = redis::cmd("SET")
                 .arg(&key)
@@ -266,6 +315,7 @@ impl Locker {
             key,
             value,
             acquired: Instant::now(),
+            at_most_ms: params.at_most_ms,
             at_least_ms: params.at_least_ms,
         }))
     }
@@ -274,12 +324,10 @@ impl Locker {
     pub fn release(&self, lease: Lease) -> (Duration, Result<Release>) {
         let elapsed = lease.acquired.elapsed();
         let remaining_ms = lease.at_least_ms.saturating_sub(elapsed.as_millis() as u64);
-        let script = |conn: &mut Connection| run_release_script(conn, &lease, remaining_ms);
-        let name = lease
-            .key
-            .strip_prefix(&self.spec().key_prefix)
-            .unwrap_or(&lease.key);
-        let what = format!("releasing lock '{name}'");
+        let script = |conn: &mut Connection| {
+            script::RELEASE.run(conn, &lease.key, &lease.value, remaining_ms)
+        };
+        let what = format!("releasing lock '{}'", self.name_of(&lease));
         let result = self.pool.run(&what, script, script).map(|code| match code {
             1 => Release::Kept { remaining_ms },
             2 => Release::Deleted,
@@ -287,79 +335,6 @@ impl Locker {
         });
         (elapsed, result)
     }
-}
-
-/// Returns 1 when it shortened the expiry to `remaining_ms`, 2 when it deleted the key, 0 when
-/// the key was not ours. The whole holder value is compared, not a prefix.
-const RELEASE_SCRIPT: &str = r#"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return 0
-end
-local remaining = tonumber(ARGV[2])
-if remaining > 0 then
-  redis.call('PEXPIRE', KEYS[1], remaining)
-  return 1
-end
-redis.call('DEL', KEYS[1])
-return 2
-"#;
-
-/// EVALSHA, then EVAL on NOSCRIPT (after a restart or SCRIPT FLUSH): at most two round trips,
-/// and the EVAL caches the script again for the next call.
-fn run_release_script(conn: &mut Connection, lease: &Lease, remaining_ms: u64) -> RedisResult<i64> {
-    static SHA: OnceLock<String> = OnceLock::new();
-    let sha = SHA.get_or_init(|| redis::Script::new(RELEASE_SCRIPT).get_hash().to_owned());
-    let call = |command: &str, body: &str, conn: &mut Connection| {
-        redis::cmd(command)
-            .arg(body)
-            .arg(1)
-            .arg(&lease.key)
-            .arg(&lease.value)
-            .arg(remaining_ms)
-            .query(conn)
-    };
-    match call("EVALSHA", sha, conn) {
-        Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-            call("EVAL", RELEASE_SCRIPT, conn)
-        }
-        other => other,
-    }
-}
-
-/// `token;host;pid;acquired-at-unix-ms`. The token is a fresh UUID v4 for every acquisition;
-/// the rest lets an operator see who holds a lock with one GET.
-fn holder_value() -> String {
-    let unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    format!(
-        "{};{};{};{unix_ms}",
-        uuid::Uuid::new_v4(),
-        host_name(),
-        std::process::id()
-    )
-}
-
-fn host_name() -> &'static str {
-    static HOST: OnceLock<String> = OnceLock::new();
-    HOST.get_or_init(|| {
-        let raw = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .ok()
-            .or_else(|| std::env::var("HOSTNAME").ok())
-            .or_else(|| std::env::var("COMPUTERNAME").ok())
-            .unwrap_or_else(|| "unknown".to_owned());
-        // ';' separates the fields of the holder value.
-        raw.trim()
-            .chars()
-            .map(|c| {
-                if c == ';' || c.is_whitespace() || c.is_control() {
-                    '_'
-                } else {
-                    c
-                }
-            })
-            .collect()
-    })
 }
 
 #[cfg(test)]
@@ -439,17 +414,5 @@ mod tests {
             assert_eq!(got_arg, arg, "{message}");
             assert!(message.contains(fragment), "{message}");
         }
-    }
-
-    #[test]
-    fn holder_values_are_unique_and_well_formed() {
-        let a = holder_value();
-        let b = holder_value();
-        assert_ne!(a, b);
-        let fields: Vec<&str> = a.split(';').collect();
-        assert_eq!(fields.len(), 4, "{a}");
-        assert!(uuid::Uuid::parse_str(fields[0]).is_ok());
-        assert_eq!(fields[2], std::process::id().to_string());
-        assert!(fields[3].parse::<u64>().unwrap() > 1_700_000_000_000);
     }
 }

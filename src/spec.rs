@@ -52,6 +52,8 @@ pub struct ConnSpec {
     /// Read and write timeout of every command.
     pub read_timeout: Duration,
     pub key_prefix: String,
+    /// Extend the lock while the task runs, so that it may outlive `atMost` (see `keepalive`).
+    pub keep_alive: bool,
     pub max_total: usize,
     pub max_idle: usize,
 }
@@ -89,6 +91,7 @@ impl fmt::Debug for ConnSpec {
             .field("connect_timeout", &self.connect_timeout)
             .field("read_timeout", &self.read_timeout)
             .field("key_prefix", &self.key_prefix)
+            .field("keep_alive", &self.keep_alive)
             .field("max_total", &self.max_total)
             .field("max_idle", &self.max_idle)
             .finish()
@@ -133,6 +136,7 @@ const SPEC_KEYS: &[&str] = &[
     "ssl",
     "ca-cert",
     "key-prefix",
+    "keep-alive",
 ];
 const POOL_KEYS: &[&str] = &[
     "max-total",
@@ -158,6 +162,7 @@ struct Fields {
     read_timeout_ms: Option<u64>,
     ca_cert: Option<PathBuf>,
     key_prefix: Option<String>,
+    keep_alive: Option<bool>,
     max_total: Option<usize>,
     max_idle: Option<usize>,
 }
@@ -335,6 +340,7 @@ impl Fields {
                 "ssl" => f.tls = get_bool(key, v)?,
                 "ca-cert" => f.ca_cert = get_str(key, v)?.map(PathBuf::from),
                 "key-prefix" => f.key_prefix = get_str(key, v)?,
+                "keep-alive" => f.keep_alive = get_bool(key, v)?,
                 _ => unreachable!("reject_unknown let through '{key}'"),
             }
         }
@@ -460,6 +466,7 @@ impl Fields {
             connect_timeout: ms(self.connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT_MS),
             read_timeout: ms(self.read_timeout_ms, DEFAULT_READ_TIMEOUT_MS),
             key_prefix,
+            keep_alive: self.keep_alive.unwrap_or(false),
             max_total,
             max_idle,
         })

@@ -88,6 +88,7 @@ fn a_holder_whose_ttl_expired_does_not_touch_the_new_holders_key() {
         value: b_lease,
         release,
         elapsed,
+        ..
     } = outcome
     else {
         panic!("a should run")

@@ -1,7 +1,7 @@
 //! The `native` methods of `dibs.NativeLib`.
 
-use jni::objects::{JClass, JObject, JObjectArray, JString};
-use jni::sys::{jboolean, jlong, JNI_FALSE, JNI_TRUE};
+use jni::objects::{JClass, JObject, JObjectArray, JString, JValue};
+use jni::sys::{jboolean, jlong, jobject, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
 use super::guard::{entry, Failure};
@@ -9,23 +9,27 @@ use super::invocation::{Invocation, ReleaseStatus};
 use super::{handles, tokens};
 use crate::{ConnSpec, Error, LockParams, Outcome, Release};
 
+/// A handle for a URI conn: the shared locker of its spec, or (`owned`) one with its own pool.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_connectUri<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     uri: JString<'l>,
+    owned: jboolean,
 ) -> jlong {
     entry(&mut env, |env| {
         let uri = read_string(env, &uri, "conn")?;
-        handles::handle_for(ConnSpec::from_uri(&uri)?)
+        handle(ConnSpec::from_uri(&uri)?, owned)
     })
 }
 
+/// The same for a Map conn that `dibs.ConnCache` flattened into tokens.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_connectMap<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     tokens: JObjectArray<'l>,
+    owned: jboolean,
 ) -> jlong {
     entry(&mut env, |env| {
         let len = env.get_array_length(&tokens)?;
@@ -40,7 +44,54 @@ pub extern "system" fn Java_dibs_NativeLib_connectMap<'l>(
             strings.push(text);
         }
         let entries = tokens::decode(&strings)?;
-        handles::handle_for(ConnSpec::from_map(&entries)?)
+        handle(ConnSpec::from_map(&entries)?, owned)
+    })
+}
+
+fn handle(spec: ConnSpec, owned: jboolean) -> Result<jlong, Failure> {
+    if owned == JNI_TRUE {
+        handles::open(spec)
+    } else {
+        handles::shared(spec)
+    }
+}
+
+/// Drops the pool of an owned handle.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_close<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    entry(&mut env, |_| handles::close(handle))
+}
+
+/// A `dibs.LockInfo` for the lock `lockName`; never changes the lock.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_inspect<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    lock_name: JString<'l>,
+) -> jobject {
+    entry(&mut env, |env| {
+        let name = read_string(env, &lock_name, "lockName")?;
+        let state = handles::locker(handle)?.inspect(&name)?;
+        let holder = state.as_ref().and_then(|s| s.holder.as_ref());
+        let host = match holder {
+            Some(h) => JObject::from(env.new_string(&h.host)?),
+            None => JObject::null(),
+        };
+        let to_long = |v: Option<u64>| v.map_or(-1, |v| i64::try_from(v).unwrap_or(i64::MAX));
+        let args = [
+            JValue::Bool(state.is_some().into()),
+            JValue::Long(to_long(state.as_ref().and_then(|s| s.remaining_ms))),
+            JValue::Object(&host),
+            JValue::Long(to_long(holder.map(|h| u64::from(h.pid)))),
+            JValue::Long(to_long(holder.map(|h| h.acquired_at_unix_ms))),
+        ];
+        let info = env.new_object("dibs/LockInfo", "(ZJLjava/lang/String;JJ)V", &args)?;
+        Ok(info.into_raw())
     })
 }
 
@@ -60,28 +111,24 @@ pub extern "system" fn Java_dibs_NativeLib_execute<'l>(
         let params = LockParams::new(&name, at_most, at_least, unit_ms)?;
         let locker = handles::locker(handle)?;
         let invocation = Invocation::new(env, &invocation)?;
-        let (ran, elapsed, release) = match locker.execute(&params, || invocation.run(env))? {
+        let (ran, elapsed, release, lost) = match locker.execute(&params, || invocation.run(env))? {
             Outcome::Skipped => return Ok(JNI_FALSE),
             Outcome::Ran {
                 value,
                 elapsed,
                 release,
-            } => (value, elapsed, release),
+                lost,
+            } => (value, elapsed, release, lost),
         };
         // The release ran; if the up-call left an exception pending, let it surface now.
         ran?;
         let elapsed_ms = i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX);
-        match release {
-            Ok(Release::Kept { .. } | Release::Deleted) => {
-                invocation.released(env, ReleaseStatus::Released, elapsed_ms, None)?
-            }
-            Ok(Release::NotOwned) => {
-                invocation.released(env, ReleaseStatus::NotOwned, elapsed_ms, None)?
-            }
-            Err(e) => {
-                invocation.released(env, ReleaseStatus::Failed, elapsed_ms, Some(e.message()))?
-            }
-        }
+        let (status, error) = match &release {
+            Ok(Release::Kept { .. } | Release::Deleted) => (ReleaseStatus::Released, None),
+            Ok(Release::NotOwned) => (ReleaseStatus::NotOwned, None),
+            Err(e) => (ReleaseStatus::Failed, Some(e.message())),
+        };
+        invocation.released(env, status, elapsed_ms, error, lost)?;
         Ok(JNI_TRUE)
     })
 }

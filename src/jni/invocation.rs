@@ -25,7 +25,7 @@ fn methods(env: &mut JNIEnv, invocation: &JObject) -> Result<&'static Methods, F
     let class = env.get_object_class(invocation)?;
     let methods = Methods {
         run: env.get_method_id(&class, "run", "()V")?,
-        released: env.get_method_id(&class, "released", "(IJLjava/lang/String;)V")?,
+        released: env.get_method_id(&class, "released", "(IJLjava/lang/String;Z)V")?,
         _class: env.new_global_ref(&class)?,
     };
     env.delete_local_ref(class)?;
@@ -80,6 +80,7 @@ impl<'a, 'local> Invocation<'a, 'local> {
         status: ReleaseStatus,
         elapsed_ms: i64,
         error: Option<&str>,
+        lost_while_running: bool,
     ) -> Result<(), Failure> {
         let message = match error {
             Some(text) => env.new_string(text)?.into(),
@@ -89,8 +90,9 @@ impl<'a, 'local> Invocation<'a, 'local> {
             JValue::Int(status as i32).as_jni(),
             JValue::Long(elapsed_ms).as_jni(),
             JValue::Object(&message).as_jni(),
+            JValue::Bool(lost_while_running.into()).as_jni(),
         ];
-        // SAFETY: the method ID was looked up with signature (IJLjava/lang/String;)V and the
+        // SAFETY: the method ID was looked up with signature (IJLjava/lang/String;Z)V and the
         // arguments match it.
         unsafe {
             env.call_method_unchecked(

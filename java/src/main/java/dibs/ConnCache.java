@@ -45,24 +45,35 @@ final class ConnCache {
         if (cached != null) {
             return cached;
         }
-        long handle;
-        Object key;
-        if (conn instanceof String) {
-            handle = NativeLib.connectUri((String) conn);
-            key = conn;
-        } else if (conn instanceof Map) {
-            handle = NativeLib.connectMap(flatten((Map<?, ?>) conn));
-            key = immutableCopy((Map<?, ?>) conn);
-        } else {
-            throw new IllegalArgumentException("conn must be a URI String (\"redis://host:6379\") or a Map"
-                    + " conn spec ({\"uri\": ...} or {\"host\": ..., \"port\": ...}, or Carmine's"
-                    + " {\"spec\": {...}, \"pool\": {...}}), got " + conn.getClass().getName());
-        }
+        long handle = connect(conn, false);
         if (CACHE.size() >= MAX_CACHED) {
             CACHE.clear();
         }
-        CACHE.put(key, handle);
+        CACHE.put(conn instanceof Map ? immutableCopy((Map<?, ?>) conn) : conn, handle);
         return handle;
+    }
+
+    /** A handle with a pool of its own, for a {@link DibsClient}; not cached. */
+    static long open(Object conn) {
+        return connect(conn, true);
+    }
+
+    /** The listener of {@link DibsOptions}; other conns have none. */
+    static DibsListener listener(Object conn) {
+        return conn instanceof DibsOptions ? ((DibsOptions) conn).listener() : null;
+    }
+
+    private static long connect(Object conn, boolean owned) {
+        if (conn instanceof String) {
+            return NativeLib.connectUri((String) conn, owned);
+        } else if (conn instanceof Map) {
+            return NativeLib.connectMap(flatten((Map<?, ?>) conn), owned);
+        } else if (conn instanceof DibsOptions) {
+            return NativeLib.connectMap(flatten(((DibsOptions) conn).toConnMap()), owned);
+        }
+        throw new IllegalArgumentException("conn must be a URI String (\"redis://host:6379\"), a Map"
+                + " conn spec ({\"uri\": ...} or {\"host\": ..., \"port\": ...}, or Carmine's"
+                + " {\"spec\": {...}, \"pool\": {...}}) or DibsOptions, got " + conn.getClass().getName());
     }
 
     /** Number of cached conns (for tests). */

@@ -1,7 +1,5 @@
 package dibs;
 
-import java.lang.System.Logger;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -79,19 +77,25 @@ import java.util.function.Supplier;
  * had expired before the task finished (naming the lock, the elapsed milliseconds and
  * {@code atMost}), and when the release failed. Messages never contain a password.
  *
+ * <h2>Beyond the original API</h2>
+ * <ul>
+ *   <li>{@link #attempt} returns a {@link DibsResult} that tells "skipped" apart from "ran and
+ *       returned null", and whether the lock was still ours at the end;
+ *   <li>{@link #inspect} tells who holds a lock and for how much longer;
+ *   <li>{@link DibsOptions} are typed options, accepted wherever a conn is, with keep-alive for
+ *       tasks that may outlive {@code atMost} and a {@link DibsListener} for metrics;
+ *   <li>{@link #client} gives a {@link DibsClient} with a pool of its own, to close when done.
+ * </ul>
+ *
  * <p>All methods are thread-safe. The task runs on the calling thread.
  */
 public final class Dibs {
-    private static final Logger LOG = System.getLogger("dibs");
-    private static final long SECONDS = 1000;
-    private static final long MILLIS = 1;
-
     private Dibs() {}
 
     /**
      * Runs {@code task} if and only if this process wins the lock {@code lockName}.
      *
-     * @param conn where Redis is: a URI String or a Map conn spec (see the class docs)
+     * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
      * @param lockName the lock's name; instances that should exclude each other use the same one
      * @param atMostSec how long the lock is held at most, in seconds, counted from acquisition
      * @param atLeastSec how long the lock is held at least, in seconds ({@code 0..atMostSec})
@@ -102,15 +106,14 @@ public final class Dibs {
      * @throws DibsException if the lock could not be tried; the task did not run
      */
     public static boolean execute(Object conn, String lockName, long atMostSec, long atLeastSec, Runnable task) {
-        checkArgs(conn, lockName, task);
-        return run(conn, lockName, atMostSec, atLeastSec, SECONDS, Invocation.ofRunnable(task)) != null;
+        return attempt(conn, lockName, atMostSec, atLeastSec, supplier(task)).acquired();
     }
 
     /**
      * Runs {@code task} if and only if this process wins the lock {@code lockName}, with
      * durations of any length (truncated to whole milliseconds).
      *
-     * @param conn where Redis is: a URI String or a Map conn spec (see the class docs)
+     * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
      * @param lockName the lock's name; instances that should exclude each other use the same one
      * @param atMost how long the lock is held at most, counted from acquisition
      * @param atLeast how long the lock is held at least ({@code Duration.ZERO..atMost})
@@ -120,22 +123,17 @@ public final class Dibs {
      * @throws DibsException if the lock could not be tried; the task did not run
      */
     public static boolean execute(Object conn, String lockName, Duration atMost, Duration atLeast, Runnable task) {
-        checkArgs(conn, lockName, task);
-        checkDurations(atMost, atLeast);
-        long unit = fitsMillis(atMost) && fitsMillis(atLeast) ? MILLIS : SECONDS;
-        return run(conn, lockName, amount(atMost, unit), amount(atLeast, unit), unit, Invocation.ofRunnable(task)) != null;
+        return attempt(conn, lockName, atMost, atLeast, supplier(task)).acquired();
     }
 
     /**
      * Runs {@code task} if and only if this process wins the lock, and returns its value.
      *
      * <p><b>Note:</b> {@code Optional.empty()} means either that the task was skipped or that it
-     * ran and returned {@code null}; the two cannot be told apart here. Use
-     * {@link #execute(Object, String, long, long, Runnable)} with your own holder if you need
-     * to know.
+     * ran and returned {@code null}; the two cannot be told apart here. {@link #attempt} can.
      *
      * @param <T> the task's result type
-     * @param conn where Redis is: a URI String or a Map conn spec (see the class docs)
+     * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
      * @param lockName the lock's name; instances that should exclude each other use the same one
      * @param atMostSec how long the lock is held at most, in seconds, counted from acquisition
      * @param atLeastSec how long the lock is held at least, in seconds ({@code 0..atMostSec})
@@ -146,8 +144,7 @@ public final class Dibs {
      */
     public static <T> Optional<T> executeWithResult(
             Object conn, String lockName, long atMostSec, long atLeastSec, Supplier<T> task) {
-        checkArgs(conn, lockName, task);
-        return valueOf(run(conn, lockName, atMostSec, atLeastSec, SECONDS, Invocation.ofSupplier(task)));
+        return attempt(conn, lockName, atMostSec, atLeastSec, task).toOptional();
     }
 
     /**
@@ -155,10 +152,10 @@ public final class Dibs {
      * durations of any length (truncated to whole milliseconds).
      *
      * <p><b>Note:</b> {@code Optional.empty()} means either that the task was skipped or that it
-     * ran and returned {@code null}; the two cannot be told apart here.
+     * ran and returned {@code null}; the two cannot be told apart here. {@link #attempt} can.
      *
      * @param <T> the task's result type
-     * @param conn where Redis is: a URI String or a Map conn spec (see the class docs)
+     * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
      * @param lockName the lock's name; instances that should exclude each other use the same one
      * @param atMost how long the lock is held at most, counted from acquisition
      * @param atLeast how long the lock is held at least ({@code Duration.ZERO..atMost})
@@ -169,105 +166,91 @@ public final class Dibs {
      */
     public static <T> Optional<T> executeWithResult(
             Object conn, String lockName, Duration atMost, Duration atLeast, Supplier<T> task) {
+        return attempt(conn, lockName, atMost, atLeast, task).toOptional();
+    }
+
+    /**
+     * Runs {@code task} if and only if this process wins the lock, and says how it went: skipped,
+     * or ran with this value (which may be {@code null}), and whether the lock was still ours
+     * when it was released.
+     *
+     * @param <T> the task's result type
+     * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
+     * @param lockName the lock's name; instances that should exclude each other use the same one
+     * @param atMostSec how long the lock is held at most, in seconds, counted from acquisition
+     * @param atLeastSec how long the lock is held at least, in seconds ({@code 0..atMostSec})
+     * @param task what to run while holding the lock
+     * @return the outcome
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
+     * @throws DibsException if the lock could not be tried; the task did not run
+     */
+    public static <T> DibsResult<T> attempt(
+            Object conn, String lockName, long atMostSec, long atLeastSec, Supplier<T> task) {
         checkArgs(conn, lockName, task);
-        checkDurations(atMost, atLeast);
-        long unit = fitsMillis(atMost) && fitsMillis(atLeast) ? MILLIS : SECONDS;
-        return valueOf(run(conn, lockName, amount(atMost, unit), amount(atLeast, unit), unit, Invocation.ofSupplier(task)));
+        return Lifecycle.run(ConnCache.handle(conn), ConnCache.listener(conn), lockName, atMostSec, atLeastSec, task);
     }
 
     /**
-     * The whole lifecycle: resolve the conn, let Rust lock / run / release, report the release,
-     * then hand back the task's outcome. Returns null when the lock was not won.
+     * {@link #attempt(Object, String, long, long, Supplier)} with durations of any length
+     * (truncated to whole milliseconds).
+     *
+     * @param <T> the task's result type
+     * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
+     * @param lockName the lock's name; instances that should exclude each other use the same one
+     * @param atMost how long the lock is held at most, counted from acquisition
+     * @param atLeast how long the lock is held at least ({@code Duration.ZERO..atMost})
+     * @param task what to run while holding the lock
+     * @return the outcome
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
+     * @throws DibsException if the lock could not be tried; the task did not run
      */
-    private static Invocation run(Object conn, String lockName, long atMost, long atLeast, long unitMs, Invocation inv) {
-        long handle = ConnCache.handle(conn);
-        boolean won;
-        try {
-            won = NativeLib.execute(handle, lockName, atMost, atLeast, unitMs, inv);
-        } catch (RuntimeException | Error e) {
-            // Rust throws only before the task runs; should it ever throw after, the task's own
-            // failure still wins.
-            Throwable thrown = inv.thrown();
-            if (thrown == null || thrown == e) {
-                throw e;
-            }
-            thrown.addSuppressed(e);
-            throw Dibs.<RuntimeException>sneaky(thrown);
-        }
-        if (!won) {
+    public static <T> DibsResult<T> attempt(
+            Object conn, String lockName, Duration atMost, Duration atLeast, Supplier<T> task) {
+        checkArgs(conn, lockName, task);
+        return Lifecycle.run(ConnCache.handle(conn), ConnCache.listener(conn), lockName, atMost, atLeast, task);
+    }
+
+    /**
+     * Tells whether the lock {@code lockName} is held, for how much longer, and by which host and
+     * process. One round trip; it never changes the lock.
+     *
+     * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
+     * @param lockName the lock's name
+     * @return what Redis holds for that lock now
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
+     * @throws DibsException if Redis could not be read
+     */
+    public static LockInfo inspect(Object conn, String lockName) {
+        Lifecycle.checkNotNull(conn, "conn");
+        Lifecycle.checkNotNull(lockName, "lockName");
+        return NativeLib.inspect(ConnCache.handle(conn), lockName);
+    }
+
+    /**
+     * A client with a pool of its own, for callers that want to hold a connection and close it
+     * when done. The static methods here share one pool per distinct conn for the life of the
+     * process instead.
+     *
+     * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
+     * @return a new client; close it when done
+     * @throws IllegalArgumentException if conn is {@code null} or invalid (no I/O happens yet)
+     */
+    public static DibsClient client(Object conn) {
+        Lifecycle.checkNotNull(conn, "conn");
+        return new DibsClient(ConnCache.open(conn), ConnCache.listener(conn));
+    }
+
+    static void checkArgs(Object conn, String lockName, Object task) {
+        Lifecycle.checkNotNull(conn, "conn");
+        Lifecycle.checkNotNull(lockName, "lockName");
+        Lifecycle.checkNotNull(task, "task");
+    }
+
+    static Supplier<Void> supplier(Runnable task) {
+        Lifecycle.checkNotNull(task, "task");
+        return () -> {
+            task.run();
             return null;
-        }
-        logRelease(lockName, atMost, unitMs, inv);
-        if (inv.thrown() != null) {
-            throw Dibs.<RuntimeException>sneaky(inv.thrown());
-        }
-        return inv;
-    }
-
-    private static void logRelease(String lockName, long atMost, long unitMs, Invocation inv) {
-        switch (inv.status()) {
-            case Invocation.RELEASED:
-                return;
-            case Invocation.NOT_OURS:
-                LOG.log(Level.WARNING, "lock '" + lockName + "' was no longer held by this instance when it was"
-                        + " released, " + inv.elapsedMs() + " ms after it was acquired (atMost "
-                        + atMost + (unitMs == SECONDS ? " s" : " ms") + "): it expired while the task ran,"
-                        + " so another instance may have run concurrently. Raise atMost above the task's"
-                        + " longest run.");
-                return;
-            case Invocation.RELEASE_FAILED:
-                LOG.log(Level.WARNING, "release of lock '" + lockName + "' failed: " + inv.releaseError()
-                        + " (the lock expires by itself at most " + atMost + (unitMs == SECONDS ? " s" : " ms")
-                        + " after it was acquired)");
-                return;
-            default:
-                LOG.log(Level.WARNING, "lock '" + lockName + "': the native library reported no release"
-                        + " status (" + inv.status() + "); this is a bug in dibs");
-        }
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> Optional<T> valueOf(Invocation inv) {
-        return inv == null ? Optional.empty() : Optional.ofNullable((T) inv.value());
-    }
-
-    private static void checkArgs(Object conn, String lockName, Object task) {
-        checkNotNull(conn, "conn");
-        checkNotNull(lockName, "lockName");
-        checkNotNull(task, "task");
-    }
-
-    private static void checkDurations(Duration atMost, Duration atLeast) {
-        checkNotNull(atMost, "atMost");
-        checkNotNull(atLeast, "atLeast");
-    }
-
-    private static void checkNotNull(Object value, String name) {
-        if (value == null) {
-            throw new IllegalArgumentException(name + " must not be null");
-        }
-    }
-
-    private static boolean fitsMillis(Duration d) {
-        try {
-            d.toMillis();
-            return true;
-        } catch (ArithmeticException e) {
-            return false;
-        }
-    }
-
-    /**
-     * A duration in the given unit. Milliseconds when both fit, else whole seconds with unit
-     * 1000, so that Rust, the one owner of the overflow rule, reports it.
-     */
-    private static long amount(Duration d, long unitMs) {
-        return unitMs == MILLIS ? d.toMillis() : d.getSeconds();
-    }
-
-    /** Rethrows any Throwable, checked or not, as the very same object. */
-    @SuppressWarnings("unchecked")
-    private static <E extends Throwable> E sneaky(Throwable t) throws E {
-        throw (E) t;
+        };
     }
 }

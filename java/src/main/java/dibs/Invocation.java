@@ -23,6 +23,7 @@ final class Invocation {
     private int status;
     private long elapsedMs;
     private String releaseError;
+    private boolean lostWhileRunning;
 
     private Invocation(Supplier<?> task) {
         this.task = task;
@@ -49,11 +50,15 @@ final class Invocation {
         }
     }
 
-    /** Called by Rust (signature {@code (IJLjava/lang/String;)V}) after the release. Never throws. */
-    void released(int status, long elapsedMs, String releaseError) {
+    /**
+     * Called by Rust (signature {@code (IJLjava/lang/String;Z)V}) after the release. Never throws.
+     * {@code lostWhileRunning}: keep-alive found the lock gone while the task ran.
+     */
+    void released(int status, long elapsedMs, String releaseError, boolean lostWhileRunning) {
         this.status = status;
         this.elapsedMs = elapsedMs;
         this.releaseError = releaseError;
+        this.lostWhileRunning = lostWhileRunning;
     }
 
     boolean ran() {
@@ -78,5 +83,9 @@ final class Invocation {
 
     String releaseError() {
         return releaseError;
+    }
+
+    boolean lostWhileRunning() {
+        return lostWhileRunning;
     }
 }

@@ -233,7 +233,7 @@ class BadInputTest {
                         "conn must not be null"),
 
                 // conn of another type, and malformed URIs
-                conn("conn an Integer", 42, "conn must be a URI String", "or a Map conn spec", "got java.lang.Integer"),
+                conn("conn an Integer", 42, "conn must be a URI String", "a Map conn spec", "or DibsOptions", "got java.lang.Integer"),
                 conn("conn a List", List.of("redis://127.0.0.1"), "conn must be a URI String", "List"),
                 bad("URI without scheme", () -> Dibs.execute("127.0.0.1:" + port(), "job", 10, 0, TASK),
                         "invalid conn URI", "expected scheme://"),

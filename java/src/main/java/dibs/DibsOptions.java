@@ -1,0 +1,210 @@
+package dibs;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Typed options for those who prefer them to a URI or a Map. Accepted wherever a {@code conn} is.
+ * Every setting is optional; what is left out takes the default of the README's connection
+ * table (127.0.0.1:6379, db 0, 4 s timeouts, key prefix {@code dibs:}, no keep-alive). The
+ * native side validates the values, as it does for maps.
+ *
+ * <pre>{@code
+ * DibsOptions options = DibsOptions.builder()
+ *         .uri("rediss://redis:6380")
+ *         .caCert(Path.of("/etc/ssl/redis-ca.pem"))
+ *         .keepAlive(true)
+ *         .listener(metrics)
+ *         .build();
+ * Dibs.execute(options, "nightly-report", 600, 30, () -> buildReport());
+ * }</pre>
+ *
+ * Instances are immutable and compare by value, so that equal options share one pool.
+ */
+public final class DibsOptions {
+    private final Map<String, Object> spec;
+    private final Integer maxConnections;
+    private final DibsListener listener;
+
+    private DibsOptions(Builder b) {
+        this.spec = Map.copyOf(b.spec);
+        this.maxConnections = b.maxConnections;
+        this.listener = b.listener;
+    }
+
+    /** @return a builder with nothing set */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * @param uri a Redis URI, as for a String conn
+     * @return options for that URI, everything else default
+     */
+    public static DibsOptions of(String uri) {
+        return builder().uri(uri).build();
+    }
+
+    /** @return the listener, or null */
+    DibsListener listener() {
+        return listener;
+    }
+
+    /** The conn map the native side parses: Carmine's spec keys, with a pool when set. */
+    Map<String, Object> toConnMap() {
+        if (maxConnections == null) {
+            return spec;
+        }
+        Map<String, Object> conn = new LinkedHashMap<>();
+        conn.put("spec", spec);
+        conn.put("pool", Map.of("max-total", maxConnections));
+        return conn;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof DibsOptions)) {
+            return false;
+        }
+        DibsOptions other = (DibsOptions) o;
+        return spec.equals(other.spec) && Objects.equals(maxConnections, other.maxConnections)
+                && listener == other.listener;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(spec, maxConnections, System.identityHashCode(listener));
+    }
+
+    /** Shows every setting but the password. */
+    @Override
+    public String toString() {
+        Map<String, Object> shown = new LinkedHashMap<>(spec);
+        if (shown.containsKey("password")) {
+            shown.put("password", "***");
+        }
+        if (shown.containsKey("uri")) {
+            shown.put("uri", "(set)");
+        }
+        return "DibsOptions" + shown + (maxConnections == null ? "" : ", maxConnections=" + maxConnections)
+                + (listener == null ? "" : ", listener=" + listener.getClass().getName());
+    }
+
+    /** Builds {@link DibsOptions}. Not thread-safe; each setter returns this builder. */
+    public static final class Builder {
+        private final Map<String, Object> spec = new LinkedHashMap<>();
+        private Integer maxConnections;
+        private DibsListener listener;
+
+        private Builder() {}
+
+        /**
+         * @param uri a Redis URI; settings given below must not contradict it
+         * @return this builder
+         */
+        public Builder uri(String uri) {
+            return put("uri", uri);
+        }
+
+        /** @param host the server's host name or address @return this builder */
+        public Builder host(String host) {
+            return put("host", host);
+        }
+
+        /** @param port the server's port, 1 to 65535 @return this builder */
+        public Builder port(int port) {
+            return put("port", port);
+        }
+
+        /** @param username the ACL user @return this builder */
+        public Builder username(String username) {
+            return put("username", username);
+        }
+
+        /** @param password the password; never shown by {@link #toString()} or messages @return this builder */
+        public Builder password(String password) {
+            return put("password", password);
+        }
+
+        /** @param db the database number @return this builder */
+        public Builder db(int db) {
+            return put("db", db);
+        }
+
+        /** @param ssl whether to use TLS @return this builder */
+        public Builder ssl(boolean ssl) {
+            return put("ssl", ssl);
+        }
+
+        /** @param caCert a PEM file of CAs the server's certificate must chain to (TLS) @return this builder */
+        public Builder caCert(Path caCert) {
+            return put("ca-cert", caCert == null ? null : caCert.toString());
+        }
+
+        /** @param keyPrefix what every lock key starts with (default {@code dibs:}) @return this builder */
+        public Builder keyPrefix(String keyPrefix) {
+            return put("key-prefix", keyPrefix);
+        }
+
+        /**
+         * @param keepAlive whether to extend the lock while the task runs (every atMost / 3),
+         *     so that a task may outlive atMost and still hold it
+         * @return this builder
+         */
+        public Builder keepAlive(boolean keepAlive) {
+            return put("keep-alive", keepAlive);
+        }
+
+        /** @param timeout the connect timeout (whole milliseconds, at least 1) @return this builder */
+        public Builder connectTimeout(Duration timeout) {
+            return put("conn-timeout-ms", millis(timeout, "connectTimeout"));
+        }
+
+        /** @param timeout the read and write timeout of every command @return this builder */
+        public Builder readTimeout(Duration timeout) {
+            return put("read-timeout-ms", millis(timeout, "readTimeout"));
+        }
+
+        /** @param max how many connections the pool may open at most @return this builder */
+        public Builder maxConnections(int max) {
+            this.maxConnections = max;
+            return this;
+        }
+
+        /** @param listener hears every locked call made with these options @return this builder */
+        public Builder listener(DibsListener listener) {
+            if (listener == null) {
+                throw new IllegalArgumentException("listener must not be null");
+            }
+            this.listener = listener;
+            return this;
+        }
+
+        /** @return the options */
+        public DibsOptions build() {
+            return new DibsOptions(this);
+        }
+
+        private Builder put(String key, Object value) {
+            if (value == null) {
+                throw new IllegalArgumentException(key + " must not be null");
+            }
+            spec.put(key, value);
+            return this;
+        }
+
+        private static long millis(Duration d, String name) {
+            if (d == null) {
+                throw new IllegalArgumentException(name + " must not be null");
+            }
+            try {
+                return d.toMillis();
+            } catch (ArithmeticException e) {
+                return Long.MAX_VALUE; // the native side rejects it, naming the key
+            }
+        }
+    }
+}

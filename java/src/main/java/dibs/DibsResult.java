@@ -1,0 +1,84 @@
+package dibs;
+
+import java.time.Duration;
+import java.util.NoSuchElementException;
+import java.util.Optional;
+
+/**
+ * How one locked call ended: whether this instance won the lock and ran the task, the task's
+ * value (which may be {@code null}), and whether the lock was still ours when it was released.
+ * Unlike {@link Dibs#executeWithResult}, it tells "skipped" apart from "ran and returned null".
+ *
+ * <pre>{@code
+ * DibsResult<Report> r = Dibs.attempt(conn, "nightly-report", 600, 30, () -> buildReport());
+ * if (r.acquired()) publish(r.value());   // value() may be null if buildReport() returned null
+ * }</pre>
+ *
+ * @param <T> the task's value type
+ */
+public final class DibsResult<T> {
+    private static final DibsResult<?> SKIPPED = new DibsResult<>(false, null, false, Duration.ZERO);
+
+    private final boolean acquired;
+    private final T value;
+    private final boolean ownedToTheEnd;
+    private final Duration elapsed;
+
+    private DibsResult(boolean acquired, T value, boolean ownedToTheEnd, Duration elapsed) {
+        this.acquired = acquired;
+        this.value = value;
+        this.ownedToTheEnd = ownedToTheEnd;
+        this.elapsed = elapsed;
+    }
+
+    @SuppressWarnings("unchecked")
+    static <T> DibsResult<T> skipped() {
+        return (DibsResult<T>) SKIPPED;
+    }
+
+    static <T> DibsResult<T> ran(T value, boolean ownedToTheEnd, Duration elapsed) {
+        return new DibsResult<>(true, value, ownedToTheEnd, elapsed);
+    }
+
+    /** @return true if this instance won the lock and ran the task; false if it was skipped */
+    public boolean acquired() {
+        return acquired;
+    }
+
+    /**
+     * @return the task's value, possibly {@code null}
+     * @throws NoSuchElementException if the task was skipped ({@link #acquired()} is false)
+     */
+    public T value() {
+        if (!acquired) {
+            throw new NoSuchElementException("the task was skipped: another instance held the lock");
+        }
+        return value;
+    }
+
+    /** @return the task's value; empty if the task was skipped or returned {@code null} */
+    public Optional<T> toOptional() {
+        return Optional.ofNullable(value);
+    }
+
+    /**
+     * @return true if the lock was still this instance's when it was released, so no other
+     *     instance can have run the task meanwhile; false if it was lost (it expired, or
+     *     keep-alive found it taken), if the release failed, or if the task was skipped
+     */
+    public boolean ownedToTheEnd() {
+        return ownedToTheEnd;
+    }
+
+    /** @return how long the lock was held, from acquisition to release; zero when skipped */
+    public Duration elapsed() {
+        return elapsed;
+    }
+
+    @Override
+    public String toString() {
+        return acquired
+                ? "DibsResult[ran, value=" + value + ", ownedToTheEnd=" + ownedToTheEnd + ", elapsed=" + elapsed + "]"
+                : "DibsResult[skipped]";
+    }
+}

@@ -1,0 +1,107 @@
+//! The value stored under a lock key: `token;host;pid;acquired-at-unix-ms`. The token is a fresh
+//! UUID v4 for every acquisition, so the release check (which compares the whole value) can only
+//! match our own acquisition; the rest tells an operator who holds the lock, with one read.
+
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Who holds a lock, as its key's value says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    pub host: String,
+    pub pid: u32,
+    pub acquired_at_unix_ms: u64,
+}
+
+/// A held lock, as [`crate::Locker::inspect`] found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockState {
+    /// Time to live left; `None` when the key has no expiry (not set by dibs).
+    pub remaining_ms: Option<u64>,
+    /// `None` when the value is not in dibs's format (someone else set the key).
+    pub holder: Option<Holder>,
+}
+
+/// A new holder value for this process, with a fresh token.
+pub(crate) fn new_value() -> String {
+    let unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!(
+        "{};{};{};{unix_ms}",
+        uuid::Uuid::new_v4(),
+        host_name(),
+        std::process::id()
+    )
+}
+
+impl Holder {
+    /// Reads a holder value; the token is not kept, since it is what guards the release.
+    pub(crate) fn parse(value: &str) -> Option<Holder> {
+        let mut fields = value.split(';');
+        let (token, host, pid, at) = (
+            fields.next()?,
+            fields.next()?,
+            fields.next()?,
+            fields.next()?,
+        );
+        if fields.next().is_some() || uuid::Uuid::parse_str(token).is_err() {
+            return None;
+        }
+        Some(Holder {
+            host: host.to_owned(),
+            pid: pid.parse().ok()?,
+            acquired_at_unix_ms: at.parse().ok()?,
+        })
+    }
+}
+
+fn host_name() -> &'static str {
+    static HOST: OnceLock<String> = OnceLock::new();
+    HOST.get_or_init(|| {
+        let raw = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .or_else(|| std::env::var("COMPUTERNAME").ok())
+            .unwrap_or_else(|| "unknown".to_owned());
+        // ';' separates the fields of the value.
+        raw.trim()
+            .chars()
+            .map(|c| {
+                if c == ';' || c.is_whitespace() || c.is_control() {
+                    '_'
+                } else {
+                    c
+                }
+            })
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_unique_and_parse_back() {
+        let a = new_value();
+        assert_ne!(a, new_value());
+        let holder = Holder::parse(&a).expect("parses");
+        assert_eq!(holder.pid, std::process::id());
+        assert_eq!(holder.host, host_name());
+        assert!(holder.acquired_at_unix_ms > 1_700_000_000_000);
+    }
+
+    #[test]
+    fn foreign_values_are_not_holders() {
+        for value in [
+            "",
+            "x",
+            "a;b;c;d",
+            "not-a-uuid;h;1;2",
+            "9b2f1f7e-3c1a-4a55-9f43-0d1f0e9b7a10;h;x;2",
+        ] {
+            assert_eq!(Holder::parse(value), None, "{value}");
+        }
+    }
+}

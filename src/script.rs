@@ -1,0 +1,76 @@
+//! Lua scripts sent as EVALSHA, then EVAL on NOSCRIPT (after a restart or SCRIPT FLUSH): at most
+//! two round trips, and the EVAL caches the script again for the next call.
+
+use std::sync::OnceLock;
+
+use redis::{Connection, ErrorKind, RedisResult, ServerErrorKind};
+
+pub(crate) struct LuaScript {
+    source: &'static str,
+    sha: OnceLock<String>,
+}
+
+impl LuaScript {
+    pub(crate) const fn new(source: &'static str) -> LuaScript {
+        LuaScript {
+            source,
+            sha: OnceLock::new(),
+        }
+    }
+
+    /// Runs the script with `KEYS[1] = key`, `ARGV[1] = value`, `ARGV[2] = ms`.
+    pub(crate) fn run(
+        &self,
+        conn: &mut Connection,
+        key: &str,
+        value: &str,
+        ms: u64,
+    ) -> RedisResult<i64> {
+        let sha = self
+            .sha
+            .get_or_init(|| redis::Script::new(self.source).get_hash().to_owned());
+        let call = |command: &str, body: &str, conn: &mut Connection| {
+            redis::cmd(command)
+                .arg(body)
+                .arg(1)
+                .arg(key)
+                .arg(value)
+                .arg(ms)
+                .query(conn)
+        };
+        match call("EVALSHA", sha, conn) {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                call("EVAL", self.source, conn)
+            }
+            other => other,
+        }
+    }
+}
+
+/// Returns 1 when it shortened the expiry to ARGV[2] ms, 2 when it deleted the key, 0 when the
+/// key was not ours. The whole holder value is compared, not a prefix.
+pub(crate) static RELEASE: LuaScript = LuaScript::new(
+    r#"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+local remaining = tonumber(ARGV[2])
+if remaining > 0 then
+  redis.call('PEXPIRE', KEYS[1], remaining)
+  return 1
+end
+redis.call('DEL', KEYS[1])
+return 2
+"#,
+);
+
+/// Keep-alive: sets the expiry to ARGV[2] ms if the key is still ours (returns 1), else 0.
+pub(crate) static EXTEND: LuaScript = LuaScript::new(
+    r#"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"#,
+);

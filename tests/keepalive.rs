@@ -1,0 +1,166 @@
+//! Keep-alive and inspection against a real redis-server.
+
+mod common;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::RedisServer;
+use dibs::{ConnSpec, LockParams, Locker, Outcome, Release, SpecValue};
+use redis::Commands;
+
+fn locker(server: &RedisServer, keep_alive: bool) -> Locker {
+    Locker::new(
+        ConnSpec::from_map(&[
+            ("uri".into(), SpecValue::Str(server.uri())),
+            ("keep-alive".into(), SpecValue::Bool(keep_alive)),
+        ])
+        .unwrap(),
+    )
+    .unwrap()
+}
+
+fn ms(name: &str, at_most: i64) -> LockParams {
+    LockParams::from_millis(name, at_most, 0).unwrap()
+}
+
+#[test]
+fn a_task_of_three_times_at_most_keeps_the_lock_throughout() {
+    let server = RedisServer::start();
+    let holder = locker(&server, true);
+    let rival = locker(&server, false);
+    let outcome = holder
+        .execute(&ms("long", 300), || {
+            let started = Instant::now();
+            let mut tries = 0;
+            while started.elapsed() < Duration::from_millis(900) {
+                let rival_won = matches!(
+                    rival.execute(&ms("long", 300), || ()).unwrap(),
+                    Outcome::Ran { .. }
+                );
+                assert!(!rival_won, "the rival won after {:?}", started.elapsed());
+                let ttl: i64 = server.admin().pttl("dibs:long").unwrap();
+                assert!(ttl > 0, "PTTL {ttl} after {:?}", started.elapsed());
+                tries += 1;
+                thread::sleep(Duration::from_millis(25));
+            }
+            tries
+        })
+        .unwrap();
+    let Outcome::Ran {
+        value: tries,
+        release,
+        lost,
+        elapsed,
+    } = outcome
+    else {
+        panic!("should run")
+    };
+    assert!(tries > 20, "{tries}");
+    assert!(elapsed >= Duration::from_millis(900));
+    assert!(!lost);
+    assert_eq!(release.unwrap(), Release::Deleted);
+}
+
+#[test]
+fn without_keep_alive_the_lock_lapses_after_at_most() {
+    let server = RedisServer::start();
+    let outcome = locker(&server, false)
+        .execute(&ms("short", 200), || {
+            thread::sleep(Duration::from_millis(350))
+        })
+        .unwrap();
+    let Outcome::Ran { release, lost, .. } = outcome else {
+        panic!()
+    };
+    assert!(!lost);
+    assert_eq!(release.unwrap(), Release::NotOwned);
+}
+
+#[test]
+fn a_lost_lock_is_reported_and_extension_stops() {
+    let server = RedisServer::start();
+    let holder = locker(&server, true);
+    let outcome = holder
+        .execute(&ms("stolen", 300), || {
+            let _: () = server
+                .admin()
+                .set_ex("dibs:stolen", "someone-else", 60)
+                .unwrap();
+            thread::sleep(Duration::from_millis(450));
+        })
+        .unwrap();
+    let Outcome::Ran { release, lost, .. } = outcome else {
+        panic!()
+    };
+    assert!(lost, "the extension must notice");
+    assert_eq!(release.unwrap(), Release::NotOwned);
+    let value: String = server.admin().get("dibs:stolen").unwrap();
+    assert_eq!(value, "someone-else");
+    let ttl: i64 = server.admin().ttl("dibs:stolen").unwrap();
+    assert!(ttl > 58, "the other holder's expiry is untouched: {ttl}");
+}
+
+#[test]
+fn extension_stops_the_moment_the_task_ends() {
+    let server = RedisServer::start();
+    let holder = locker(&server, true);
+    holder.execute(&ms("warm", 30_000), || ()).unwrap(); // loads the release script
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query(&mut server.admin())
+        .unwrap();
+    let started = Instant::now();
+    let outcome = holder
+        .execute(&ms("quick", 30_000), || {
+            thread::sleep(Duration::from_millis(20))
+        })
+        .unwrap();
+    assert!(matches!(outcome, Outcome::Ran { lost: false, .. }));
+    // The extender waits 10 s between extensions; the call must not wait for it.
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        (server.calls("evalsha"), server.calls("eval")),
+        (1, 0),
+        "only the release ran"
+    );
+}
+
+#[test]
+fn inspect_reports_the_holder_and_never_changes_the_lock() {
+    let server = RedisServer::start();
+    let locker = locker(&server, false);
+    assert_eq!(locker.inspect("free").unwrap(), None);
+
+    let before_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let lease = locker.acquire(&ms("held", 60_000)).unwrap().unwrap();
+    let state = locker.inspect("held").unwrap().expect("held");
+    let remaining = state.remaining_ms.unwrap();
+    assert!((59_000..=60_000).contains(&remaining), "{remaining}");
+    let holder = state.holder.unwrap();
+    assert_eq!(holder.pid, std::process::id());
+    assert!(!holder.host.is_empty());
+    assert!(
+        holder.acquired_at_unix_ms >= before_ms && holder.acquired_at_unix_ms < before_ms + 5_000
+    );
+    let value: String = server.admin().get("dibs:held").unwrap();
+    assert_eq!(value, lease.value(), "inspection leaves the value");
+    assert_eq!(
+        server.calls("pexpire") + server.calls("set"),
+        1,
+        "only the acquire wrote"
+    );
+    assert_eq!(locker.release(lease).1.unwrap(), Release::Deleted);
+
+    let _: () = server.admin().set("dibs:foreign", "not ours").unwrap();
+    let state = locker.inspect("foreign").unwrap().unwrap();
+    assert_eq!((state.remaining_ms, state.holder), (None, None));
+    assert!(locker.inspect("").is_err(), "the name is validated");
+}
