@@ -1,0 +1,187 @@
+//! `dibs`, the command line: runs a command on exactly one of many hosts, for cron.
+//!
+//! ```text
+//! dibs run --redis redis://redis:6379 --lock nightly --at-most 10m -- /usr/local/bin/report
+//! ```
+
+mod args;
+
+use std::process::{Command as Process, ExitCode};
+use std::thread;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use args::{Command, Conn, USAGE};
+use dibs::{ConnSpec, Error, LockParams, Locker, Outcome, Release, SpecValue};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+const EX_USAGE: u8 = 64;
+const EX_UNAVAILABLE: u8 = 69;
+const EX_SOFTWARE: u8 = 70;
+const EX_NOT_STARTED: u8 = 127;
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let code = match args::parse(&argv, std::env::var("DIBS_REDIS").ok()) {
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            0
+        }
+        Ok(command) => run(command).unwrap_or_else(|e| {
+            eprintln!("dibs: {e}");
+            match e {
+                Error::InvalidArgument { .. } => EX_USAGE,
+                _ => EX_UNAVAILABLE,
+            }
+        }),
+        Err(message) => {
+            eprintln!("dibs: {message}\n\n{USAGE}");
+            EX_USAGE
+        }
+    };
+    ExitCode::from(code)
+}
+
+fn run(command: Command) -> Result<u8, Error> {
+    match command {
+        Command::Run {
+            conn,
+            lock,
+            at_most,
+            at_least,
+            keep_alive,
+            skip_exit,
+            program,
+            args,
+        } => {
+            let params = LockParams::from_millis(&lock, millis(at_most), millis(at_least))?;
+            let locker = locker(&conn, keep_alive)?;
+            match locker.execute(&params, || run_child(&program, &args))? {
+                Outcome::Skipped => {
+                    eprintln!("dibs: lock '{lock}' is held by another holder; {program} not run");
+                    Ok(skip_exit)
+                }
+                Outcome::Ran {
+                    value,
+                    release,
+                    lost,
+                    ..
+                } => {
+                    match release {
+                        Err(e) => eprintln!("dibs: warning: {e}; the lock expires by itself"),
+                        Ok(Release::NotOwned) => eprintln!(
+                            "dibs: warning: lock '{lock}' expired while {program} ran: another host may have run it too"
+                        ),
+                        Ok(_) if lost => eprintln!(
+                            "dibs: warning: lock '{lock}' was taken while {program} ran: another host may have run it too"
+                        ),
+                        Ok(_) => {}
+                    }
+                    Ok(value)
+                }
+            }
+        }
+        Command::Status { conn, lock } => {
+            match locker(&conn, false)?.inspect(&lock)? {
+                None => println!("lock '{lock}' is free"),
+                Some(state) => {
+                    let who = match &state.holder {
+                        Some(h) => format!(
+                            "held by {} pid {}, acquired {} ago",
+                            h.host,
+                            h.pid,
+                            human(Duration::from_millis(
+                                unix_ms().saturating_sub(h.acquired_at_unix_ms)
+                            ))
+                        ),
+                        None => "held (by a value dibs did not write)".to_owned(),
+                    };
+                    let ttl = state.remaining_ms.map_or("never expires".to_owned(), |ms| {
+                        format!("expires in {}", human(Duration::from_millis(ms)))
+                    });
+                    println!("lock '{lock}' is {who}; {ttl}");
+                }
+            }
+            Ok(0)
+        }
+        Command::Help => Ok(0),
+    }
+}
+
+/// The same conn specs as the library: the URI, plus extra keys as in its maps.
+fn locker(conn: &Conn, keep_alive: bool) -> Result<Locker, Error> {
+    let mut entries = vec![("uri".to_owned(), SpecValue::Str(conn.uri.clone()))];
+    entries.extend(
+        conn.options
+            .iter()
+            .map(|(k, v)| (k.clone(), SpecValue::Str(v.clone()))),
+    );
+    if keep_alive {
+        entries.push(("keep-alive".to_owned(), SpecValue::Bool(true)));
+    }
+    Locker::new(ConnSpec::from_map(&entries)?)
+}
+
+/// Runs the child with our stdin, stdout and stderr, passing SIGTERM and SIGINT on to it.
+/// Returns its exit code, or 128 + the signal that killed it.
+fn run_child(program: &str, args: &[String]) -> u8 {
+    let mut signals = match Signals::new([SIGTERM, SIGINT]) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("dibs: cannot watch signals: {e}");
+            return EX_SOFTWARE;
+        }
+    };
+    let mut child = match Process::new(program).args(args).spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            eprintln!("dibs: cannot run {program}: {e}");
+            return EX_NOT_STARTED;
+        }
+    };
+    let pid = child.id() as libc::pid_t;
+    let handle = signals.handle();
+    let forwarder = thread::spawn(move || {
+        for signal in signals.forever() {
+            // SAFETY: kill(2) with a pid we spawned and have not yet reaped.
+            unsafe { libc::kill(pid, signal) };
+        }
+    });
+    let status = child.wait();
+    handle.close();
+    let _ = forwarder.join();
+    match status {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            match (status.code(), status.signal()) {
+                (Some(code), _) => code.clamp(0, 255) as u8,
+                (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
+                _ => EX_SOFTWARE,
+            }
+        }
+        Err(e) => {
+            eprintln!("dibs: waiting for {program} failed: {e}");
+            EX_SOFTWARE
+        }
+    }
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn human(d: Duration) -> String {
+    let (ms, s) = (d.as_millis(), d.as_secs());
+    match s {
+        0..=9 => format!("{ms} ms"),
+        10..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, s % 3600 / 60),
+    }
+}
