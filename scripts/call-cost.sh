@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# What the Java + JNI layer costs per call: builds, runs dibs.CallCostBench (conn resolution per
+# call, a full Dibs.execute cycle, the skip path), then the Rust core's own cycle and skip path
+# (examples/core_cycle.rs) for comparison. Each program starts its own throwaway redis-server and
+# prints Markdown tables. Usage: scripts/call-cost.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/ensure-deps.sh   # redis-server via apt-get when missing; checks cargo, java, mvn
+
+echo "== building (cargo build --release --lib, then Java; then examples/core_cycle.rs) ..."
+mvn -q -B -ntp -DskipTests test-compile
+mvn -q -B -ntp dependency:build-classpath -Dmdep.includeScope=test \
+    -Dmdep.outputFile=target/jvm/call-cost.classpath
+classpath="target/jvm/test-classes:target/jvm/classes:$(cat target/jvm/call-cost.classpath)"
+cargo build -q --release --example core_cycle
+
+# No -Xcheck:jni here: it checks every JNI call, and JNI calls are what this measures.
+flags=()
+feature=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+if [ "${feature%%.*}" -ge 17 ] 2>/dev/null; then
+  flags+=(--enable-native-access=ALL-UNNAMED)  # JDK 24+ warns without it; 17+ accepts it
+fi
+
+echo
+echo "== Java + JNI: dibs.CallCostBench on $(java -version 2>&1 | head -n 1)"
+java "${flags[@]}" -cp "$classpath" dibs.CallCostBench
+echo
+echo "== Rust core: examples/core_cycle.rs"
+target/release/examples/core_cycle
