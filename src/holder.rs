@@ -2,6 +2,7 @@
 //! UUID v4 for every acquisition, so the release check (which compares the whole value) can only
 //! match our own acquisition; the rest tells an operator who holds the lock, with one read.
 
+use std::fmt::Write;
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -27,12 +28,18 @@ pub(crate) fn new_value() -> String {
     let unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
-    format!(
+    let host = host_name();
+    // Sized for the whole value (36 for the token, at most 10 for the pid and 20 for the time, 3
+    // separators); format! would start empty and grow it four or five times.
+    let mut value = String::with_capacity(69 + host.len());
+    let _ = write!(
+        value,
         "{};{};{};{unix_ms}",
         uuid::Uuid::new_v4(),
-        host_name(),
+        host,
         std::process::id()
-    )
+    );
+    value
 }
 
 impl Holder {

@@ -15,6 +15,7 @@
 //!
 //! The crate also builds the JNI library behind the Java class `dibs.Dibs` (module `jni`).
 
+mod conn;
 mod error;
 mod holder;
 mod jni;

@@ -13,8 +13,9 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use redis::{Connection, RedisResult};
+use redis::RedisResult;
 
+use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::holder::{self, Holder, LockState};
 use crate::keepalive;
@@ -226,7 +227,8 @@ impl Locker {
 
     /// The Redis key of a lock: the spec's prefix, then the name.
     pub fn key(&self, name: &str) -> String {
-        format!("{}{name}", self.spec().key_prefix)
+        // One exact allocation; format! would start empty and grow.
+        [self.spec().key_prefix.as_str(), name].concat()
     }
 
     /// The lifecycle: acquire, run `task` (with keep-alive if the spec asks for it), release.
@@ -259,11 +261,12 @@ impl Locker {
     pub fn inspect(&self, name: &str) -> Result<Option<LockState>> {
         validate_name(name)?;
         let key = self.key(name);
-        let read = |conn: &mut Connection| -> RedisResult<(Option<String>, i64)> {
+        let read = |conn: &mut Conn| -> RedisResult<(Option<String>, i64)> {
             redis::pipe().get(&key).pttl(&key).query(conn)
         };
-        let what = format!("inspecting lock '{name}'");
-        let (value, pttl) = self.pool.run(&what, read, read)?;
+        let (value, pttl) = self
+            .pool
+            .run(&format_args!("inspecting lock '{name}'"), read, read)?;
         Ok(value.map(|value| LockState {
             remaining_ms: u64::try_from(pttl).ok(),
             holder: Holder::parse(&value),
@@ -272,11 +275,13 @@ impl Locker {
 
     /// Sets the lease's expiry to `atMost` again if the lock is still ours. `Ok(false)`: lost.
     pub(crate) fn extend(&self, lease: &Lease) -> Result<bool> {
-        let extend = |conn: &mut Connection| {
-            script::EXTEND.run(conn, &lease.key, &lease.value, lease.at_most_ms)
-        };
-        let what = format!("extending lock '{}'", self.name_of(lease));
-        Ok(self.pool.run(&what, extend, extend)? == 1)
+        let extend =
+            |conn: &mut Conn| script::EXTEND.run(conn, &lease.key, &lease.value, lease.at_most_ms);
+        let name = self.name_of(lease);
+        Ok(self
+            .pool
+            .run(&format_args!("extending lock '{name}'"), extend, extend)?
+            == 1)
     }
 
     fn name_of<'a>(&self, lease: &'a Lease) -> &'a str {
@@ -290,8 +295,10 @@ impl Locker {
     pub fn acquire(&self, params: &LockParams) -> Result<Option<Lease>> {
         let key = self.key(&params.name);
         let value = holder::new_value();
-        let set = |conn: &mut Connection| -> RedisResult<bool> {
-            let reply: Option<String> = redis::cmd("SET")
+        let set = |conn: &mut Conn| -> RedisResult<bool> {
+            // Sized up front: built arg by arg, the buffers would grow four or five times.
+            let reply: Option<String> = redis::Cmd::with_capacity(6, key.len() + value.len() + 32)
+                .arg("SET")
                 .arg(&key)
                 .arg(&value)
                 .arg("NX")
@@ -302,15 +309,17 @@ impl Locker {
         };
         // After a dropped connection the first SET may have landed with its reply lost:
         // then the key holds our own value, and the lock is ours.
-        let set_again = |conn: &mut Connection| -> RedisResult<bool> {
+        let set_again = |conn: &mut Conn| -> RedisResult<bool> {
             if set(conn)? {
                 return Ok(true);
             }
             let current: Option<String> = redis::cmd("GET").arg(&key).query(conn)?;
             Ok(current.as_deref() == Some(value.as_str()))
         };
-        let what = format!("acquiring lock '{}'", params.name);
-        let won = self.pool.run(&what, set, set_again)?;
+        let name = &params.name;
+        let won = self
+            .pool
+            .run(&format_args!("acquiring lock '{name}'"), set, set_again)?;
         Ok(won.then(|| Lease {
             key,
             value,
@@ -324,15 +333,17 @@ impl Locker {
     pub fn release(&self, lease: Lease) -> (Duration, Result<Release>) {
         let elapsed = lease.acquired.elapsed();
         let remaining_ms = lease.at_least_ms.saturating_sub(elapsed.as_millis() as u64);
-        let script = |conn: &mut Connection| {
-            script::RELEASE.run(conn, &lease.key, &lease.value, remaining_ms)
-        };
-        let what = format!("releasing lock '{}'", self.name_of(&lease));
-        let result = self.pool.run(&what, script, script).map(|code| match code {
-            1 => Release::Kept { remaining_ms },
-            2 => Release::Deleted,
-            _ => Release::NotOwned,
-        });
+        let script =
+            |conn: &mut Conn| script::RELEASE.run(conn, &lease.key, &lease.value, remaining_ms);
+        let name = self.name_of(&lease);
+        let result = self
+            .pool
+            .run(&format_args!("releasing lock '{name}'"), script, script)
+            .map(|code| match code {
+                1 => Release::Kept { remaining_ms },
+                2 => Release::Deleted,
+                _ => Release::NotOwned,
+            });
         (elapsed, result)
     }
 }

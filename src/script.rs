@@ -3,7 +3,9 @@
 
 use std::sync::OnceLock;
 
-use redis::{Connection, ErrorKind, RedisResult, ServerErrorKind};
+use redis::{ErrorKind, RedisResult, ServerErrorKind};
+
+use crate::conn::Conn;
 
 pub(crate) struct LuaScript {
     source: &'static str,
@@ -19,18 +21,14 @@ impl LuaScript {
     }
 
     /// Runs the script with `KEYS[1] = key`, `ARGV[1] = value`, `ARGV[2] = ms`.
-    pub(crate) fn run(
-        &self,
-        conn: &mut Connection,
-        key: &str,
-        value: &str,
-        ms: u64,
-    ) -> RedisResult<i64> {
+    pub(crate) fn run(&self, conn: &mut Conn, key: &str, value: &str, ms: u64) -> RedisResult<i64> {
         let sha = self
             .sha
             .get_or_init(|| redis::Script::new(self.source).get_hash().to_owned());
-        let call = |command: &str, body: &str, conn: &mut Connection| {
-            redis::cmd(command)
+        let call = |command: &str, body: &str, conn: &mut Conn| {
+            // Sized up front: built arg by arg, the buffers would grow four or five times.
+            redis::Cmd::with_capacity(6, body.len() + key.len() + value.len() + 48)
+                .arg(command)
                 .arg(body)
                 .arg(1)
                 .arg(key)

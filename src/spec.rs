@@ -33,9 +33,24 @@ const MAX_KEY_PREFIX_BYTES: usize = 256;
 /// Where the server listens.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Address {
-    Tcp { host: String, port: u16 },
+    Tcp {
+        host: String,
+        port: u16,
+    },
     Unix(PathBuf),
+    /// The master that these Sentinels name `master`, found anew after every failover.
+    Sentinel {
+        sentinels: Vec<(String, u16)>,
+        master: String,
+    },
+    /// A Redis Cluster, reached through any of these seed nodes.
+    Cluster {
+        nodes: Vec<(String, u16)>,
+    },
 }
+
+/// The default port of a Sentinel.
+pub const DEFAULT_SENTINEL_PORT: u16 = 26379;
 
 /// Everything needed to reach one Redis server and name keys on it. Equal specs share one pool.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -72,11 +87,31 @@ impl ConnSpec {
     /// `host:port` or the socket path: what messages name. Never holds credentials.
     pub fn endpoint(&self) -> String {
         match &self.address {
-            Address::Tcp { host, port } if host.contains(':') => format!("[{host}]:{port}"),
-            Address::Tcp { host, port } => format!("{host}:{port}"),
+            Address::Tcp { host, port } => host_port(host, *port),
             Address::Unix(path) => path.display().to_string(),
+            Address::Sentinel { sentinels, master } => {
+                format!("master '{master}' of sentinels {}", host_list(sentinels))
+            }
+            Address::Cluster { nodes } => format!("cluster {}", host_list(nodes)),
         }
     }
+}
+
+/// `host:port`, with brackets around an IPv6 host.
+pub(crate) fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+fn host_list(nodes: &[(String, u16)]) -> String {
+    nodes
+        .iter()
+        .map(|(h, p)| host_port(h, *p))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 impl fmt::Debug for ConnSpec {
@@ -137,6 +172,9 @@ const SPEC_KEYS: &[&str] = &[
     "ca-cert",
     "key-prefix",
     "keep-alive",
+    "sentinels",
+    "master-name",
+    "cluster-nodes",
 ];
 const POOL_KEYS: &[&str] = &[
     "max-total",
@@ -163,6 +201,9 @@ struct Fields {
     ca_cert: Option<PathBuf>,
     key_prefix: Option<String>,
     keep_alive: Option<bool>,
+    sentinels: Option<Vec<(String, u16)>>,
+    master_name: Option<String>,
+    cluster_nodes: Option<Vec<(String, u16)>>,
     max_total: Option<usize>,
     max_idle: Option<usize>,
 }
@@ -178,9 +219,12 @@ impl Fields {
             "redis" | "valkey" => (false, false),
             "rediss" | "valkeys" => (true, false),
             "redis+unix" | "unix" => (false, true),
+            "redis+sentinel" | "valkey+sentinel" => return Fields::from_multi_node_uri(rest, true).map_err(bad),
+            "redis+cluster" | "valkey+cluster" => return Fields::from_multi_node_uri(rest, false).map_err(bad),
             other => {
                 return Err(bad(format!(
-                    "unknown scheme '{other}'; expected redis, rediss, valkey, valkeys, redis+unix or unix"
+                    "unknown scheme '{other}'; expected redis, rediss, valkey, valkeys, redis+unix, unix, \
+                     redis+sentinel or redis+cluster"
                 )))
             }
         };
@@ -223,21 +267,7 @@ impl Fields {
             None => (None, rest),
         };
         if let Some(userinfo) = userinfo {
-            let (user, pass) = match userinfo.split_once(':') {
-                Some((u, p)) => (u, Some(p)),
-                None => (userinfo, None),
-            };
-            let user = percent_decode(user, "username").map_err(|e| bad(e.message().to_owned()))?;
-            if !user.is_empty() {
-                f.username = Some(user);
-            }
-            if let Some(pass) = pass {
-                let pass = percent_decode(pass, "password")
-                    .map_err(|_| bad("the password has an invalid %-escape".into()))?;
-                if !pass.is_empty() {
-                    f.password = Some(pass);
-                }
-            }
+            (f.username, f.password) = parse_userinfo(userinfo).map_err(bad)?;
         }
         if hostpart.contains(['?', '#']) {
             return Err(bad(
@@ -248,35 +278,56 @@ impl Fields {
             Some(i) => (&hostpart[..i], &hostpart[i + 1..]),
             None => (hostpart, ""),
         };
-        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let (host, after) = v6
-                .split_once(']')
-                .ok_or_else(|| bad("unclosed '[' in an IPv6 host".into()))?;
-            match after {
-                "" => (host, None),
-                p => (
-                    host,
-                    Some(
-                        p.strip_prefix(':')
-                            .ok_or_else(|| bad("unexpected text after the IPv6 host".into()))?,
-                    ),
-                ),
-            }
-        } else {
-            match authority.split_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (authority, None),
-            }
-        };
-        if !host.is_empty() {
-            let host = percent_decode(host, "host").map_err(|e| bad(e.message().to_owned()))?;
-            f.host = Some(host);
-        }
-        if let Some(port) = port {
-            f.port = Some(parse_port_text(port).map_err(|e| bad(e.message().to_owned()))?);
-        }
+        (f.host, f.port) = parse_authority(authority).map_err(bad)?;
         if !path.is_empty() {
             f.db = Some(parse_db(path).map_err(|e| bad(e.message().to_owned()))?);
+        }
+        Ok(f)
+    }
+
+    /// `redis+sentinel://[user[:password]@]h1:p1,h2:p2/master[/db]` or
+    /// `redis+cluster://[user[:password]@]h1:p1,h2:p2`. Errors are the reason alone.
+    fn from_multi_node_uri(rest: &str, sentinel: bool) -> std::result::Result<Fields, String> {
+        let mut f = Fields {
+            tls: Some(false),
+            ..Fields::default()
+        };
+        let hostpart = match rest.rfind('@') {
+            Some(i) => {
+                (f.username, f.password) = parse_userinfo(&rest[..i])?;
+                &rest[i + 1..]
+            }
+            None => rest,
+        };
+        if hostpart.contains(['?', '#']) {
+            return Err("query parameters and fragments are not supported; use map keys".into());
+        }
+        let (nodes, path) = hostpart.split_once('/').unwrap_or((hostpart, ""));
+        let default_port = if sentinel {
+            DEFAULT_SENTINEL_PORT
+        } else {
+            DEFAULT_PORT
+        };
+        let nodes = parse_node_list(nodes, default_port)?;
+        if sentinel {
+            let (master, db) = path.split_once('/').unwrap_or((path, ""));
+            if master.is_empty() {
+                return Err(
+                    "name the master after the sentinels: redis+sentinel://h1,h2,h3/mymaster"
+                        .into(),
+                );
+            }
+            f.master_name =
+                Some(percent_decode(master, "uri").map_err(|e| e.message().to_owned())?);
+            if !db.is_empty() {
+                f.db = Some(parse_db(db).map_err(|e| e.message().to_owned())?);
+            }
+            f.sentinels = Some(nodes);
+        } else {
+            if !path.is_empty() {
+                return Err("a cluster has no db or path: redis+cluster://h1:7000,h2:7001".into());
+            }
+            f.cluster_nodes = Some(nodes);
         }
         Ok(f)
     }
@@ -341,6 +392,23 @@ impl Fields {
                 "ca-cert" => f.ca_cert = get_str(key, v)?.map(PathBuf::from),
                 "key-prefix" => f.key_prefix = get_str(key, v)?,
                 "keep-alive" => f.keep_alive = get_bool(key, v)?,
+                "sentinels" | "cluster-nodes" => {
+                    let default_port = if key == "sentinels" {
+                        DEFAULT_SENTINEL_PORT
+                    } else {
+                        DEFAULT_PORT
+                    };
+                    let nodes = get_str(key, v)?
+                        .map(|list| parse_node_list(&list, default_port))
+                        .transpose()
+                        .map_err(|why| Error::invalid("conn", format!("'{key}': {why}")))?;
+                    if key == "sentinels" {
+                        f.sentinels = nodes;
+                    } else {
+                        f.cluster_nodes = nodes;
+                    }
+                }
+                "master-name" => f.master_name = get_str(key, v)?,
                 _ => unreachable!("reject_unknown let through '{key}'"),
             }
         }
@@ -408,19 +476,58 @@ impl Fields {
             username: pick("username", self.username, keys.username, false)?,
             password: pick("password", self.password, keys.password, true)?,
             db: pick("db", self.db, keys.db, false)?,
+            sentinels: pick("sentinels", self.sentinels, keys.sentinels, false)?,
+            master_name: pick("master-name", self.master_name, keys.master_name, false)?,
+            cluster_nodes: pick(
+                "cluster-nodes",
+                self.cluster_nodes,
+                keys.cluster_nodes,
+                false,
+            )?,
             ..keys
         })
     }
 
     fn build(self) -> Result<ConnSpec> {
-        let address = match self.unix_path {
-            Some(path) => Address::Unix(path),
-            None => Address::Tcp {
-                host: self.host.unwrap_or_else(|| DEFAULT_HOST.to_owned()),
-                port: self.port.unwrap_or(DEFAULT_PORT),
+        let tls = self.tls.unwrap_or(false);
+        let single = self.host.is_some() || self.port.is_some() || self.unix_path.is_some();
+        let address = match (self.sentinels, self.cluster_nodes, self.master_name) {
+            (Some(_), Some(_), _) => {
+                return Err(Error::invalid("conn", "give 'sentinels' or 'cluster-nodes', not both"))
+            }
+            (Some(_), None, None) => {
+                return Err(Error::invalid("master-name", "'sentinels' need a 'master-name'"))
+            }
+            (None, _, Some(_)) => {
+                return Err(Error::invalid("master-name", "'master-name' needs 'sentinels'"))
+            }
+            (Some(_), _, _) | (_, Some(_), _) if single => {
+                return Err(Error::invalid(
+                    "conn",
+                    "'host', 'port' or a socket contradict 'sentinels'/'cluster-nodes'; give one address",
+                ))
+            }
+            (Some(_), _, _) | (_, Some(_), _) if tls => {
+                return Err(Error::invalid(
+                    "ssl",
+                    "TLS with Sentinel or Cluster is not supported yet",
+                ))
+            }
+            (Some(sentinels), None, Some(master)) => Address::Sentinel { sentinels, master },
+            (None, Some(nodes), None) => {
+                if self.db.unwrap_or(0) != 0 {
+                    return Err(Error::invalid("db", "a cluster has only db 0"));
+                }
+                Address::Cluster { nodes }
+            }
+            (None, None, None) => match self.unix_path {
+                Some(path) => Address::Unix(path),
+                None => Address::Tcp {
+                    host: self.host.unwrap_or_else(|| DEFAULT_HOST.to_owned()),
+                    port: self.port.unwrap_or(DEFAULT_PORT),
+                },
             },
         };
-        let tls = self.tls.unwrap_or(false);
         if tls && matches!(address, Address::Unix(_)) {
             return Err(Error::invalid(
                 "ssl",
@@ -559,6 +666,68 @@ fn wrong_type(key: &str, expected: &str, got: &SpecValue) -> Error {
         "conn",
         format!("'{key}' must be {expected}, got {}", got.type_name()),
     )
+}
+
+/// `user[:password]`, both %-decoded; empty parts are absent. Errors never echo the text.
+fn parse_userinfo(userinfo: &str) -> std::result::Result<(Option<String>, Option<String>), String> {
+    let (user, pass) = match userinfo.split_once(':') {
+        Some((u, p)) => (u, Some(p)),
+        None => (userinfo, None),
+    };
+    let user = percent_decode(user, "username").map_err(|e| e.message().to_owned())?;
+    let pass = pass
+        .map(|p| percent_decode(p, "password"))
+        .transpose()
+        .map_err(|_| "the password has an invalid %-escape".to_owned())?;
+    Ok((
+        Some(user).filter(|u| !u.is_empty()),
+        pass.filter(|p| !p.is_empty()),
+    ))
+}
+
+/// `host[:port]` or `[v6][:port]`; either part may be absent.
+fn parse_authority(authority: &str) -> std::result::Result<(Option<String>, Option<u16>), String> {
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (host, after) = v6.split_once(']').ok_or("unclosed '[' in an IPv6 host")?;
+        match after {
+            "" => (host, None),
+            p => (
+                host,
+                Some(
+                    p.strip_prefix(':')
+                        .ok_or("unexpected text after the IPv6 host")?,
+                ),
+            ),
+        }
+    } else {
+        match authority.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    let host = match host {
+        "" => None,
+        h => Some(percent_decode(h, "host").map_err(|e| e.message().to_owned())?),
+    };
+    let port = port
+        .map(parse_port_text)
+        .transpose()
+        .map_err(|e| e.message().to_owned())?;
+    Ok((host, port))
+}
+
+/// `h1[:p1],h2[:p2],...`: at least one node, each with a host.
+fn parse_node_list(
+    list: &str,
+    default_port: u16,
+) -> std::result::Result<Vec<(String, u16)>, String> {
+    let mut nodes = Vec::new();
+    for item in list.split(',').map(str::trim) {
+        let (host, port) = parse_authority(item)?;
+        let host = host.ok_or("every node needs a host, as in h1:26379,h2:26379")?;
+        nodes.push((host, port.unwrap_or(default_port)));
+    }
+    Ok(nodes)
 }
 
 fn parse_port_text(text: &str) -> Result<u16> {

@@ -141,5 +141,8 @@ fn read_string(env: &mut JNIEnv, s: &JString, arg: &'static str) -> Result<Strin
         }
         .into());
     }
-    Ok(env.get_string(s)?.into())
+    // SAFETY: every native method of dibs.NativeLib declares this parameter as a String, so the
+    // JVM only ever passes a java.lang.String (or null, handled above). The checked get_string
+    // would look up java/lang/String with FindClass on every call.
+    Ok(unsafe { env.get_string_unchecked(s) }?.into())
 }

@@ -9,7 +9,9 @@ import java.time.Duration;
  *
  * <p>Methods run on the calling thread, in this order: {@code attempt}, then either
  * {@code skipped}, or {@code acquired}, the task, {@code finished}, and one of {@code released}
- * or {@code expired} (neither when the release itself failed: that is logged). A listener that throws is logged at WARNING and ignored: it never breaks
+ * or {@code expired} (neither when the release itself failed: that is logged). A call that
+ * throws before the task runs (an invalid argument, Redis unreachable) hears {@code attempt}
+ * only. A listener that throws is logged at WARNING and ignored: it never breaks
  * the lock's lifecycle or changes the call's outcome.
  */
 public interface DibsListener {

@@ -10,7 +10,8 @@ import java.util.Objects;
  * Typed options for those who prefer them to a URI or a Map. Accepted wherever a {@code conn} is.
  * Every setting is optional; what is left out takes the default of the README's connection
  * table (127.0.0.1:6379, db 0, 4 s timeouts, key prefix {@code dibs:}, no keep-alive). The
- * native side validates the values, as it does for maps.
+ * native side validates the values when the options are first used, as it does for maps, and
+ * its messages name the map key ({@code conn-timeout-ms} for {@link Builder#connectTimeout}).
  *
  * <pre>{@code
  * DibsOptions options = DibsOptions.builder()

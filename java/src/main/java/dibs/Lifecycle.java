@@ -83,7 +83,7 @@ final class Lifecycle {
         String atMostText = atMost + (unitMs == SECONDS ? " s" : " ms");
         if (inv.lostWhileRunning()) {
             LOG.log(Level.WARNING, "lock '" + lockName + "' was taken by another holder while the task ran"
-                    + " (keep-alive found it gone " + inv.elapsedMs() + " ms or less after acquiring it):"
+                    + " (keep-alive noticed; the lock was held " + inv.elapsedMs() + " ms in all):"
                     + " another instance may have run concurrently.");
         }
         switch (inv.status()) {

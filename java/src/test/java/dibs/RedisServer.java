@@ -262,6 +262,27 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
+    /**
+     * As {@link #command}, but in database {@code db}: sends {@code SELECT db} first, then the
+     * command, on the same connection (so {@code INFO commandstats} counts a {@code select} too).
+     */
+    public String commandInDb(int db, String... args) throws IOException {
+        try (Socket socket = connect()) {
+            String password = option("--requirepass");
+            if (password != null) {
+                String auth = send(socket, "AUTH", password);
+                if (!auth.equals("OK")) {
+                    throw new IOException("AUTH failed: " + auth);
+                }
+            }
+            String selected = send(socket, "SELECT", Integer.toString(db));
+            if (!selected.equals("OK")) {
+                throw new IOException("SELECT " + db + " failed: " + selected);
+            }
+            return send(socket, args);
+        }
+    }
+
     /** The log of the server, for failure messages. */
     public String log() {
         try {

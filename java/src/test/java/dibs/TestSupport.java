@@ -76,6 +76,17 @@ final class TestSupport {
             return out;
         }
 
+        /** The WARNING messages that name the lock {@code name} (quoted, as dibs quotes it). */
+        synchronized List<String> warningsAbout(String name) {
+            List<String> out = new ArrayList<>();
+            for (String w : warnings()) {
+                if (w.contains("'" + name + "'")) {
+                    out.add(w);
+                }
+            }
+            return out;
+        }
+
         @Override
         public void flush() {}
 

@@ -1,0 +1,300 @@
+//! Redis Sentinel (1 master, 1 replica, 3 Sentinels) and Redis Cluster (3 masters), all on
+//! loopback, started by the test.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use common::{free_port, RedisServer};
+use dibs::{ConnSpec, LockParams, Locker, Outcome, Release};
+use redis::Commands;
+
+/// A `redis-server --sentinel` watching `mymaster`.
+struct Sentinel {
+    port: u16,
+    dir: PathBuf,
+    child: Child,
+}
+
+impl Sentinel {
+    fn start(master_port: u16) -> Sentinel {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("dibs-sentinel-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let conf = dir.join("sentinel.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "port {port}\nbind 127.0.0.1\ndir {}\n\
+                 sentinel monitor mymaster 127.0.0.1 {master_port} 2\n\
+                 sentinel down-after-milliseconds mymaster 1000\n\
+                 sentinel failover-timeout mymaster 5000\n\
+                 sentinel parallel-syncs mymaster 1\n",
+                dir.display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new("redis-server")
+            .arg(&conf)
+            .arg("--sentinel")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server --sentinel");
+        wait_until("the sentinel to listen", || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        Sentinel { port, dir, child }
+    }
+
+    fn master_port(&self) -> Option<u16> {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{}", self.port)).ok()?;
+        let mut conn = client
+            .get_connection_with_timeout(Duration::from_secs(1))
+            .ok()?;
+        let reply: Option<(String, String)> = redis::cmd("SENTINEL")
+            .arg(&["get-master-addr-by-name", "mymaster"])
+            .query(&mut conn)
+            .ok()?;
+        reply?.1.parse().ok()
+    }
+}
+
+impl Drop for Sentinel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        sleep(Duration::from_millis(50));
+    }
+}
+
+fn info(server: &RedisServer, field: &str) -> String {
+    let info: String = redis::cmd("INFO").query(&mut server.admin()).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or("")
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn sentinel_calls_succeed_against_the_new_master_after_a_failover() {
+    let mut master = RedisServer::start();
+    let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    wait_until("the replica to sync", || {
+        info(&replica, "master_link_status") == "up"
+    });
+    let sentinels: Vec<Sentinel> = (0..3).map(|_| Sentinel::start(master.port)).collect();
+    wait_until("the sentinels to see the replica and each other", || {
+        sentinels.iter().all(|s| {
+            let client = redis::Client::open(format!("redis://127.0.0.1:{}", s.port)).unwrap();
+            let Ok(mut conn) = client.get_connection_with_timeout(Duration::from_secs(1)) else {
+                return false;
+            };
+            let replicas: Vec<redis::Value> = redis::cmd("SENTINEL")
+                .arg(&["replicas", "mymaster"])
+                .query(&mut conn)
+                .unwrap_or_default();
+            let others: Vec<redis::Value> = redis::cmd("SENTINEL")
+                .arg(&["sentinels", "mymaster"])
+                .query(&mut conn)
+                .unwrap_or_default();
+            replicas.len() == 1 && others.len() == 2
+        })
+    });
+
+    let list: Vec<String> = sentinels
+        .iter()
+        .map(|s| format!("127.0.0.1:{}", s.port))
+        .collect();
+    let uri = format!("redis+sentinel://{}/mymaster", list.join(","));
+    let locker = Locker::new(ConnSpec::from_uri(&uri).unwrap()).unwrap();
+    let params = LockParams::from_secs("failover", 60, 30).unwrap();
+    assert!(matches!(
+        locker.execute(&params, || ()).unwrap(),
+        Outcome::Ran { .. }
+    ));
+    assert!(
+        master.admin().exists::<_, bool>("dibs:failover").unwrap(),
+        "the lock is on the master"
+    );
+
+    master.kill();
+    wait_until("a failover to the replica", || {
+        sentinels[0].master_port() == Some(replica.port)
+    });
+
+    let after = LockParams::from_secs("after-failover", 60, 0).unwrap();
+    let outcome = locker.execute(&after, || "ran on the new master").unwrap();
+    let Outcome::Ran { value, release, .. } = outcome else {
+        panic!("should run after the failover")
+    };
+    assert_eq!(value, "ran on the new master");
+    assert_eq!(release.unwrap(), Release::Deleted);
+    // The lock taken before the failover was replicated (asynchronously, so not guaranteed).
+    println!(
+        "lock from before the failover still held on the new master: {}",
+        replica.admin().exists::<_, bool>("dibs:failover").unwrap()
+    );
+}
+
+#[test]
+fn sentinel_specs_from_maps_and_errors() {
+    let spec = ConnSpec::from_map(&[
+        (
+            "sentinels".into(),
+            dibs::SpecValue::Str("10.0.0.1,10.0.0.2:26380".into()),
+        ),
+        ("master-name".into(), dibs::SpecValue::Str("cache".into())),
+        ("password".into(), dibs::SpecValue::Str("pw".into())),
+        ("db".into(), dibs::SpecValue::Int(2)),
+    ])
+    .unwrap();
+    assert_eq!(
+        spec.address,
+        dibs::Address::Sentinel {
+            sentinels: vec![("10.0.0.1".into(), 26379), ("10.0.0.2".into(), 26380)],
+            master: "cache".into()
+        }
+    );
+    assert_eq!(spec.db, 2);
+    for (uri, fragment) in [
+        ("redis+sentinel://h1,h2", "name the master"),
+        ("redis+sentinel://h1,:1/m", "every node needs a host"),
+        ("redis+cluster://h1:7000/2", "a cluster has no db"),
+        ("redis+cluster://h1:0", "between 1 and 65535"),
+    ] {
+        let err = ConnSpec::from_uri(uri).unwrap_err();
+        assert!(err.to_string().contains(fragment), "{uri}: {err}");
+    }
+    let err = ConnSpec::from_map(&[
+        ("sentinels".into(), dibs::SpecValue::Str("h1".into())),
+        ("host".into(), dibs::SpecValue::Str("h2".into())),
+        ("master-name".into(), dibs::SpecValue::Str("m".into())),
+    ])
+    .unwrap_err();
+    assert!(err.to_string().contains("give one address"), "{err}");
+}
+
+#[test]
+fn cluster_locks_spread_over_the_slots_and_survive_a_reshard() {
+    let nodes: Vec<RedisServer> = (0..3)
+        .map(|_| {
+            RedisServer::start_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"])
+        })
+        .collect();
+    let addrs: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("127.0.0.1:{}", n.port))
+        .collect();
+    let status = Command::new("redis-cli")
+        .args(["--cluster", "create"])
+        .args(&addrs)
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .stdout(Stdio::null())
+        .status()
+        .expect("redis-cli (apt-get install redis-tools)");
+    assert!(status.success());
+    wait_until("the cluster to be ok", || {
+        nodes.iter().all(|n| {
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query(&mut n.admin())
+                .unwrap();
+            info.contains("cluster_state:ok")
+        })
+    });
+
+    // One seed is enough: the client learns the slot map from it.
+    let locker =
+        Locker::new(ConnSpec::from_uri(&format!("redis+cluster://{}", addrs[0])).unwrap()).unwrap();
+    let held = |name: &str| LockParams::from_secs(name, 60, 60).unwrap();
+    for i in 0..100 {
+        let outcome = locker.execute(&held(&format!("job-{i}")), || i).unwrap();
+        assert!(
+            matches!(outcome, Outcome::Ran { value, release: Ok(Release::Kept { .. }), .. } if value == i)
+        );
+    }
+    let counts: Vec<i64> = nodes
+        .iter()
+        .map(|n| redis::cmd("DBSIZE").query(&mut n.admin()).unwrap())
+        .collect();
+    assert_eq!(counts.iter().sum::<i64>(), 100);
+    assert!(
+        counts.iter().all(|&c| c > 10),
+        "locks spread over the masters: {counts:?}"
+    );
+    for i in 0..100 {
+        assert!(matches!(
+            locker.execute(&held(&format!("job-{i}")), || ()).unwrap(),
+            Outcome::Skipped
+        ));
+    }
+
+    // Move 4000 slots from the first master to the second: the locker's slot map goes stale and
+    // its commands meet MOVED redirections, which it must follow.
+    let id = |n: &RedisServer| -> String {
+        redis::cmd("CLUSTER")
+            .arg("MYID")
+            .query(&mut n.admin())
+            .unwrap()
+    };
+    let status = Command::new("redis-cli")
+        .args([
+            "--cluster",
+            "reshard",
+            &addrs[0],
+            "--cluster-from",
+            &id(&nodes[0]),
+            "--cluster-to",
+            &id(&nodes[1]),
+        ])
+        .args(["--cluster-slots", "4000", "--cluster-yes"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    wait_until("the cluster to settle", || {
+        nodes.iter().all(|n| {
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query(&mut n.admin())
+                .unwrap();
+            info.contains("cluster_state:ok")
+        })
+    });
+    for i in 0..100 {
+        // Still held, wherever the key now lives.
+        assert!(
+            matches!(
+                locker.execute(&held(&format!("job-{i}")), || ()).unwrap(),
+                Outcome::Skipped
+            ),
+            "job-{i}"
+        );
+        let fresh = LockParams::from_secs(&format!("new-{i}"), 60, 0).unwrap();
+        let outcome = locker.execute(&fresh, || ()).unwrap();
+        assert!(
+            matches!(
+                outcome,
+                Outcome::Ran {
+                    release: Ok(Release::Deleted),
+                    ..
+                }
+            ),
+            "new-{i}"
+        );
+    }
+}
