@@ -257,12 +257,17 @@ impl Locker {
     }
 
     /// Who holds the lock `name`, and for how much longer; `None` when nobody does. One round
-    /// trip (GET and PTTL in a pipeline); it never changes the lock.
+    /// trip (GET and PTTL, pipelined); it never changes the lock.
     pub fn inspect(&self, name: &str) -> Result<Option<LockState>> {
         validate_name(name)?;
         let key = self.key(name);
         let read = |conn: &mut Conn| -> RedisResult<(Option<String>, i64)> {
-            redis::pipe().get(&key).pttl(&key).query(conn)
+            redis::pipe().get(&key).pttl(&key).query(conn).or_else(|e| {
+                // A pipeline folds its replies' errors into one without a code; the same
+                // failure on a lone GET (NOAUTH, NOPERM, ...) comes back typed.
+                let _: Option<String> = redis::cmd("GET").arg(&key).query(conn)?;
+                Err(e)
+            })
         };
         let (value, pttl) = self
             .pool
@@ -275,8 +280,9 @@ impl Locker {
 
     /// Sets the lease's expiry to `atMost` again if the lock is still ours. `Ok(false)`: lost.
     pub(crate) fn extend(&self, lease: &Lease) -> Result<bool> {
-        let extend =
-            |conn: &mut Conn| script::EXTEND.run(conn, &lease.key, &lease.value, lease.at_most_ms);
+        let extend = |conn: &mut Conn| {
+            script::EXTEND.run::<i64>(conn, &lease.key, &lease.value, lease.at_most_ms)
+        };
         let name = self.name_of(lease);
         Ok(self
             .pool
@@ -333,8 +339,9 @@ impl Locker {
     pub fn release(&self, lease: Lease) -> (Duration, Result<Release>) {
         let elapsed = lease.acquired.elapsed();
         let remaining_ms = lease.at_least_ms.saturating_sub(elapsed.as_millis() as u64);
-        let script =
-            |conn: &mut Conn| script::RELEASE.run(conn, &lease.key, &lease.value, remaining_ms);
+        let script = |conn: &mut Conn| {
+            script::RELEASE.run::<i64>(conn, &lease.key, &lease.value, remaining_ms)
+        };
         let name = self.name_of(&lease);
         let result = self
             .pool

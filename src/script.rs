@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use redis::{ErrorKind, RedisResult, ServerErrorKind};
+use redis::{ErrorKind, FromRedisValue, RedisResult, ServerErrorKind};
 
 use crate::conn::Conn;
 
@@ -21,7 +21,13 @@ impl LuaScript {
     }
 
     /// Runs the script with `KEYS[1] = key`, `ARGV[1] = value`, `ARGV[2] = ms`.
-    pub(crate) fn run(&self, conn: &mut Conn, key: &str, value: &str, ms: u64) -> RedisResult<i64> {
+    pub(crate) fn run<T: FromRedisValue>(
+        &self,
+        conn: &mut Conn,
+        key: &str,
+        value: &str,
+        ms: u64,
+    ) -> RedisResult<T> {
         let sha = self
             .sha
             .get_or_init(|| redis::Script::new(self.source).get_hash().to_owned());

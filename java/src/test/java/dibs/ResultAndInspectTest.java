@@ -338,17 +338,15 @@ class ResultAndInspectTest {
         try (RedisServer secured = RedisServer.launch("--requirepass", password)) {
             String name = uniqueName("insp-auth");
             String noPassword = secured.uri();
-            // BUG (reported): inspect's GET + PTTL pipeline fails twice with NOAUTH, and the
-            // redis crate's "Pipeline failures" error has no code, so this is a plain
-            // DibsException, not the DibsAuthenticationException that execute throws.
-            DibsException e = assertThrows(DibsException.class, () -> Dibs.inspect(noPassword, name));
+            // A pipeline folds NOAUTH into one untyped error; inspect still reports it typed.
+            DibsException e = assertThrows(DibsAuthenticationException.class, () -> Dibs.inspect(noPassword, name));
             assertTrue(e.getMessage().contains("127.0.0.1:" + secured.port()), e.getMessage());
             assertTrue(e.getMessage().contains("NOAUTH"), e.getMessage());
             assertThrows(DibsAuthenticationException.class, () -> Dibs.execute(noPassword, name, 10, 0, () -> { }));
             assertThrows(DibsAuthenticationException.class,
                     () -> Dibs.inspect("redis://:" + password + "-nope@127.0.0.1:" + secured.port(), name));
 
-            // The README's minimal ACL locks, but inspect needs PTTL too, which it lacks (reported).
+            // The README's minimal ACL without +pttl locks, but inspect needs PTTL (the README says so).
             List<String> readmeAcl = List.of("ACL", "SETUSER", "dibs", "on", ">" + password, "resetkeys",
                     "~dibs:*", "resetchannels", "-@all", "+set", "+get", "+evalsha", "+eval", "+pexpire", "+del",
                     "+ping", "+hello", "+select");
