@@ -31,6 +31,9 @@ cargo build --release --bins --examples --quiet
 # The console is kept too: JDK 25 prints its native-access warnings there.
 mvn -B -ntp verify -Djdk25.java="$jdk25" 2>&1 | tee target/jvm/maven.log
 
+echo "== Spring Boot example: 3 instances, each tick runs exactly once"
+bash scripts/spring-boot-check.sh
+
 echo "== No JNI warnings, no leaked password"
 bash scripts/check-jni-warnings.sh
 bash scripts/check-no-leaks.sh target/cargo-test.log target/cargo-fuzz.log target/jvm/maven.log

@@ -1,0 +1,79 @@
+package dibs.example
+
+import dibs.Dibs
+import dibs.DibsException
+import java.net.InetSocketAddress
+import java.net.Socket
+import java.net.URI
+import java.time.Duration
+import java.time.Instant
+import org.slf4j.LoggerFactory
+import org.springframework.beans.factory.annotation.Value
+import org.springframework.boot.context.event.ApplicationReadyEvent
+import org.springframework.context.event.EventListener
+import org.springframework.scheduling.annotation.Scheduled
+import org.springframework.stereotype.Component
+
+/**
+ * Fires every second on every instance; per epoch second, exactly one instance records the tick.
+ *
+ * The lock is named after the second the run belongs to, which is only known when the run
+ * starts: a lock-name annotation (ShedLock's `@SchedulerLock(name = ...)`) is a compile-time
+ * constant and cannot say that.
+ */
+@Component
+class TickJob(
+    @Value("\${dibs.redis-uri}") private val redisUri: String,
+    @Value("\${demo.instance}") private val instance: String,
+) {
+    private val log = LoggerFactory.getLogger(TickJob::class.java)
+
+    @Scheduled(fixedRate = 1000)
+    fun tick() {
+        val second = Instant.now().epochSecond
+        try {
+            Dibs.execute(redisUri, "tick-$second", AT_MOST, AT_LEAST) { record(second) }
+        } catch (e: DibsException) {
+            // Redis unreachable or refusing: this instance sits the tick out, the next run retries.
+            // dibs's messages never hold a password, so the message is safe to log.
+            log.warn("tick {} not tried: {}", second, e.message)
+        }
+    }
+
+    // scripts/spring-boot-check.sh counts ticks only from the moment every instance said this.
+    @EventListener(ApplicationReadyEvent::class)
+    fun ready() {
+        println("READY $instance")
+    }
+
+    // Stands in for the job's real work: RPUSH "<instance> <tick>" onto the list demo:ticks, which
+    // scripts/spring-boot-check.sh reads. One raw RESP command keeps the example free of a Redis
+    // client library; a real job would use its own.
+    private fun record(second: Long) {
+        val uri = URI(redisUri)
+        val args = listOf("RPUSH", LEDGER, "$instance $second")
+        val command = buildString {
+            append("*${args.size}\r\n")
+            args.forEach { append("\$${it.toByteArray().size}\r\n$it\r\n") }
+        }
+        Socket().use { socket ->
+            socket.connect(InetSocketAddress(uri.host, uri.port), 2000)
+            socket.soTimeout = 2000
+            socket.getOutputStream().write(command.toByteArray())
+            val reply = socket.getInputStream().bufferedReader().readLine()
+            check(reply != null && reply.startsWith(":")) { "RPUSH failed: $reply" }
+        }
+    }
+
+    private companion object {
+        const val LEDGER = "demo:ticks"
+
+        // Far above the task's run time: a crashed instance frees the tick within 5 s.
+        val AT_MOST: Duration = Duration.ofSeconds(5)
+
+        // Keeps "tick-<second>" taken after the quick task, for a second and more: instances
+        // fire at different points of each second (and a busy one may fire late), so without
+        // it another instance could take the same tick again once the winner released it.
+        val AT_LEAST: Duration = Duration.ofSeconds(2)
+    }
+}
