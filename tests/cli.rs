@@ -39,10 +39,7 @@ fn runs_the_command_when_it_wins_and_exits_with_its_code() {
     ]);
     assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "ran\n");
-    assert!(
-        !server.admin().exists::<_, bool>("dibs:cron").unwrap(),
-        "released after the command"
-    );
+    assert!(!server.exists("dibs:cron"), "released after the command");
 
     let out = dibs(&[
         "run",
@@ -126,7 +123,7 @@ fn sigterm_is_passed_on_and_the_lock_released_when_the_child_exits() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    while !server.admin().exists::<_, bool>("dibs:long").unwrap() {
+    while !server.exists("dibs:long") {
         assert!(started.elapsed() < Duration::from_secs(5), "never acquired");
         thread::sleep(Duration::from_millis(20));
     }
@@ -145,10 +142,7 @@ fn sigterm_is_passed_on_and_the_lock_released_when_the_child_exits() {
         "the child's own exit code; stdout: {out}"
     );
     assert!(out.contains("got-term"), "{out}");
-    assert!(
-        !server.admin().exists::<_, bool>("dibs:long").unwrap(),
-        "released"
-    );
+    assert!(!server.exists("dibs:long"), "released");
 }
 
 #[test]
@@ -186,10 +180,7 @@ fn a_child_killed_by_a_signal_exits_128_plus_it_and_a_missing_command_127() {
         "{}",
         text(&out.stderr)
     );
-    assert!(
-        !server.admin().exists::<_, bool>("dibs:k").unwrap(),
-        "released"
-    );
+    assert!(!server.exists("dibs:k"), "released");
 }
 
 #[test]
@@ -216,7 +207,7 @@ fn status_prints_the_holder_and_the_remaining_ttl() {
         .spawn()
         .unwrap();
     let started = Instant::now();
-    while !server.admin().exists::<_, bool>("dibs:s").unwrap() {
+    while !server.exists("dibs:s") {
         assert!(started.elapsed() < Duration::from_secs(5));
         thread::sleep(Duration::from_millis(20));
     }
@@ -273,10 +264,7 @@ fn bad_usage_exits_64_with_the_usage_and_conn_options_work() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(
-        server.admin().exists::<_, bool>("app:p").unwrap(),
-        "key prefix from --redis-opt"
-    );
+    assert!(server.exists("app:p"), "key prefix from --redis-opt");
 
     let out = dibs(&[
         "run",

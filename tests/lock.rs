@@ -140,7 +140,7 @@ fn at_least_keeps_the_key_for_the_remaining_time_and_zero_deletes_it() {
         panic!()
     };
     assert_eq!(release.unwrap(), Release::Deleted);
-    assert!(!server.admin().exists::<_, bool>("dibs:gone").unwrap());
+    assert!(!server.exists("dibs:gone"));
 }
 
 #[test]
@@ -150,7 +150,7 @@ fn the_lock_expires_after_at_most_even_if_never_released() {
     let lease = locker.acquire(&ms("crashed", 250, 0)).unwrap().unwrap();
     std::mem::forget(lease); // as if the process died
     thread::sleep(Duration::from_millis(300));
-    assert!(!server.admin().exists::<_, bool>("dibs:crashed").unwrap());
+    assert!(!server.exists("dibs:crashed"));
 }
 
 #[test]
@@ -184,7 +184,7 @@ fn release_survives_script_flush_with_one_extra_round_trip() {
         (3, 2),
         "EVALSHA, then one EVAL"
     );
-    assert!(!server.admin().exists::<_, bool>("dibs:s").unwrap());
+    assert!(!server.exists("dibs:s"));
 }
 
 #[test]
@@ -210,10 +210,7 @@ fn the_tasks_error_and_panic_pass_through_and_release_still_runs() {
         42,
         "the very panic payload"
     );
-    assert!(
-        !server.admin().exists::<_, bool>("dibs:p").unwrap(),
-        "released despite the panic"
-    );
+    assert!(!server.exists("dibs:p"), "released despite the panic");
 }
 
 #[test]

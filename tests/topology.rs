@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use common::{free_port, RedisServer};
 use dibs::{ConnSpec, LockParams, Locker, Outcome, Release};
-use redis::Commands;
 
 /// A `redis-server --sentinel` watching `mymaster`.
 struct Sentinel {
@@ -79,6 +78,14 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+fn cluster_ok(node: &RedisServer) -> bool {
+    let info: String = redis::cmd("CLUSTER")
+        .arg("INFO")
+        .query(&mut node.admin())
+        .unwrap();
+    info.contains("cluster_state:ok")
+}
+
 fn info(server: &RedisServer, field: &str) -> String {
     let info: String = redis::cmd("INFO").query(&mut server.admin()).unwrap();
     info.lines()
@@ -125,10 +132,7 @@ fn sentinel_calls_succeed_against_the_new_master_after_a_failover() {
         locker.execute(&params, || ()).unwrap(),
         Outcome::Ran { .. }
     ));
-    assert!(
-        master.admin().exists::<_, bool>("dibs:failover").unwrap(),
-        "the lock is on the master"
-    );
+    assert!(master.exists("dibs:failover"), "the lock is on the master");
 
     master.kill();
     wait_until("a failover to the replica", || {
@@ -145,7 +149,7 @@ fn sentinel_calls_succeed_against_the_new_master_after_a_failover() {
     // The lock taken before the failover was replicated (asynchronously, so not guaranteed).
     println!(
         "lock from before the failover still held on the new master: {}",
-        replica.admin().exists::<_, bool>("dibs:failover").unwrap()
+        replica.exists("dibs:failover")
     );
 }
 
@@ -206,15 +210,7 @@ fn cluster_locks_spread_over_the_slots_and_survive_a_reshard() {
         .status()
         .expect("redis-cli (apt-get install redis-tools)");
     assert!(status.success());
-    wait_until("the cluster to be ok", || {
-        nodes.iter().all(|n| {
-            let info: String = redis::cmd("CLUSTER")
-                .arg("INFO")
-                .query(&mut n.admin())
-                .unwrap();
-            info.contains("cluster_state:ok")
-        })
-    });
+    wait_until("the cluster to be ok", || nodes.iter().all(cluster_ok));
 
     // One seed is enough: the client learns the slot map from it.
     let locker =
@@ -266,15 +262,7 @@ fn cluster_locks_spread_over_the_slots_and_survive_a_reshard() {
         .status()
         .unwrap();
     assert!(status.success());
-    wait_until("the cluster to settle", || {
-        nodes.iter().all(|n| {
-            let info: String = redis::cmd("CLUSTER")
-                .arg("INFO")
-                .query(&mut n.admin())
-                .unwrap();
-            info.contains("cluster_state:ok")
-        })
-    });
+    wait_until("the cluster to settle", || nodes.iter().all(cluster_ok));
     for i in 0..100 {
         // Still held, wherever the key now lives.
         assert!(

@@ -116,6 +116,14 @@ impl RedisServer {
         conn
     }
 
+    /// Whether `key` exists in db 0.
+    pub fn exists(&self, key: &str) -> bool {
+        redis::cmd("EXISTS")
+            .arg(key)
+            .query(&mut self.admin())
+            .unwrap()
+    }
+
     /// Kills the server at once (SIGKILL), as a crash would.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
