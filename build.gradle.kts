@@ -3,7 +3,11 @@
 //   stageNative     target/release/<lib> -> build/generated/native-resources/dibs/native/<platform>/,
 //                   which processResources copies into the main resources output
 //   compileJava     --release 11, no runtime dependencies
-//   compileTestKotlin / compileTestJava, test (JUnit 5, -Xcheck:jni), testJdk25 (-Pjdk25.java=...)
+//   cargoBuildTestTools  cargo build --release --bins --examples (the CLI and the stress worker
+//                   that CliInteropTest and ExclusionStressTest run)
+//   cargoBuildTestHooks  the library with --features test-hooks, in target/test-hooks
+//   compileTestKotlin / compileTestJava, test (JUnit 5, -Xcheck:jni), jniPanicTest (JniPanicTest
+//                   against the test-hooks library), testJdk25 (-Pjdk25.java=...)
 //   jar             the native library inside; maven-publish for the same coordinates.
 // Gradle keeps its output in build/, away from Cargo's target/.
 //
@@ -133,9 +137,33 @@ tasks.javadoc {
     (options as StandardJavadocDocletOptions).addBooleanOption("Xdoclint:all,-missing", true)
 }
 
+// The binaries the tests run beside the JVM, and the library with test-only panic hooks in a
+// target dir of its own (the shipped library never has them).
+val testHooksTargetDir = layout.projectDirectory.dir("target/test-hooks")
+val cargoBuildTestTools by tasks.registering(Exec::class) {
+    description = "Builds the dibs CLI and the stress worker the Java tests run."
+    group = "build"
+    onlyIf { !cargoSkip }
+    workingDir = rootDir
+    commandLine("cargo", "build", "--release", "--bins", "--examples")
+}
+val cargoBuildTestHooks by tasks.registering(Exec::class) {
+    description = "Builds the native library with its test-only panic hooks (JniPanicTest)."
+    group = "build"
+    onlyIf { !cargoSkip }
+    workingDir = rootDir
+    commandLine(
+        "cargo", "build", "--release", "--lib", "--features", "test-hooks",
+        "--target-dir", testHooksTargetDir.asFile.path,
+    )
+}
+
 // 3. Tests against a real redis-server, with JNI checking.
 fun Test.configureDibsTests(jvmArgsFor: () -> List<String>) {
     useJUnitPlatform()
+    dependsOn(cargoBuildTestTools)
+    // Tests find target/release/dibs and friends relative to the project, as under Maven.
+    systemProperty("basedir", rootDir.path)
     jvmArgumentProviders.add(CommandLineArgumentProvider { jvmArgsFor() })
     testLogging {
         events("failed")
@@ -144,12 +172,28 @@ fun Test.configureDibsTests(jvmArgsFor: () -> List<String>) {
 }
 
 tasks.test {
+    // JniPanicTest needs the test-hooks library: it runs in jniPanicTest below.
+    exclude("**/JniPanicTest.class")
     configureDibsTests {
         // JDK 24+ warns on every System.load unless native access is enabled (JEP 472).
         val feature = javaLauncher.orNull?.metadata?.languageVersion?.asInt()
             ?: JavaVersion.current().majorVersion.toInt()
         if (feature >= 24) testJvmArgs + testJvmArgsJdk24plus else testJvmArgs
     }
+}
+
+val jniPanicTest by tasks.registering(Test::class) {
+    description = "Runs JniPanicTest against the library built with the test-hooks feature."
+    group = "verification"
+    dependsOn(cargoBuildTestHooks)
+    testClassesDirs = sourceSets.test.get().output.classesDirs
+    classpath = sourceSets.test.get().runtimeClasspath
+    include("**/JniPanicTest.class")
+    systemProperty("dibs.native.path", testHooksTargetDir.file("release/$nativeLibFile").asFile.path)
+    configureDibsTests { testJvmArgs }
+}
+tasks.check {
+    dependsOn(jniPanicTest)
 }
 
 // The same tests once more on another JVM: ./gradlew testJdk25 -Pjdk25.java=/path/to/bin/java
@@ -160,6 +204,7 @@ val testJdk25 by tasks.registering(Test::class) {
     onlyIf { jdk25Java.isPresent }
     testClassesDirs = sourceSets.test.get().output.classesDirs
     classpath = sourceSets.test.get().runtimeClasspath
+    exclude("**/JniPanicTest.class")
     if (jdk25Java.isPresent) {
         executable = jdk25Java.get() // Gradle 8+ derives the toolchain from this path
     }
