@@ -26,8 +26,6 @@ fi
 [ -x "$jdk25" ] || { echo "no JDK 25 found: set JDK25_JAVA=/path/to/jdk-25/bin/java" >&2; exit 1; }
 
 echo "== Java: JUnit 5 on $(java -version 2>&1 | head -n 1) and on $("$jdk25" -version 2>&1 | head -n 1), with -Xcheck:jni"
-# The stress test races a Rust worker process beside the JVMs; the interop test runs the CLI.
-cargo build --release --bins --examples --quiet
 # The console is kept too: JDK 25 prints its native-access warnings there.
 mvn -B -ntp verify -Djdk25.java="$jdk25" 2>&1 | tee target/jvm/maven.log
 

@@ -54,7 +54,7 @@ fn runs_the_command_when_it_wins_and_exits_with_its_code() {
         "--",
         "true",
     ]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let ttl: i64 = server.admin().pttl("dibs:cron").unwrap();
     assert!((4_000..=5_000).contains(&ttl), "atLeast keeps it: {ttl}");
 }
@@ -97,7 +97,7 @@ fn skips_with_the_chosen_exit_code_and_a_line_on_stderr() {
         "--",
         "true",
     ]);
-    assert_eq!(out.status.code(), Some(75));
+    assert_eq!(out.status.code(), Some(75), "{}", text(&out.stderr));
 }
 
 #[test]
@@ -162,7 +162,7 @@ fn a_child_killed_by_a_signal_exits_128_plus_it_and_a_missing_command_127() {
         "-c",
         "kill -KILL $$",
     ]);
-    assert_eq!(out.status.code(), Some(128 + 9));
+    assert_eq!(out.status.code(), Some(128 + 9), "{}", text(&out.stderr));
     let out = dibs(&[
         "run",
         "--redis",
@@ -174,7 +174,7 @@ fn a_child_killed_by_a_signal_exits_128_plus_it_and_a_missing_command_127() {
         "--",
         "/nonexistent/program",
     ]);
-    assert_eq!(out.status.code(), Some(127));
+    assert_eq!(out.status.code(), Some(127), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("cannot run /nonexistent/program"),
         "{}",
@@ -188,7 +188,7 @@ fn status_prints_the_holder_and_the_remaining_ttl() {
     let server = RedisServer::start();
     let uri = server.uri();
     let out = dibs(&["status", "--redis", &uri, "--lock", "s"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "lock 's' is free\n");
 
     let mut holder = Command::new(env!("CARGO_BIN_EXE_dibs"))
@@ -225,7 +225,7 @@ fn status_prints_the_holder_and_the_remaining_ttl() {
 #[test]
 fn bad_usage_exits_64_with_the_usage_and_conn_options_work() {
     let out = dibs(&["run", "--lock", "x", "--at-most", "soon", "--", "true"]);
-    assert_eq!(out.status.code(), Some(64));
+    assert_eq!(out.status.code(), Some(64), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
         err.contains("--at-most must be a whole number") && err.contains("usage:"),
@@ -243,7 +243,7 @@ fn bad_usage_exits_64_with_the_usage_and_conn_options_work() {
         "--",
         "true",
     ]);
-    assert_eq!(out.status.code(), Some(64));
+    assert_eq!(out.status.code(), Some(64), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("lockName must not be empty"));
 
     let server = RedisServer::start();
@@ -277,6 +277,6 @@ fn bad_usage_exits_64_with_the_usage_and_conn_options_work() {
         "--",
         "true",
     ]);
-    assert_eq!(out.status.code(), Some(69));
+    assert_eq!(out.status.code(), Some(69), "{}", text(&out.stderr));
     assert!(!text(&out.stderr).contains("hunter2"));
 }

@@ -69,8 +69,14 @@ impl RedisServer {
         } else {
             &["--port", "0", "--tls-port", &port]
         };
+        // Readiness is read from our own server's log, not from the port: a port found free may
+        // belong to another test's server by now, and a connect would reach that one.
+        let log = self.dir.join(format!("redis-{port}.log"));
+        let _ = std::fs::remove_file(&log);
         let mut child = Command::new("redis-server")
             .args(listen)
+            .arg("--logfile")
+            .arg(&log)
             .args(["--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .arg("--dir")
@@ -86,7 +92,9 @@ impl RedisServer {
             if let Ok(Some(_)) = child.try_wait() {
                 return false; // exited: most likely the port was taken
             }
-            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+            let ready = std::fs::read_to_string(&log)
+                .is_ok_and(|text| text.contains("Ready to accept connections"));
+            if ready {
                 self.child = Some(child);
                 return true;
             }

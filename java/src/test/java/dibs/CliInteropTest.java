@@ -26,7 +26,7 @@ class CliInteropTest {
     static void start() throws IOException {
         cli = Paths.get(System.getProperty("basedir", "."), "target", "release", "dibs").toAbsolutePath();
         assertTrue(Files.isExecutable(cli), "the CLI " + cli + " is missing: run `cargo build --release --bins`"
-                + " before the Java tests (scripts/test.sh does)");
+                + " before the Java tests (the Maven and Gradle builds do)");
         redis = RedisServer.launch();
     }
 

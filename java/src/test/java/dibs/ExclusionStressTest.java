@@ -45,7 +45,7 @@ import org.junit.jupiter.api.Timeout;
  * {@code target/reliability/exclusion.txt}.
  *
  * <p>The Rust worker is not built here: {@code cargo build --release --examples} must have made
- * {@code target/release/examples/exclusion_worker} first ({@code scripts/test.sh} does).
+ * {@code target/release/examples/exclusion_worker} first (the Maven and Gradle builds do).
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ExclusionStressTest {
@@ -70,7 +70,7 @@ class ExclusionStressTest {
                 System.getProperty("os.name").startsWith("Windows") ? "exclusion_worker.exe" : "exclusion_worker"));
         if (!Files.isRegularFile(rustWorker) || !Files.isExecutable(rustWorker)) {
             fail("the Rust worker " + rustWorker + " is missing: run `cargo build --release --examples`"
-                    + " in " + basedir + " before the Java tests (scripts/test.sh does)");
+                    + " in " + basedir + " before the Java tests (the Maven and Gradle builds do)");
         }
         Path source = basedir.resolve(Paths.get("examples", "exclusion_worker.rs"));
         if (Files.exists(source) && Files.getLastModifiedTime(source).compareTo(Files.getLastModifiedTime(rustWorker)) > 0) {
