@@ -121,6 +121,11 @@ impl Opener {
                     .collect::<RedisResult<Vec<_>>>()
                     .map_err(|e| bad_spec("conn", e))?;
                 let mut builder = ClusterClient::builder(infos)
+                    // No retries inside the cluster client: it would resend a timed-out command
+                    // on the same socket (its late reply then answering the resend) and back off
+                    // for minutes on CLUSTERDOWN. The pool retries MOVED and ASK once, on a fresh
+                    // connection with a fresh slot map, and drops sockets that timed out.
+                    .retries(0)
                     .connection_timeout(spec.connect_timeout)
                     .response_timeout(spec.read_timeout)
                     .tcp_settings(TcpSettings::default().set_nodelay(true));

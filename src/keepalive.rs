@@ -17,21 +17,28 @@ pub(crate) fn run<T>(locker: &Locker, lease: &Lease, task: impl FnOnce() -> T) -
     let interval = Duration::from_millis((lease.at_most_ms() / 3).max(1));
     thread::scope(|scope| {
         let (stop, stopped) = mpsc::channel::<()>();
-        let extender = scope.spawn(move || loop {
-            match stopped.recv_timeout(interval) {
-                Err(RecvTimeoutError::Timeout) => match locker.extend(lease) {
-                    Ok(true) => {}
-                    Ok(false) => return true,
-                    // Redis unreachable for now: try again next interval; if it stays away,
-                    // the lock expires by itself and the release reports it.
-                    Err(_) => {}
-                },
-                _ => return false,
-            }
-        });
+        let extender = thread::Builder::new()
+            .name("dibs-keep-alive".into())
+            .spawn_scoped(scope, move || loop {
+                match stopped.recv_timeout(interval) {
+                    Err(RecvTimeoutError::Timeout) => match locker.extend(lease) {
+                        Ok(true) => {}
+                        Ok(false) => return true,
+                        // Redis unreachable for now: try again next interval; if it stays away,
+                        // the lock expires by itself and the release reports it.
+                        Err(_) => {}
+                    },
+                    _ => return false,
+                }
+            });
+        // No thread to be had (a limit, no memory): the task still runs, and is released after,
+        // as without keep-alive; failing here would leave the lock held and nothing run.
         let value = task();
         drop(stop);
-        let lost = extender.join().unwrap_or(false);
+        let lost = match extender {
+            Ok(handle) => handle.join().unwrap_or(false),
+            Err(_) => false,
+        };
         (value, lost)
     })
 }

@@ -264,7 +264,11 @@ impl Locker {
         let read = |conn: &mut Conn| -> RedisResult<(Option<String>, i64)> {
             redis::pipe().get(&key).pttl(&key).query(conn).or_else(|e| {
                 // A pipeline folds its replies' errors into one without a code; the same
-                // failure on a lone GET (NOAUTH, NOPERM, ...) comes back typed.
+                // failure on a lone GET (NOAUTH, NOPERM, ...) comes back typed. Not after a
+                // timeout or a broken socket: that would only wait a second time.
+                if e.is_timeout() || e.is_io_error() {
+                    return Err(e);
+                }
                 let _: Option<String> = redis::cmd("GET").arg(&key).query(conn)?;
                 Err(e)
             })

@@ -69,21 +69,30 @@ impl Pool {
                 self.checkin(conn, true);
                 Ok(v)
             }
-            // READONLY: a Sentinel failover demoted the server this connection reached.
+            // A dead pooled connection (restart, CLIENT KILL); READONLY: a Sentinel failover
+            // demoted the server it reached; MOVED/ASK: a cluster's slots moved since its slot
+            // map was read (the cluster client does not retry by itself, see `conn`). In each
+            // case the command did not run, the idle connections are as stale, and a fresh one
+            // will do.
             Err(e)
-                if reused
+                if (reused
                     && (dropped(&e)
-                        || e.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly)) =>
+                        || e.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly)))
+                    || e.is_cluster_error()
+                        && matches!(
+                            e.kind(),
+                            ErrorKind::Server(ServerErrorKind::Moved | ServerErrorKind::Ask)
+                        ) =>
             {
                 self.checkin(conn, false);
                 self.drop_idle();
                 let mut fresh = self.connect(what)?;
                 let result = retry(&mut fresh);
-                self.checkin(fresh, result.is_ok() || !e.is_unrecoverable_error());
+                self.checkin(fresh, result.as_ref().map_or_else(reusable, |_| true));
                 result.map_err(|e| self.error(&e, what, self.spec.read_timeout))
             }
             Err(e) => {
-                self.checkin(conn, !e.is_unrecoverable_error() && !e.is_timeout());
+                self.checkin(conn, reusable(&e));
                 Err(self.error(&e, what, self.spec.read_timeout))
             }
         }
@@ -188,4 +197,10 @@ impl Pool {
 
 fn dropped(e: &redis::RedisError) -> bool {
     e.is_connection_dropped() && !e.is_timeout()
+}
+
+/// Whether a connection whose command failed with `e` may serve another. Never after a timeout:
+/// the late reply would still be unread, and the next command would read it as its own.
+fn reusable(e: &redis::RedisError) -> bool {
+    !e.is_unrecoverable_error() && !e.is_timeout()
 }

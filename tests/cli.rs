@@ -280,3 +280,45 @@ fn bad_usage_exits_64_with_the_usage_and_conn_options_work() {
     assert_eq!(out.status.code(), Some(69), "{}", text(&out.stderr));
     assert!(!text(&out.stderr).contains("hunter2"));
 }
+
+#[test]
+fn a_signal_before_the_command_starts_releases_the_lock_and_runs_nothing() {
+    let server = RedisServer::start();
+    let signal = |sig: &str, pid: u32| {
+        let ok = Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    // A frozen server holds dibs inside its acquire while the signal arrives.
+    signal("-STOP", server.pid());
+    let child = Command::new(env!("CARGO_BIN_EXE_dibs"))
+        .args([
+            "run",
+            "--redis",
+            &server.uri(),
+            "--lock",
+            "early",
+            "--at-most",
+            "1m",
+        ])
+        .args(["--", "sh", "-c", "echo ran"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    thread::sleep(Duration::from_millis(300));
+    signal("-HUP", child.id());
+    thread::sleep(Duration::from_millis(100));
+    signal("-CONT", server.pid());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(128 + 1), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "", "the command must not run");
+    assert!(
+        text(&out.stderr).contains("before sh started; not run"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!server.exists("dibs:early"), "released");
+}

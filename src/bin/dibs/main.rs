@@ -7,12 +7,13 @@
 mod args;
 
 use std::process::{Command as Process, ExitCode};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use args::{Command, Conn, USAGE};
 use dibs::{ConnSpec, Error, LockParams, Locker, Outcome, Release, SpecValue};
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 const EX_USAGE: u8 = 64;
@@ -56,7 +57,18 @@ fn run(command: Command) -> Result<u8, Error> {
         } => {
             let params = LockParams::from_millis(&lock, millis(at_most), millis(at_least))?;
             let locker = locker(&conn, keep_alive)?;
-            match locker.execute(&params, || run_child(&program, &args))? {
+            // Watch signals before taking the lock: one that arrives while it is being taken
+            // must not kill dibs with the lock held and nothing to release it.
+            let forwarder = match Forwarder::start() {
+                Ok(f) => f,
+                Err(e) => {
+                    eprintln!("dibs: cannot watch signals: {e}");
+                    return Ok(EX_SOFTWARE);
+                }
+            };
+            let outcome = locker.execute(&params, || forwarder.run_child(&program, &args));
+            forwarder.stop();
+            match outcome? {
                 Outcome::Skipped => {
                     eprintln!("dibs: lock '{lock}' is held by another holder; {program} not run");
                     Ok(skip_exit)
@@ -122,47 +134,126 @@ fn locker(conn: &Conn, keep_alive: bool) -> Result<Locker, Error> {
     Locker::new(ConnSpec::from_map(&entries)?)
 }
 
-/// Runs the child with our stdin, stdout and stderr, passing SIGTERM and SIGINT on to it.
-/// Returns its exit code, or 128 + the signal that killed it.
-fn run_child(program: &str, args: &[String]) -> u8 {
-    let mut signals = match Signals::new([SIGTERM, SIGINT]) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("dibs: cannot watch signals: {e}");
-            return EX_SOFTWARE;
+const FORWARDED: [i32; 3] = [SIGTERM, SIGINT, SIGHUP];
+
+/// Blocks or unblocks the forwarded signals for the calling thread.
+fn set_mask(how: libc::c_int) -> std::io::Result<()> {
+    // SAFETY: a sigset_t filled by sigemptyset/sigaddset, passed to pthread_sigmask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in FORWARDED {
+            libc::sigaddset(&mut set, signal);
         }
-    };
-    let mut child = match Process::new(program).args(args).spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            eprintln!("dibs: cannot run {program}: {e}");
-            return EX_NOT_STARTED;
+        match libc::pthread_sigmask(how, &set, std::ptr::null_mut()) {
+            0 => Ok(()),
+            code => Err(std::io::Error::from_raw_os_error(code)),
         }
-    };
-    let pid = child.id() as libc::pid_t;
-    let handle = signals.handle();
-    let forwarder = thread::spawn(move || {
-        for signal in signals.forever() {
-            // SAFETY: kill(2) with a pid we spawned and have not yet reaped.
-            unsafe { libc::kill(pid, signal) };
+    }
+}
+
+/// Passes SIGTERM, SIGINT and SIGHUP on to the child. A signal that comes before the child
+/// exists is kept and delivered once it does; none is sent once the child has been reaped,
+/// when its pid may belong to another process.
+struct Forwarder {
+    target: Arc<Mutex<Target>>,
+    handle: signal_hook::iterator::Handle,
+    thread: thread::JoinHandle<()>,
+}
+
+enum Target {
+    /// No child yet; the first signal that came meanwhile.
+    Waiting(Option<i32>),
+    Child(libc::pid_t),
+    Done,
+}
+
+impl Forwarder {
+    fn start() -> std::io::Result<Forwarder> {
+        let mut signals = Signals::new(FORWARDED)?;
+        let handle = signals.handle();
+        let target = Arc::new(Mutex::new(Target::Waiting(None)));
+        let shared = target.clone();
+        // The signals are blocked on every thread but the forwarder's: a handler running on the
+        // main thread would interrupt its Redis reads (EINTR) mid-acquire or mid-release. The
+        // child starts with an empty mask (std resets it).
+        set_mask(libc::SIG_BLOCK)?;
+        let thread = thread::spawn(move || {
+            let _ = set_mask(libc::SIG_UNBLOCK);
+            for signal in signals.forever() {
+                let mut target = shared.lock().unwrap_or_else(|p| p.into_inner());
+                match &mut *target {
+                    Target::Waiting(first) => *first = first.or(Some(signal)),
+                    // SAFETY: kill(2) on our child, which is not reaped while we hold the lock.
+                    Target::Child(pid) => unsafe {
+                        libc::kill(*pid, signal);
+                    },
+                    Target::Done => {}
+                }
+            }
+        });
+        Ok(Forwarder {
+            target,
+            handle,
+            thread,
+        })
+    }
+
+    /// Runs the child with our stdin, stdout and stderr; returns its exit code, or 128 + the
+    /// signal that killed it (or that came before it could start).
+    fn run_child(&self, program: &str, args: &[String]) -> u8 {
+        let mut target = self.target.lock().unwrap_or_else(|p| p.into_inner());
+        if let Target::Waiting(Some(signal)) = *target {
+            eprintln!("dibs: signal {signal} before {program} started; not run");
+            return (128 + signal).clamp(0, 255) as u8;
         }
-    });
-    let status = child.wait();
-    handle.close();
-    let _ = forwarder.join();
-    match status {
-        Ok(status) => {
-            use std::os::unix::process::ExitStatusExt;
-            match (status.code(), status.signal()) {
-                (Some(code), _) => code.clamp(0, 255) as u8,
-                (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
-                _ => EX_SOFTWARE,
+        let mut child = match Process::new(program).args(args).spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                eprintln!("dibs: cannot run {program}: {e}");
+                return EX_NOT_STARTED;
+            }
+        };
+        let pid = child.id() as libc::pid_t;
+        *target = Target::Child(pid);
+        drop(target);
+        // Wait for the exit without reaping, so that the pid stays ours until forwarding stops.
+        // SAFETY: waitid(2) on our own child, with a zeroed siginfo to fill.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let waited = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        *self.target.lock().unwrap_or_else(|p| p.into_inner()) = Target::Done;
+        if waited != 0 {
+            eprintln!(
+                "dibs: waiting for {program} failed: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        match child.wait() {
+            Ok(status) => {
+                use std::os::unix::process::ExitStatusExt;
+                match (status.code(), status.signal()) {
+                    (Some(code), _) => code.clamp(0, 255) as u8,
+                    (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
+                    _ => EX_SOFTWARE,
+                }
+            }
+            Err(e) => {
+                eprintln!("dibs: waiting for {program} failed: {e}");
+                EX_SOFTWARE
             }
         }
-        Err(e) => {
-            eprintln!("dibs: waiting for {program} failed: {e}");
-            EX_SOFTWARE
-        }
+    }
+
+    fn stop(self) {
+        self.handle.close();
+        let _ = self.thread.join();
     }
 }
 

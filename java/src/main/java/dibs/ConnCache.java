@@ -45,11 +45,14 @@ final class ConnCache {
         if (cached != null) {
             return cached;
         }
-        long handle = connect(conn, false);
+        // Copy first, then parse the copy: a map the caller changes meanwhile cannot pair one
+        // content with the handle of another.
+        Object key = conn instanceof Map ? immutableCopy((Map<?, ?>) conn) : conn;
+        long handle = connect(key, false);
         if (CACHE.size() >= MAX_CACHED) {
             CACHE.clear();
         }
-        CACHE.put(conn instanceof Map ? immutableCopy((Map<?, ?>) conn) : conn, handle);
+        CACHE.put(key, handle);
         return handle;
     }
 

@@ -33,8 +33,9 @@ import java.util.function.Supplier;
  *       the task finishes sooner. Cover the clock and scheduling skew between instances.
  * </ul>
  * The {@code long} overloads take whole seconds; the {@link Duration} overloads take any
- * length, truncated to whole milliseconds as by {@link Duration#toMillis()} (so
- * {@code Duration.ofNanos(1_500_000)} is 1 ms). An {@code atMost} must be positive, an
+ * length in whole milliseconds: {@code atMost} cut as by {@link Duration#toMillis()} (so
+ * {@code Duration.ofNanos(1_500_000)} is 1 ms), {@code atLeast} rounded up, so that the lock is
+ * never held shorter than asked (but not past {@code atMost}). An {@code atMost} must be positive, an
  * {@code atLeast} must lie between 0 and {@code atMost}, and both must fit in a {@code long} of
  * milliseconds; otherwise an {@link IllegalArgumentException} is thrown. So is a lock name that
  * is empty, longer than 512 bytes of UTF-8, or holds a control character (the native library
@@ -111,7 +112,7 @@ public final class Dibs {
 
     /**
      * Runs {@code task} if and only if this process wins the lock {@code lockName}, with
-     * durations of any length (truncated to whole milliseconds).
+     * durations of any length (in whole milliseconds, see the class docs).
      *
      * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
      * @param lockName the lock's name; instances that should exclude each other use the same one
@@ -149,7 +150,7 @@ public final class Dibs {
 
     /**
      * Runs {@code task} if and only if this process wins the lock, and returns its value, with
-     * durations of any length (truncated to whole milliseconds).
+     * durations of any length (in whole milliseconds, see the class docs).
      *
      * <p><b>Note:</b> {@code Optional.empty()} means either that the task was skipped or that it
      * ran and returned {@code null}; the two cannot be told apart here. {@link #attempt} can.
@@ -192,7 +193,7 @@ public final class Dibs {
 
     /**
      * {@link #attempt(Object, String, long, long, Supplier)} with durations of any length
-     * (truncated to whole milliseconds).
+     * (in whole milliseconds, see the class docs).
      *
      * @param <T> the task's result type
      * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}

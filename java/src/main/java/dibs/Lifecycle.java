@@ -32,7 +32,15 @@ final class Lifecycle {
         checkNotNull(atMost, "atMost");
         checkNotNull(atLeast, "atLeast");
         if (fitsMillis(atMost) && fitsMillis(atLeast)) {
-            return run(handle, listener, lockName, atMost.toMillis(), atLeast.toMillis(), MILLIS, task);
+            // atMost is cut to whole milliseconds; atLeast is rounded up (the lock is never held
+            // shorter than asked), but not past atMost when it was within it.
+            long atMostMs = atMost.toMillis();
+            boolean fraction = !atLeast.isNegative() && atLeast.getNano() % 1_000_000 != 0;
+            long atLeastMs = atLeast.toMillis() + (fraction ? 1 : 0);
+            if (atLeast.compareTo(atMost) <= 0) {
+                atLeastMs = Math.min(atLeastMs, Math.max(atMostMs, 0));
+            }
+            return run(handle, listener, lockName, atMostMs, atLeastMs, MILLIS, task);
         }
         return run(handle, listener, lockName, atMost.getSeconds(), atLeast.getSeconds(), SECONDS, task);
     }

@@ -13,26 +13,12 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** Every form of conn reaches the same server (the lock key shows up there during the task). */
 @Timeout(60)
-class ConnFormsTest {
-    private static RedisServer redis;
-
-    @BeforeAll
-    static void startRedis() throws IOException {
-        redis = RedisServer.launch();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
-    }
-
+class ConnFormsTest extends RedisTestBase {
     /** Runs a task through conn and returns what the lock key held on our server meanwhile. */
     private static String keySeenDuringTask(Object conn, String key, String name) {
         AtomicReference<String> seen = new AtomicReference<>();

@@ -19,26 +19,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** The lock's behaviour against a real redis-server. */
 @Timeout(60)
-class DibsTest {
-    private static RedisServer redis;
-
-    @BeforeAll
-    static void startRedis() throws IOException {
-        redis = RedisServer.launch();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
-    }
-
+class DibsTest extends RedisTestBase {
     private static long pttl(String name) throws IOException {
         return Long.parseLong(redis.command("PTTL", lockKey(name)));
     }

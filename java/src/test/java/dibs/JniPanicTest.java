@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -16,19 +14,7 @@ import org.junit.jupiter.api.Timeout;
  * its own surefire execution, against the library built with the test-hooks feature.
  */
 @Timeout(60)
-class JniPanicTest {
-    private static RedisServer redis;
-
-    @BeforeAll
-    static void startRedis() throws IOException {
-        redis = RedisServer.launch();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
-    }
-
+class JniPanicTest extends RedisTestBase {
     @Test
     void aPanicBecomesADibsExceptionAndTheJvmGoesOn() {
         for (int i = 0; i < 100; i++) {

@@ -25,8 +25,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -35,19 +33,8 @@ import org.junit.jupiter.api.Timeout;
  * a holder that dies stops extending, and its lock lapses within atMost.
  */
 @Timeout(120)
-class KeepAliveTest {
+class KeepAliveTest extends RedisTestBase {
     private static final long PID = ProcessHandle.current().pid();
-    private static RedisServer redis;
-
-    @BeforeAll
-    static void startRedis() throws IOException {
-        redis = RedisServer.launch();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
-    }
 
     private static boolean exists(String name) throws IOException {
         return redis.command("EXISTS", lockKey(name)).equals("1");

@@ -28,27 +28,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.function.Executable;
 
 /** {@link DibsOptions}, {@link DibsListener} and {@link DibsClient}. */
 @Timeout(90)
-class OptionsListenerClientTest {
+class OptionsListenerClientTest extends RedisTestBase {
     private static final String PASSWORD = "opt-s3cret";
-    private static RedisServer redis;
-
-    @BeforeAll
-    static void startRedis() throws IOException {
-        redis = RedisServer.launch();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
-    }
 
     private static DibsOptions.Builder local() {
         return DibsOptions.builder().host("127.0.0.1").port(redis.port());

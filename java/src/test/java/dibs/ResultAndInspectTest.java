@@ -22,26 +22,12 @@ import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** {@link Dibs#attempt} and its {@link DibsResult}; {@link Dibs#inspect} and its {@link LockInfo}. */
 @Timeout(60)
-class ResultAndInspectTest {
-    private static RedisServer redis;
-
-    @BeforeAll
-    static void startRedis() throws IOException {
-        redis = RedisServer.launch();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
-    }
-
+class ResultAndInspectTest extends RedisTestBase {
     private static boolean exists(String name) throws IOException {
         return redis.command("EXISTS", lockKey(name)).equals("1");
     }
