@@ -17,8 +17,8 @@ usage:
   --skip-exit  the exit code when another holder has the lock (default 0)
 
 `dibs run` runs CMD only if it wins the lock, and exits with CMD's exit code (128 + the
-signal number if CMD was killed by a signal). SIGTERM and SIGINT are passed on to CMD; the
-lock is released when CMD exits. Exit codes of dibs itself: 64 bad usage, 69 Redis
+signal number if CMD was killed by a signal). SIGTERM, SIGINT and SIGHUP are passed on to
+CMD; the lock is released when CMD exits. Exit codes of dibs itself: 64 bad usage, 69 Redis
 unreachable or refusing, 70 internal error, 127 CMD could not be started.";
 
 #[derive(Debug, PartialEq, Eq)]
