@@ -52,6 +52,9 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
     let Some((sub, rest)) = args.split_first() else {
         return Err("no command given".into());
     };
+    if matches!(sub.as_str(), "-h" | "--help" | "help") {
+        return Ok(Command::Help);
+    }
     let (flags, tail) = match rest.iter().position(|a| a == "--") {
         Some(i) => (&rest[..i], Some(&rest[i + 1..])),
         None => (rest, None),
@@ -114,7 +117,6 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
         }
         "status" if tail.is_none() => Ok(Command::Status { conn, lock }),
         "status" => Err("status takes no command".into()),
-        "-h" | "--help" | "help" => Ok(Command::Help),
         other => Err(format!("unknown command '{other}'; expected run or status")),
     }
 }
@@ -219,6 +221,18 @@ mod tests {
                 lock: "job".into()
             }
         );
+    }
+
+    #[test]
+    fn help() {
+        for args in [
+            vec!["--help"],
+            vec!["-h"],
+            vec!["help"],
+            vec!["run", "--help"],
+        ] {
+            assert_eq!(parse(&strings(&args), None), Ok(Command::Help), "{args:?}");
+        }
     }
 
     #[test]
