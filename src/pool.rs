@@ -6,6 +6,7 @@
 //! measures both; the README carries the figures.
 
 use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -64,7 +65,7 @@ impl Pool {
         retry: impl FnOnce(&mut Conn) -> RedisResult<T>,
     ) -> Result<T> {
         let (mut conn, reused) = self.checkout(what)?;
-        match op(&mut conn) {
+        match self.guarded(&mut conn, op) {
             Ok(v) => {
                 self.checkin(conn, true);
                 Ok(v)
@@ -87,13 +88,29 @@ impl Pool {
                 self.checkin(conn, false);
                 self.drop_idle();
                 let mut fresh = self.connect(what)?;
-                let result = retry(&mut fresh);
+                let result = self.guarded(&mut fresh, retry);
                 self.checkin(fresh, result.as_ref().map_or_else(reusable, |_| true));
                 result.map_err(|e| self.error(&e, what, self.spec.read_timeout))
             }
             Err(e) => {
                 self.checkin(conn, reusable(&e));
                 Err(self.error(&e, what, self.spec.read_timeout))
+            }
+        }
+    }
+
+    /// Runs `f` on a checked-out connection. Should it panic, the connection is counted as
+    /// gone before the panic goes on, so that the pool never believes it still open.
+    fn guarded<T>(
+        &self,
+        conn: &mut Conn,
+        f: impl FnOnce(&mut Conn) -> RedisResult<T>,
+    ) -> RedisResult<T> {
+        match panic::catch_unwind(AssertUnwindSafe(|| f(conn))) {
+            Ok(result) => result,
+            Err(payload) => {
+                self.forget_one();
+                panic::resume_unwind(payload)
             }
         }
     }
