@@ -4,7 +4,7 @@
 use std::fmt;
 
 /// What went wrong. Messages name the argument, or the server address and the lock name;
-/// they never contain a password (see [`redact`]).
+/// they never contain a password.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
     /// A bad argument or connection spec, found before any network I/O.

@@ -62,14 +62,20 @@ final class Lifecycle {
         try {
             won = NativeLib.execute(handle, lockName, atMost, atLeast, unitMs, inv);
         } catch (RuntimeException | Error e) {
-            // Rust throws only before the task runs; should it ever throw after, the task's own
-            // failure still wins.
+            // Rust throws before the task runs. Should anything throw after it ran (the JVM out
+            // of memory while reporting the release), the task's own outcome still wins.
             Throwable thrown = inv.thrown();
-            if (thrown == null || thrown == e) {
+            if (!inv.ran() || thrown == e) {
                 throw e;
             }
-            thrown.addSuppressed(e);
-            throw Lifecycle.<RuntimeException>sneaky(thrown);
+            if (thrown != null) {
+                thrown.addSuppressed(e);
+                throw Lifecycle.<RuntimeException>sneaky(thrown);
+            }
+            LOG.log(Level.WARNING, "lock '" + lockName + "': the task ran, but reporting its release failed", e);
+            @SuppressWarnings("unchecked")
+            T value = (T) inv.value();
+            return DibsResult.ran(value, false, Duration.ZERO);
         }
         if (!won) {
             events.skipped(lockName);
