@@ -12,86 +12,19 @@
 //! round trip wakes an idle vCPU and the p50 still drifted by tens of µs between runs; on one CPU
 //! it repeats within about 1 µs.
 
-use std::error::Error;
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use dibs::{ConnSpec, LockParams, Locker, Outcome, Release};
 use redis::Client;
 
-type Res<T> = Result<T, Box<dyn Error>>;
+mod support;
+
+use support::{Res, Server};
 
 const WARMUP: usize = 2_000;
 const CYCLES: usize = 20_000;
-
-/// A `redis-server` of our own on a free loopback port, killed on drop (so on panic too).
-struct Server {
-    port: u16,
-    child: Child,
-    version: String,
-}
-
-impl Server {
-    fn start() -> Res<Server> {
-        // A port found free may be taken before redis binds it: try a few.
-        for _ in 0..5 {
-            let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-            let child = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args(["--save", "", "--appendonly", "no"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .map_err(|e| format!("cannot run redis-server: {e}"))?;
-            let mut server = Server {
-                port,
-                child,
-                version: String::new(),
-            };
-            if let Some(version) = server.version()? {
-                server.version = version;
-                return Ok(server);
-            }
-        }
-        Err("redis-server did not start on a free port".into())
-    }
-
-    /// The server's version once it answers and is our child (by its pid): never someone else's.
-    fn version(&mut self) -> Res<Option<String>> {
-        let client = Client::open(self.uri())?;
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if self.child.try_wait()?.is_some() {
-                return Ok(None);
-            }
-            if let Ok(mut conn) = client.get_connection_with_timeout(Duration::from_millis(200)) {
-                let info: String = redis::cmd("INFO").arg("server").query(&mut conn)?;
-                let field = |name: &str| {
-                    info.lines()
-                        .find_map(|l| l.strip_prefix(name))
-                        .map(|v| v.trim().to_owned())
-                };
-                let ours = field("process_id:") == Some(self.child.id().to_string());
-                return Ok(ours.then(|| field("redis_version:").unwrap_or_default()));
-            }
-            thread::sleep(Duration::from_millis(10));
-        }
-        Ok(None)
-    }
-
-    fn uri(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Pins this process (every thread, and the redis-server it starts later) to CPU 0 with
 /// util-linux's `taskset`. Returns how, for the header.

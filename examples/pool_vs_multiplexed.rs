@@ -15,9 +15,7 @@
 //! per second). Each contender runs `ROUNDS` times in alternating order; the table shows medians.
 //! The client and the server are pinned to different CPUs unless `-- --unpinned` is passed.
 
-use std::error::Error;
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -30,7 +28,9 @@ use redis::io::tcp::TcpSettings;
 use redis::{AsyncConnectionConfig, Client, Cmd, IntoConnectionInfo};
 use tokio::runtime::Runtime;
 
-type Res<T> = Result<T, Box<dyn Error>>;
+mod support;
+
+use support::{info_field, Res, Server};
 
 /// Runs of each contender per workload. Two keep the whole program under a minute on 2 cores.
 const ROUNDS: usize = 2;
@@ -59,62 +59,6 @@ end
 redis.call('DEL', KEYS[1])
 return 2
 "#;
-
-/// A `redis-server` of our own on a free loopback port, killed on drop (so on panic too).
-struct Server {
-    port: u16,
-    child: Child,
-}
-
-impl Server {
-    fn start() -> Res<Server> {
-        // A port found free may be taken before redis binds it: try a few.
-        for _ in 0..5 {
-            let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-            let child = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args(["--save", "", "--appendonly", "no"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .map_err(|e| format!("cannot run redis-server: {e}"))?;
-            let mut server = Server { port, child };
-            if server.answers()? {
-                return Ok(server);
-            }
-        }
-        Err("redis-server did not start on a free port".into())
-    }
-
-    /// True once the server on the port is our child (by its pid): never someone else's.
-    fn answers(&mut self) -> Res<bool> {
-        let client = Client::open(self.uri())?;
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if self.child.try_wait()?.is_some() {
-                return Ok(false);
-            }
-            if let Ok(mut conn) = client.get_connection_with_timeout(Duration::from_millis(200)) {
-                let info: Option<String> = redis::cmd("INFO").arg("server").query(&mut conn).ok();
-                let pid = info.as_deref().and_then(|i| info_field(i, "process_id:"));
-                return Ok(pid == Some(&self.child.id().to_string()));
-            }
-            thread::sleep(Duration::from_millis(10));
-        }
-        Ok(false)
-    }
-
-    fn uri(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Pins the server to the last CPU and this process (and so every thread and child it starts
 /// later) to the others, with util-linux's `taskset`. Unpinned, on 2 cores, a run's latency
@@ -145,11 +89,6 @@ fn pin(server: &Server, cores: usize) -> String {
 }
 
 /// The value after `prefix` on its own line of an INFO reply.
-fn info_field<'a>(info: &'a str, prefix: &str) -> Option<&'a str> {
-    info.lines()
-        .find_map(|l| l.strip_prefix(prefix))
-        .map(str::trim)
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Contender {
