@@ -16,6 +16,13 @@ fn dibs(args: &[&str]) -> Output {
         .expect("run dibs")
 }
 
+/// `dibs run --redis URI --lock LOCK --at-most AT_MOST` then `rest` (more flags, `--`, the command).
+fn run(uri: &str, lock: &str, at_most: &str, rest: &[&str]) -> Output {
+    let mut args = vec!["run", "--redis", uri, "--lock", lock, "--at-most", at_most];
+    args.extend_from_slice(rest);
+    dibs(&args)
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -24,36 +31,12 @@ fn text(bytes: &[u8]) -> String {
 fn runs_the_command_when_it_wins_and_exits_with_its_code() {
     let server = RedisServer::start();
     let uri = server.uri();
-    let out = dibs(&[
-        "run",
-        "--redis",
-        &uri,
-        "--lock",
-        "cron",
-        "--at-most",
-        "10s",
-        "--",
-        "sh",
-        "-c",
-        "echo ran; exit 7",
-    ]);
+    let out = run(&uri, "cron", "10s", &["--", "sh", "-c", "echo ran; exit 7"]);
     assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "ran\n");
     assert!(!server.exists("dibs:cron"), "released after the command");
 
-    let out = dibs(&[
-        "run",
-        "--redis",
-        &uri,
-        "--lock",
-        "cron",
-        "--at-most",
-        "10s",
-        "--at-least",
-        "5s",
-        "--",
-        "true",
-    ]);
+    let out = run(&uri, "cron", "10s", &["--at-least", "5s", "--", "true"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let ttl: i64 = server.admin().pttl("dibs:cron").unwrap();
     assert!((4_000..=5_000).contains(&ttl), "atLeast keeps it: {ttl}");
@@ -64,19 +47,7 @@ fn skips_with_the_chosen_exit_code_and_a_line_on_stderr() {
     let server = RedisServer::start();
     let _: () = server.admin().set_ex("dibs:busy", "someone", 60).unwrap();
     let uri = server.uri();
-    let out = dibs(&[
-        "run",
-        "--redis",
-        &uri,
-        "--lock",
-        "busy",
-        "--at-most",
-        "1m",
-        "--",
-        "sh",
-        "-c",
-        "echo ran",
-    ]);
+    let out = run(&uri, "busy", "1m", &["--", "sh", "-c", "echo ran"]);
     assert_eq!(out.status.code(), Some(0), "default skip exit code");
     assert_eq!(text(&out.stdout), "", "the command must not run");
     assert!(
@@ -84,19 +55,7 @@ fn skips_with_the_chosen_exit_code_and_a_line_on_stderr() {
         "{}",
         text(&out.stderr)
     );
-    let out = dibs(&[
-        "run",
-        "--redis",
-        &uri,
-        "--lock",
-        "busy",
-        "--at-most",
-        "1m",
-        "--skip-exit",
-        "75",
-        "--",
-        "true",
-    ]);
+    let out = run(&uri, "busy", "1m", &["--skip-exit", "75", "--", "true"]);
     assert_eq!(out.status.code(), Some(75), "{}", text(&out.stderr));
 }
 
@@ -149,31 +108,9 @@ fn sigterm_is_passed_on_and_the_lock_released_when_the_child_exits() {
 fn a_child_killed_by_a_signal_exits_128_plus_it_and_a_missing_command_127() {
     let server = RedisServer::start();
     let uri = server.uri();
-    let out = dibs(&[
-        "run",
-        "--redis",
-        &uri,
-        "--lock",
-        "k",
-        "--at-most",
-        "10s",
-        "--",
-        "sh",
-        "-c",
-        "kill -KILL $$",
-    ]);
+    let out = run(&uri, "k", "10s", &["--", "sh", "-c", "kill -KILL $$"]);
     assert_eq!(out.status.code(), Some(128 + 9), "{}", text(&out.stderr));
-    let out = dibs(&[
-        "run",
-        "--redis",
-        &uri,
-        "--lock",
-        "k",
-        "--at-most",
-        "10s",
-        "--",
-        "/nonexistent/program",
-    ]);
+    let out = run(&uri, "k", "10s", &["--", "/nonexistent/program"]);
     assert_eq!(out.status.code(), Some(127), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("cannot run /nonexistent/program"),
