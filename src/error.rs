@@ -42,16 +42,24 @@ impl Error {
     }
 
     /// Classifies a redis-crate error that happened at `context`, e.g.
-    /// "127.0.0.1:6379 (acquiring lock 'nightly')". `secret` is removed from the text.
-    pub(crate) fn from_redis(err: &redis::RedisError, context: &str, secret: Option<&str>) -> Self {
+    /// "127.0.0.1:6379 (acquiring lock 'nightly')". `secret` is removed from the text. A timeout
+    /// says which limit ran out, rather than the OS's "Resource temporarily unavailable".
+    pub(crate) fn from_redis(
+        err: &redis::RedisError,
+        context: &str,
+        secret: Option<&str>,
+        limit: std::time::Duration,
+    ) -> Self {
         use redis::{ErrorKind, ServerErrorKind};
+        if err.is_timeout() {
+            return Error::Timeout(format!(
+                "{context}: no answer within {} ms",
+                limit.as_millis()
+            ));
+        }
         let text = redact(&format!("{context}: {err}"), secret);
         let code = err.code().unwrap_or("");
-        if err.is_timeout() {
-            Error::Timeout(text)
-        } else if err.kind() == ErrorKind::AuthenticationFailed
-            || matches!(code, "WRONGPASS" | "NOAUTH")
-        {
+        if err.kind() == ErrorKind::AuthenticationFailed || matches!(code, "WRONGPASS" | "NOAUTH") {
             Error::Authentication(text)
         } else if err.kind() == ErrorKind::Server(ServerErrorKind::NoPerm) || code == "NOPERM" {
             Error::Permission(text)

@@ -125,13 +125,7 @@ impl Pool {
             if state.open < self.spec.max_total {
                 state.open += 1;
                 drop(state);
-                return match self.open_connection(what) {
-                    Ok(conn) => Ok((conn, false)),
-                    Err(e) => {
-                        self.forget_one();
-                        Err(e)
-                    }
-                };
+                return self.open_counted(what).map(|conn| (conn, false));
             }
             let now = Instant::now();
             if now >= deadline {
@@ -152,20 +146,20 @@ impl Pool {
         }
     }
 
-    /// A new connection, counted as checked out.
+    /// A new connection, counted as checked out without waiting for a free slot: the retry path
+    /// uses it in place of the connection it just dropped.
     fn connect(&self, what: &dyn fmt::Display) -> Result<Conn> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        state.open += 1;
-        drop(state);
-        self.open_connection(what)
-            .inspect_err(|_| self.forget_one())
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).open += 1;
+        self.open_counted(what)
     }
 
-    /// Connects, authenticates and selects the db, all within the connect timeout.
-    fn open_connection(&self, what: &dyn fmt::Display) -> Result<Conn> {
+    /// Connects, authenticates and selects the db, all within the connect timeout, for a slot
+    /// already counted in `open`; gives the slot back if that fails.
+    fn open_counted(&self, what: &dyn fmt::Display) -> Result<Conn> {
         self.opener
             .open(&self.spec)
             .map_err(|e| self.error(&e, what, self.spec.connect_timeout))
+            .inspect_err(|_| self.forget_one())
     }
 
     fn checkin(&self, conn: Conn, healthy: bool) {
@@ -198,17 +192,10 @@ impl Pool {
         state.open -= dropped.len();
     }
 
-    /// Classifies `err`. A timeout says which limit ran out, rather than the OS's "Resource
-    /// temporarily unavailable".
+    /// Classifies `err`, naming the server and the operation.
     fn error(&self, err: &redis::RedisError, what: &dyn fmt::Display, limit: Duration) -> Error {
         let context = format!("{} ({what})", self.spec.endpoint());
-        if err.is_timeout() {
-            return Error::Timeout(format!(
-                "{context}: no answer within {} ms",
-                limit.as_millis()
-            ));
-        }
-        Error::from_redis(err, &context, self.spec.password.as_deref())
+        Error::from_redis(err, &context, self.spec.password.as_deref(), limit)
     }
 }
 
