@@ -29,13 +29,6 @@ final class Invocation {
         this.task = task;
     }
 
-    static Invocation ofRunnable(Runnable task) {
-        return new Invocation(() -> {
-            task.run();
-            return null;
-        });
-    }
-
     static Invocation ofSupplier(Supplier<?> task) {
         return new Invocation(task);
     }

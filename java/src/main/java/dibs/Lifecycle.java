@@ -47,9 +47,10 @@ final class Lifecycle {
 
     private static <T> DibsResult<T> run(long handle, DibsListener listener, String lockName,
             long atMost, long atLeast, long unitMs, Supplier<T> task) {
-        Events events = new Events(listener);
+        Events events = listener == null ? Events.NONE : new Events(listener);
         events.attempt(lockName);
-        Invocation inv = Invocation.ofSupplier(() -> {
+        // Without a listener the task runs as given: nothing extra on the common path.
+        Invocation inv = Invocation.ofSupplier(listener == null ? task : () -> {
             events.acquired(lockName);
             long start = System.nanoTime();
             try {
@@ -151,6 +152,8 @@ final class Lifecycle {
 
     /** A listener whose failures are logged and ignored; no listener costs nothing. */
     private static final class Events {
+        static final Events NONE = new Events(null);
+
         private final DibsListener listener;
 
         Events(DibsListener listener) {

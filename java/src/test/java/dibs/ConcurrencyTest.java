@@ -3,7 +3,6 @@ package dibs;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -11,31 +10,18 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** Many threads of one process on one lock: the critical sections never overlap. */
 @Timeout(120)
-class ConcurrencyTest {
+class ConcurrencyTest extends RedisTestBase {
     private static final int THREADS = 32;
     /** Each thread keeps trying until the threads together have won this often. */
     private static final int TARGET_WINS = 300;
-    private static RedisServer redis;
 
     /** Deliberately not atomic: lost updates would show an overlap. */
     private int counter;
-
-    @BeforeAll
-    static void startRedis() throws IOException {
-        redis = RedisServer.launch();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
-    }
 
     @Test
     void thirtyTwoThreadsOnOneLockNeverOverlap() throws Exception {

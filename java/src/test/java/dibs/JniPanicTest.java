@@ -30,7 +30,7 @@ class JniPanicTest extends RedisTestBase {
     void aPanicInsideTheLockedSectionStillReleasesTheLock() throws IOException {
         String name = TestSupport.uniqueName("panic-locked");
         AtomicBoolean ran = new AtomicBoolean();
-        Invocation inv = Invocation.ofRunnable(() -> ran.set(true));
+        Invocation inv = Invocation.ofSupplier(Dibs.supplier(() -> ran.set(true)));
         long handle = ConnCache.handle(redis.uri());
         DibsException e = assertThrows(DibsException.class, () -> TestHooks.panicAfterTask(handle, name, inv));
         assertTrue(e.getMessage().contains("panic after the task of lock '" + name + "'"), e.getMessage());
