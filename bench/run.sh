@@ -32,7 +32,7 @@ python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install -q matplotl
 
 echo "== installing io.github.dibs:dibs:0.1.0-SNAPSHOT from the root (cargo build --release, then the jar)"
 # maven.test.skip rather than skipTests: the harness needs the jar, not the test classes.
-mvn -q -B -ntp -Dmaven.test.skip=true install
+mvn -q -B -ntp -Dmaven.test.skip=true -Dcargo.testTools.skip=true install
 echo "== building the harness (bench/pom.xml)"
 mvn -q -B -ntp -f bench/pom.xml package dependency:build-classpath -Dmdep.outputFile=target/classpath
 classpath="bench/target/classes:$(cat bench/target/classpath)"

@@ -47,7 +47,7 @@ wait_exit() {
 }
 
 echo "== building dibs (repository root) and the example"
-mvn -q -B -ntp -DskipTests install
+mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true install
 mvn -q -B -ntp -f examples/spring-boot/pom.xml package
 [ -f "$jar" ] || fail "no $jar after the build"
 
