@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Builds the native libraries that the jar carries, into target/natives/<platform>/<lib>, where
+# both builds (pom.xml, build.gradle.kts) pick up every library present.
+#
+# Usage: scripts/build-natives.sh [host | NAME...]
+#   host    (fast local mode) only this machine's library, with the host toolchain
+#   linux   linux-x86_64, linux-aarch64 (glibc 2.17), linux-x86_64-musl, linux-aarch64-musl
+#   all     linux, plus windows-x86_64, macos-x86_64 and macos-aarch64
+#   or platform names, mixed with linux or all: e.g. "linux windows-x86_64".
+#
+# Cross builds use cargo-zigbuild with zig, both pinned below and installed from PyPI into
+# target/cross-tools the first time; the Rust targets come from rustup. macOS links against
+# framework stubs (.tbd) that scripts/macos-stubs.py writes, since zig carries no Apple SDK.
+# Prints each platform's build time and library size.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CARGO_ZIGBUILD_VERSION=0.24.1
+ZIGLANG_VERSION=0.17.1
+OUT=target/natives
+TOOLS=target/cross-tools
+
+# platform -> cargo target (zigbuild may add a glibc version suffix) and the library file name.
+declare -A TARGET=(
+  [linux-x86_64]=x86_64-unknown-linux-gnu.2.17
+  [linux-aarch64]=aarch64-unknown-linux-gnu.2.17
+  [linux-x86_64-musl]=x86_64-unknown-linux-musl
+  [linux-aarch64-musl]=aarch64-unknown-linux-musl
+  [windows-x86_64]=x86_64-pc-windows-gnu
+  [macos-x86_64]=x86_64-apple-darwin
+  [macos-aarch64]=aarch64-apple-darwin
+)
+LINUX=(linux-x86_64 linux-aarch64 linux-x86_64-musl linux-aarch64-musl)
+ALL=("${LINUX[@]}" windows-x86_64 macos-x86_64 macos-aarch64)
+
+lib_file() {
+  case "$1" in
+    windows-*) echo dibs.dll ;;
+    macos-*) echo libdibs.dylib ;;
+    *) echo libdibs.so ;;
+  esac
+}
+
+host_platform() {
+  local os arch
+  case "$(uname -s)" in
+    Linux) os=linux ;;
+    Darwin) os=macos ;;
+    MINGW* | MSYS* | CYGWIN*) os=windows ;;
+    *) echo "build-natives: unknown OS $(uname -s)" >&2; exit 1 ;;
+  esac
+  case "$(uname -m)" in
+    x86_64 | amd64) arch=x86_64 ;;
+    aarch64 | arm64) arch=aarch64 ;;
+    *) echo "build-natives: unknown architecture $(uname -m)" >&2; exit 1 ;;
+  esac
+  local suffix=""
+  # Same rule as NativeLoader: musl's dynamic loader on the machine means a musl libc.
+  if [ "$os" = linux ] && ls /lib/ld-musl-*.so.1 >/dev/null 2>&1 && ! ls /lib*/ld-linux*.so* >/dev/null 2>&1; then
+    suffix=-musl
+  fi
+  echo "$os-$arch$suffix"
+}
+
+size_of() { wc -c <"$1" | tr -d ' '; }
+
+stage() { # platform built-file
+  mkdir -p "$OUT/$1"
+  cp "$2" "$OUT/$1/$(lib_file "$1")"
+  printf '  %-20s %9s bytes  %s\n' "$1" "$(size_of "$OUT/$1/$(lib_file "$1")")" "$OUT/$1/$(lib_file "$1")"
+}
+
+build_host() {
+  local platform start
+  platform=$(host_platform)
+  start=$SECONDS
+  cargo build --profile dist --lib
+  echo "build-natives: $platform (host toolchain) in $((SECONDS - start)) s"
+  stage "$platform" "target/dist/$(lib_file "$platform")"
+}
+
+install_cross_tools() {
+  local venv=$TOOLS/venv-$CARGO_ZIGBUILD_VERSION-$ZIGLANG_VERSION
+  if [ ! -x "$venv/bin/cargo-zigbuild" ]; then
+    echo "build-natives: installing cargo-zigbuild $CARGO_ZIGBUILD_VERSION and zig $ZIGLANG_VERSION into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check \
+      "cargo-zigbuild==$CARGO_ZIGBUILD_VERSION" "ziglang==$ZIGLANG_VERSION"
+  fi
+  # cargo-zigbuild finds zig through `python3 -m ziglang` of this venv.
+  export PATH="$PWD/$venv/bin:$PATH"
+}
+
+build_cross() { # platforms...
+  install_cross_tools
+  local p triple rust_target
+  local -a rust_targets=()
+  for p in "$@"; do
+    rust_targets+=("${TARGET[$p]%.2.17}")
+  done
+  local -a missing=()
+  for t in "${rust_targets[@]}"; do
+    rustup target list --installed | grep -qx "$t" || missing+=("$t")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    rustup target add "${missing[@]}"
+  fi
+  # A musl cdylib must link libc dynamically, or it could not be dlopen()ed.
+  export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static"
+  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static"
+  for p in "$@"; do
+    triple=${TARGET[$p]}
+    rust_target=${triple%.2.17}
+    local -a extra=() envs=()
+    case "$p" in
+      macos-*)
+        python3 scripts/macos-stubs.py "$TOOLS/macos-sdk"
+        # zig would record macOS 15 as the minimum. 10.14: what security-framework is built for.
+        if [ "$p" = macos-x86_64 ]; then envs=(MACOSX_DEPLOYMENT_TARGET=10.14); else envs=(MACOSX_DEPLOYMENT_TARGET=11.0); fi
+        # The install name would otherwise be this machine's build path.
+        extra=(--config "target.$rust_target.rustflags=['-C','link-arg=-F$PWD/$TOOLS/macos-sdk/Frameworks','-C','link-arg=-Wl,-install_name,@rpath/libdibs.dylib']")
+        ;;
+    esac
+    local start=$SECONDS
+    env "${envs[@]}" cargo zigbuild --profile dist --lib --target "$triple" "${extra[@]}"
+    echo "build-natives: $p ($triple) in $((SECONDS - start)) s"
+    stage "$p" "target/$rust_target/dist/$(lib_file "$p")"
+  done
+}
+
+main() {
+  if [ "${1:-host}" = host ] && [ $# -le 1 ]; then
+    build_host
+    return
+  fi
+  local -a want=()
+  local p
+  for p in "$@"; do
+    case "$p" in
+      linux) want+=("${LINUX[@]}") ;;
+      all) want+=("${ALL[@]}") ;;
+      *)
+        [ -n "${TARGET[$p]:-}" ] || { echo "build-natives: unknown platform '$p' (known: linux, all, host alone, ${ALL[*]})" >&2; exit 64; }
+        want+=("$p")
+        ;;
+    esac
+  done
+  build_cross "${want[@]}"
+}
+
+main "$@"
