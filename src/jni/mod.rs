@@ -11,6 +11,7 @@ mod entry;
 mod guard;
 mod handles;
 mod invocation;
+mod native_loader;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;
 mod tokens;

@@ -67,6 +67,10 @@ final class ConnCache {
     }
 
     private static long connect(Object conn, boolean owned) {
+        // Every native call needs a handle, and every handle is made here: loading first means a
+        // failed load is always its own detailed UnsatisfiedLinkError, never NativeLib's
+        // NoClassDefFoundError on a later call.
+        NativeLoader.load();
         if (conn instanceof String) {
             return NativeLib.connectUri((String) conn, owned);
         } else if (conn instanceof Map) {

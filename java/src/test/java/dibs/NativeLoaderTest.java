@@ -1,10 +1,16 @@
 package dibs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.Paths;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -14,14 +20,74 @@ import org.junit.jupiter.api.io.TempDir;
 class NativeLoaderTest {
     @Test
     void platformNamesAreNormalized() {
-        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "amd64"));
-        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "x86_64"));
-        assertEquals("linux-aarch64", NativeLoader.platform("Linux", "aarch64"));
-        assertEquals("macos-aarch64", NativeLoader.platform("Mac OS X", "aarch64"));
-        assertEquals("macos-aarch64", NativeLoader.platform("Mac OS X", "arm64"));
-        assertEquals("macos-x86_64", NativeLoader.platform("Mac OS X", "x86_64"));
-        assertEquals("windows-x86_64", NativeLoader.platform("Windows 11", "amd64"));
-        assertEquals("freebsd-x86_64", NativeLoader.platform("FreeBSD", "amd64"));
+        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "amd64", false));
+        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "x86_64", false));
+        assertEquals("linux-aarch64", NativeLoader.platform("Linux", "aarch64", false));
+        assertEquals("macos-aarch64", NativeLoader.platform("Mac OS X", "aarch64", false));
+        assertEquals("macos-aarch64", NativeLoader.platform("Mac OS X", "arm64", false));
+        assertEquals("macos-x86_64", NativeLoader.platform("Mac OS X", "x86_64", false));
+        assertEquals("windows-x86_64", NativeLoader.platform("Windows 11", "amd64", false));
+        assertEquals("freebsd-x86_64", NativeLoader.platform("FreeBSD", "amd64", false));
+        assertEquals("linux-x86_64-musl", NativeLoader.platform("Linux", "amd64", true));
+        assertEquals("linux-aarch64-musl", NativeLoader.platform("Linux", "aarch64", true));
+        assertEquals("macos-aarch64", NativeLoader.platform("Mac OS X", "aarch64", true), "musl is Linux only");
+    }
+
+    @Test
+    void muslIsToldFromTheProcessMapThenFromTheLoadersInstalled(@TempDir Path dir) throws Exception {
+        Path maps = dir.resolve("maps");
+        Path lib = Files.createDirectories(dir.resolve("lib"));
+        Files.write(maps, List.of("7f00-7f01 r-xp 00000000 08:01 1 /lib/ld-musl-x86_64.so.1"));
+        assertTrue(NativeLoader.isMusl(maps, lib));
+        Files.write(maps, List.of("7f00-7f01 r-xp 00000000 08:01 1 /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"));
+        assertFalse(NativeLoader.isMusl(maps, lib), "a readable map decides, even with musl installed");
+        Path noMaps = dir.resolve("no-such-maps");
+        Files.createFile(lib.resolve("ld-musl-aarch64.so.1"));
+        assertTrue(NativeLoader.isMusl(noMaps, lib));
+        Files.createFile(lib.resolve("ld-linux-aarch64.so.1"));
+        assertFalse(NativeLoader.isMusl(noMaps, lib), "glibc beside musl: glibc is the default");
+        assertFalse(NativeLoader.isMusl(noMaps, dir.resolve("no-such-lib")));
+    }
+
+    @Test
+    void thisProcessIsNotMusl() {
+        // The JVMs the tests run on here are glibc builds; /proc/self/maps says so.
+        assertFalse(NativeLoader.isMusl(Paths.get("/proc/self/maps"), Paths.get("/lib")));
+    }
+
+    @Test
+    void aVersionMismatchNamesBothVersions() {
+        assertNull(NativeLoader.versionMismatch("1.2.3", "1.2.3"));
+        String old = NativeLoader.versionMismatch("0.0.9", "1.2.3");
+        assertTrue(old.contains("0.0.9") && old.contains("1.2.3"), old);
+        String none = NativeLoader.versionMismatch(null, "1.2.3");
+        assertTrue(none.contains("does not report a dibs version") && none.contains("1.2.3"), none);
+    }
+
+    @Test
+    void theLoadedLibraryIsThisJarsVersion() {
+        NativeLoader.load();
+        assertEquals(NativeLoader.VERSION, NativeLoader.version());
+    }
+
+    @Test
+    void staleCopiesGoAndLiveOnesStay(@TempDir Path dir) throws Exception {
+        Path staleLock = Files.createFile(dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2a.lck"));
+        Path staleCopy = Files.createFile(dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2a.so"));
+        Path liveLock = dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2b.lck");
+        Path liveCopy = Files.createFile(dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2b.so"));
+        Path unrelated = Files.createFile(dir.resolve("dibs-report.txt"));
+        // What Windows leaves: the JVM deleted its lock file on exit, but not its loaded DLL.
+        Path orphan = Files.createFile(dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2c.so"));
+        try (FileChannel channel = FileChannel.open(liveLock, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+                FileLock held = channel.lock()) {
+            assertTrue(held.isValid());
+            assertEquals(2, NativeLoader.removeStaleCopies(dir));
+        }
+        assertFalse(Files.exists(orphan));
+        assertFalse(Files.exists(staleLock));
+        assertFalse(Files.exists(staleCopy));
+        assertTrue(Files.exists(liveLock) && Files.exists(liveCopy) && Files.exists(unrelated));
     }
 
     @Test
@@ -32,7 +98,7 @@ class NativeLoaderTest {
 
     @Test
     void theLibraryForThisPlatformIsOnTheClassPath() {
-        String platform = NativeLoader.platform(System.getProperty("os.name"), System.getProperty("os.arch"));
+        String platform = NativeLoader.currentPlatform();
         String resource = NativeLoader.resourcePath(platform);
         assertNotNull(NativeLoader.class.getClassLoader().getResource(resource),
                 resource + " should be staged by the build (mvn without -Dcargo.skip, or after cargo build --release)");
@@ -51,7 +117,7 @@ class NativeLoaderTest {
 
     @Test
     void failureMessageListsThePlatformAndEveryPathTried() {
-        String message = NativeLoader.failureMessage("Plan9", "mips", List.of(
+        String message = NativeLoader.failureMessage("Plan9", "mips", "plan9-mips", List.of(
                 "-Ddibs.native.path=/nope/libdibs.so: no such file",
                 "classpath:dibs/native/plan9-mips/libdibs.so: not on the class path",
                 "System.loadLibrary(\"dibs\") with java.library.path=/usr/lib: no dibs in java.library.path"));
