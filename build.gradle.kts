@@ -1,7 +1,8 @@
 // Gradle build of the Java side of dibs, mirroring pom.xml:
-//   cargoBuild      cargo build --release --lib              (skip: -Pcargo.skip=true)
-//   stageNative     target/release/<lib> -> build/generated/native-resources/dibs/native/<platform>/,
-//                   which processResources copies into the main resources output
+//   cargoBuild      scripts/build-natives.sh <natives>: the libraries into target/natives/
+//                   (-Pdibs.natives=linux|all|host|<platforms>, as in the pom; skip: -Pcargo.skip=true)
+//   stageNative     every target/natives/<platform>/<lib> -> build/generated/native-resources/
+//                   dibs/native/<platform>/, which processResources copies into the main output
 //   compileJava     --release 11, no runtime dependencies
 //   cargoBuildTestTools  cargo build --release --bins --examples (the CLI and the stress worker
 //                   that CliInteropTest and ExclusionStressTest run)
@@ -19,6 +20,7 @@ import org.jetbrains.kotlin.gradle.dsl.JvmTarget
 plugins {
     `java-library`
     `maven-publish`
+    signing
     kotlin("jvm") version "2.2.21" // test sources only; see gradle.properties for the stdlib
 }
 
@@ -32,32 +34,37 @@ val testJvmArgs = listOf("-Xcheck:jni")
 val testJvmArgsJdk24plus = listOf("--enable-native-access=ALL-UNNAMED")
 // ===== end build-sync =====
 
+// ===== build-sync: release metadata. The POM's url, license, developer and scm (connection,
+// developerConnection, url), as in pom.xml; scripts/check-build-sync.py compares them. =====
+val pomUrl = "https://github.com/dibs/dibs"
+val pomLicense = listOf("Apache-2.0", "https://www.apache.org/licenses/LICENSE-2.0")
+val pomDeveloper = listOf("dibs", "The dibs maintainers", "https://github.com/dibs")
+val pomScm = listOf("scm:git:https://github.com/dibs/dibs.git", "scm:git:ssh://git@github.com/dibs/dibs.git", "https://github.com/dibs/dibs")
+// ===== end build-sync: release metadata =====
+
 group = dibsGroup
 version = dibsVersion
 
 val junitVersion = "5.14.1"
 val kotlinVersion = "2.2.21"
 
-// The platform of the native library, as NativeLoader names it: <os>-<arch>.
-val osName = System.getProperty("os.name").lowercase()
-val osArch = System.getProperty("os.arch").lowercase()
-val nativeOs = when {
-    osName.startsWith("linux") -> "linux"
-    osName.startsWith("mac") || osName.startsWith("darwin") -> "macos"
-    osName.startsWith("windows") -> "windows"
-    else -> osName.replace(Regex("[^a-z0-9]"), "")
+// This machine's OS, for its library's file name (the test-hooks build) and the default of
+// dibs.natives: the four Linux libraries on Linux (cross-built with zig), elsewhere the host's.
+val nativeOs = System.getProperty("os.name").lowercase().let {
+    when {
+        it.startsWith("linux") -> "linux"
+        it.startsWith("mac") || it.startsWith("darwin") -> "macos"
+        it.startsWith("windows") -> "windows"
+        else -> it
+    }
 }
-val nativeArch = when (osArch) {
-    "amd64", "x86_64", "x86-64", "x64" -> "x86_64"
-    "aarch64", "arm64" -> "aarch64"
-    else -> osArch.replace(Regex("[^a-z0-9_]"), "")
-}
-val nativePlatform = "$nativeOs-$nativeArch"
 val nativeLibFile = when (nativeOs) {
     "macos" -> "libdibs.dylib"
     "windows" -> "dibs.dll"
     else -> "libdibs.so"
 }
+val dibsNatives = providers.gradleProperty("dibs.natives")
+    .getOrElse(if (nativeOs == "linux") "linux" else "host")
 val cargoSkip = providers.gradleProperty("cargo.skip").map { it.toBoolean() }.getOrElse(false)
 
 java {
@@ -102,24 +109,24 @@ tasks.withType<JavaCompile>().configureEach {
     options.compilerArgs.add("-Xlint:all")
 }
 
-// 1. Build the Rust cdylib.
+// 1. Build the Rust cdylibs.
 val cargoBuild by tasks.registering(Exec::class) {
-    description = "Builds the dibs native library with cargo (skip with -Pcargo.skip=true)."
+    description = "Builds the dibs native libraries (-Pdibs.natives=...; skip with -Pcargo.skip=true)."
     group = "build"
     onlyIf { !cargoSkip }
     workingDir = rootDir
     // No declared inputs/outputs: it always runs, and cargo decides what is up to date.
-    commandLine("cargo", "build", "--release", "--lib")
+    commandLine(listOf("bash", "scripts/build-natives.sh") + dibsNatives.split(" ").filter { it.isNotEmpty() })
 }
 
-// 2. Stage it where NativeLoader looks: dibs/native/<platform>/<lib> on the class path.
+// 2. Stage them where NativeLoader looks: dibs/native/<platform>/<lib> on the class path.
 val stageNative by tasks.registering(Sync::class) {
-    description = "Stages the native library as a resource at $nativeResourceDir/$nativePlatform/."
+    description = "Stages every library in target/natives as a resource under $nativeResourceDir/."
     group = "build"
     dependsOn(cargoBuild)
-    from(layout.projectDirectory.dir("target/release")) {
-        include(nativeLibFile)
-        into("$nativeResourceDir/$nativePlatform")
+    from(layout.projectDirectory.dir("target/natives")) {
+        include("*/libdibs.so", "*/libdibs.dylib", "*/dibs.dll")
+        into(nativeResourceDir)
     }
     into(layout.buildDirectory.dir("generated/native-resources"))
 }
@@ -228,20 +235,50 @@ publishing {
                     "A distributed scheduler lock on Redis for JVM services: run a job on exactly " +
                         "one instance per tick. The lock logic is a Rust library bundled in the jar.",
                 )
+                // What Maven Central requires; the same values as pom.xml's release-metadata.
+                url.set(pomUrl)
                 licenses {
                     license {
-                        name.set("Apache-2.0")
-                        url.set("https://www.apache.org/licenses/LICENSE-2.0")
+                        name.set(pomLicense[0])
+                        url.set(pomLicense[1])
                     }
+                }
+                developers {
+                    developer {
+                        id.set(pomDeveloper[0])
+                        name.set(pomDeveloper[1])
+                        url.set(pomDeveloper[2])
+                    }
+                }
+                scm {
+                    connection.set(pomScm[0])
+                    developerConnection.set(pomScm[1])
+                    url.set(pomScm[2])
                 }
             }
         }
     }
     repositories {
         // Local staging repository; real repositories are configured where releases are made.
+        // The release to Maven Central is made with Maven (pom.xml, profile "release", and
+        // .github/workflows/release.yml): maven-publish cannot upload to the Central Portal.
         maven {
             name = "staging"
             url = uri(layout.buildDirectory.dir("staging-repo"))
         }
+    }
+}
+
+// 5. Signatures, as pom.xml's release profile makes them: with -Prelease, every artifact of the
+// publication (jar, sources, javadoc, POM) gets a .asc from the gpg command line, the default
+// key of the environment's keyring (-Psigning.gnupg.keyName=... picks another; passphrase
+// through gpg-agent, or -Psigning.gnupg.passphrase=...). Without -Prelease nothing is signed.
+// ./gradlew -Prelease -Pcargo.skip=true publishAllPublicationsToStagingRepository
+val isRelease = providers.gradleProperty("release").isPresent
+signing {
+    isRequired = isRelease
+    if (isRelease) {
+        useGpgCmd()
+        sign(publishing.publications["maven"])
     }
 }

@@ -3,7 +3,10 @@
 
 Compares, between the two builds: group, artifact, version, Java release, the native resource
 directory (also against NativeLoader.RESOURCE_DIR, which reads it at run time), and the test JVM
-arguments (always, and from JDK 24 on). Both build files keep these values in blocks marked
+arguments (always, and from JDK 24 on). Also that the jar's version (less -SNAPSHOT),
+NativeLoader.VERSION and Cargo.toml's version are one, since the loader refuses any other. And
+the POM metadata Maven Central requires: url, license, developer, scm (pom.xml's
+"release-metadata" block, build.gradle.kts' "build-sync: release metadata" block). Both build files keep these values in blocks marked
 "build-sync"; this script reads only those blocks (and the pom's coordinates).
 
 Usage: python3 scripts/check-build-sync.py [repo-root]   (exit 0: in sync, 1: drift, 2: unreadable)
@@ -94,15 +97,68 @@ def parse_kotlin(expr: str, path: Path, name: str):
     raise Unreadable(f"{path}: 'val {name} = {expr}' is not a plain literal this script can read")
 
 
-def loader_resource_dir(path: Path) -> str:
+def loader_constant(path: Path, name: str) -> str:
     try:
         source = path.read_text(encoding="utf-8")
     except OSError as e:
         raise Unreadable(f"{path}: {e}")
-    m = re.search(r'static final String RESOURCE_DIR\s*=\s*"([^"]*)"', source)
+    m = re.search(rf'static final String {name}\s*=\s*"([^"]*)"', source)
     if not m:
-        raise Unreadable(f"{path}: no RESOURCE_DIR constant")
+        raise Unreadable(f"{path}: no {name} constant")
     return m.group(1)
+
+
+def cargo_version(path: Path) -> str:
+    """The [package] version of Cargo.toml: what the native library reports at load."""
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise Unreadable(f"{path}: {e}")
+    m = re.search(r'^\[package\][^\[]*?^version\s*=\s*"([^"]+)"', source, re.M | re.S)
+    if not m:
+        raise Unreadable(f"{path}: no [package] version")
+    return m.group(1)
+
+
+def pom_release_metadata(path: Path) -> dict:
+    """The POM metadata Maven Central requires beside name and description: url, the one
+    license, the one developer and scm, as pom.xml declares them."""
+    root = ET.parse(path).getroot()  # pom_values() has parsed it already
+
+    def texts(xpath: str, *children: str) -> list:
+        nodes = root.findall(xpath, POM_NS)
+        if len(nodes) != 1:
+            raise Unreadable(f"{path}: {len(nodes)} {xpath}, this script compares exactly one")
+        vals = []
+        for child in children:
+            node = nodes[0].find(f"m:{child}", POM_NS)
+            if node is None or node.text is None:
+                raise Unreadable(f"{path}: no {xpath}/{child}")
+            vals.append(node.text.strip())
+        return vals
+
+    return {
+        "POM url": root.findtext("m:url", "", POM_NS).strip(),
+        "POM license": texts("m:licenses/m:license", "name", "url"),
+        "POM developer": texts("m:developers/m:developer", "id", "name", "url"),
+        "POM scm": texts("m:scm", "connection", "developerConnection", "url"),
+    }
+
+
+def gradle_release_metadata(path: Path) -> dict:
+    """The same, from build.gradle.kts' "build-sync: release metadata" block."""
+    source = path.read_text(encoding="utf-8")
+    block = re.search(r"// =+ build-sync: release metadata\b.*?\n(.*?)// =+ end build-sync", source, re.S)
+    if not block:
+        raise Unreadable(f"{path}: no '// ===== build-sync: release metadata' block")
+    vals = {name: parse_kotlin(expr, path, name)
+            for name, expr in re.findall(r"^\s*val\s+(\w+)\s*=\s*(.+?)\s*$", block.group(1), re.M)}
+    keys = {"POM url": "pomUrl", "POM license": "pomLicense", "POM developer": "pomDeveloper",
+            "POM scm": "pomScm"}
+    missing = [v for v in keys.values() if v not in vals]
+    if missing:
+        raise Unreadable(f"{path}: the release metadata block has no 'val {missing[0]}'")
+    return {key: vals[name] for key, name in keys.items()}
 
 
 def main() -> int:
@@ -111,7 +167,11 @@ def main() -> int:
     loader_path = root / "java/src/main/java/dibs/NativeLoader.java"
     try:
         pom, gradle = pom_values(pom_path), gradle_values(gradle_path)
-        loader_dir = loader_resource_dir(loader_path)
+        pom.update(pom_release_metadata(pom_path))
+        gradle.update(gradle_release_metadata(gradle_path))
+        loader_dir = loader_constant(loader_path, "RESOURCE_DIR")
+        loader_version = loader_constant(loader_path, "VERSION")
+        native_version = cargo_version(root / "Cargo.toml")
     except Unreadable as e:
         print(f"check-build-sync: cannot read the build files: {e}", file=sys.stderr)
         return 2
@@ -123,6 +183,11 @@ def main() -> int:
     if pom["native resource dir"] != loader_dir:
         drift.append(f"  native resource dir: pom.xml has {pom['native resource dir']!r}, "
                      f"NativeLoader.RESOURCE_DIR is {loader_dir!r}")
+    # The jar refuses a native library of another version, so the three must say the same.
+    jar_version = pom["version"].removesuffix("-SNAPSHOT")
+    if not (jar_version == loader_version == native_version):
+        drift.append(f"  version: pom.xml has {pom['version']!r}, NativeLoader.VERSION is "
+                     f"{loader_version!r}, Cargo.toml has {native_version!r}")
     if drift:
         print("check-build-sync: pom.xml and build.gradle.kts disagree:\n" + "\n".join(drift),
               file=sys.stderr)

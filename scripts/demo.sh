@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh   # redis-server via apt-get when missing; checks cargo, java, mvn
 
-echo "== building (cargo build --release --lib, then Java) ..."
-mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true test-compile
+echo "== building (this machine's native library only, then Java) ..."
+mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true -Ddibs.natives=host test-compile
 mvn -q -B -ntp dependency:build-classpath -Dmdep.includeScope=test \
     -Dmdep.outputFile=target/jvm/demo.classpath
 classpath="target/jvm/test-classes:target/jvm/classes:$(cat target/jvm/demo.classpath)"
