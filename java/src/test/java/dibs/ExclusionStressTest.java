@@ -83,7 +83,7 @@ class ExclusionStressTest {
         try (RedisServer redis = RedisServer.launch()) {
             String names = String.join(",", NAMES);
             List<String> java = new ArrayList<>();
-            java.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+            java.add(TickRace.javaExecutable());
             java.addAll(childJvmFlags());
             java.add("-cp");
             java.add(System.getProperty("java.class.path"));

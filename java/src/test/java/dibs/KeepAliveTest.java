@@ -14,7 +14,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -204,7 +203,7 @@ class KeepAliveTest extends RedisTestBase {
         String name = uniqueName("ka-kill");
         long atMost = 1000;
         List<String> cmd = new ArrayList<>();
-        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add(TickRace.javaExecutable());
         cmd.addAll(childJvmFlags());
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));

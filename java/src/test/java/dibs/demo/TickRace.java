@@ -69,7 +69,7 @@ public final class TickRace {
             for (int i = 1; i <= instances; i++) {
                 String id = "i" + i;
                 List<String> cmd = new ArrayList<>();
-                cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+                cmd.add(javaExecutable());
                 cmd.addAll(inheritedJvmFlags());
                 cmd.add("-cp");
                 cmd.add(System.getProperty("java.class.path"));
@@ -123,12 +123,26 @@ public final class TickRace {
         }
     }
 
-    /** The flags of this JVM that the children need too: JNI checking, native access, dibs.*. */
+    /**
+     * The {@code java} that child JVMs run: the system property {@code dibs.test.java} where set
+     * (the aarch64 JVM under qemu, which cannot exec its own bin/java), else this JVM's.
+     */
+    public static String javaExecutable() {
+        String java = System.getProperty("dibs.test.java");
+        return java != null && !java.isEmpty() ? java
+                : Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    /**
+     * The flags of this JVM that the children need too: JNI checking, native access, dibs.*, and
+     * how processes are launched (FORK under qemu).
+     */
     public static List<String> inheritedJvmFlags() {
         List<String> flags = new ArrayList<>();
         for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
             if (arg.startsWith("-Xcheck:") || arg.startsWith("--enable-native-access")
                     || arg.startsWith("-Ddibs.") || arg.startsWith("-Dredis.server")
+                    || arg.startsWith("-Djdk.lang.Process.launchMechanism=")
                     || arg.equals("-XX:+IgnoreUnrecognizedVMOptions")) {
                 flags.add(arg);
             }

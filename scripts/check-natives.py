@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Checks the Linux libraries in target/natives against what each platform promises.
+
+- linux-x86_64, linux-aarch64: an ELF for that machine that needs no glibc symbol newer than
+  GLIBC_2.17 (Amazon Linux 2, RHEL 7, Ubuntu 14.04 and later) and NEEDs only glibc's own
+  libraries: libc, libm, libdl, libpthread, librt and the dynamic loader. Never libgcc_s.
+- linux-x86_64-musl, linux-aarch64-musl: an ELF for that machine whose only NEEDED is musl's
+  libc.so, with no glibc symbol version at all.
+Every library must export the JNI entry points the Java side binds.
+
+With --jar JAR instead: lists the libraries the jar carries, and fails unless it carries the
+four Linux ones and stays under 25 MB.
+
+Reads the files with binutils' readelf. Usage: python3 scripts/check-natives.py [natives-dir]
+or python3 scripts/check-natives.py --jar JAR
+(exit 0: all pass; 1: a check failed; 2: a platform's library is missing or unreadable)
+"""
+
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+GLIBC_BASELINE = (2, 17)
+GLIBC_LIBS = re.compile(r"^(libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1"
+                        r"|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1)$")
+MACHINE = {"x86_64": "Advanced Micro Devices X86-64", "aarch64": "AArch64"}
+# The entry points every Java class with native methods binds (NativeLib, NativeLoader).
+JNI_SYMBOLS = ["Java_dibs_NativeLoader_version", "Java_dibs_NativeLib_connectUri",
+               "Java_dibs_NativeLib_connectMap", "Java_dibs_NativeLib_execute",
+               "Java_dibs_NativeLib_inspect", "Java_dibs_NativeLib_close"]
+PLATFORMS = ["linux-x86_64", "linux-aarch64", "linux-x86_64-musl", "linux-aarch64-musl"]
+JAR_LIMIT = 25 * 1024 * 1024
+
+
+def readelf(*args: str) -> str:
+    return subprocess.run(["readelf", "--wide", *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def check(platform: str, lib: Path) -> list:
+    problems = []
+    arch = platform.split("-")[1]
+    machine = re.search(r"Machine:\s*(.+)", readelf("-h", str(lib)))
+    if not machine or machine.group(1).strip() != MACHINE[arch]:
+        problems.append(f"machine is {machine.group(1).strip() if machine else '?'}, not {arch}")
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", readelf("-d", str(lib)))
+    versions = sorted({tuple(int(x) for x in v.split("."))
+                       for v in re.findall(r"Name: GLIBC_([0-9.]+)", readelf("-V", str(lib)))})
+    exported = set(re.findall(r"\sGLOBAL\s+DEFAULT\s+\d+\s+(\S+)", readelf("--dyn-syms", str(lib))))
+    missing = [s for s in JNI_SYMBOLS if s not in exported]
+    if missing:
+        problems.append(f"does not export {', '.join(missing)}")
+    if platform.endswith("-musl"):
+        if needed != ["libc.so"]:
+            problems.append(f"NEEDs {needed}, not only musl's libc.so")
+        if versions:
+            problems.append(f"has glibc symbol versions {versions}")
+        summary = f"NEEDED {needed}"
+    else:
+        others = [n for n in needed if not GLIBC_LIBS.match(n)]
+        if others:
+            problems.append(f"NEEDs {others}, beyond glibc's own libraries")
+        newer = [v for v in versions if v > GLIBC_BASELINE]
+        if newer:
+            problems.append("needs " + ", ".join("GLIBC_" + ".".join(map(str, v)) for v in newer)
+                            + f", newer than the GLIBC_{'.'.join(map(str, GLIBC_BASELINE))} baseline")
+        newest = "GLIBC_" + ".".join(map(str, versions[-1])) if versions else "none"
+        summary = f"newest symbol {newest}, NEEDED {needed}"
+    size = lib.stat().st_size
+    print(f"  {platform:<20} {size:>9,} bytes  {'ok' if not problems else 'FAILED'}: {summary}")
+    return problems
+
+
+def check_jar(jar: Path) -> int:
+    with zipfile.ZipFile(jar) as z:
+        libs = [i for i in z.infolist() if i.filename.startswith("dibs/native/") and not i.is_dir()]
+    for i in libs:
+        print(f"  {i.filename:<40} {i.file_size:>10,} bytes, {i.compress_size:>10,} compressed")
+    size = jar.stat().st_size
+    print(f"  {jar}: {size:,} bytes with {len(libs)} native libraries")
+    carried = {i.filename.split("/")[2] for i in libs}
+    missing = [p for p in PLATFORMS if p not in carried]
+    if missing:
+        print(f"check-natives: the jar carries no library for {', '.join(missing)}", file=sys.stderr)
+        return 1
+    if size >= JAR_LIMIT:
+        print(f"check-natives: the jar is {size:,} bytes, over the 25 MB limit", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "--jar":
+        return check_jar(Path(sys.argv[2]))
+    natives = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("target/natives")
+    failed = False
+    print(f"check-natives: the Linux libraries in {natives}")
+    for platform in PLATFORMS:
+        lib = natives / platform / "libdibs.so"
+        if not lib.is_file():
+            print(f"check-natives: {lib} is missing (run scripts/build-natives.sh linux)", file=sys.stderr)
+            return 2
+        try:
+            problems = check(platform, lib)
+        except (OSError, subprocess.CalledProcessError) as e:
+            print(f"check-natives: cannot read {lib}: {e}", file=sys.stderr)
+            return 2
+        for p in problems:
+            print(f"check-natives: {platform}: {p}", file=sys.stderr)
+        failed |= bool(problems)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
