@@ -33,9 +33,10 @@ if [ ! -e "$musl_root/lib/ld-musl-aarch64.so.1" ]; then
   fi
   $SUDO apt-get update -qq
   tmp=$(mktemp -d)
-  chmod 755 "$tmp" # apt's download user writes there
+  chmod 777 "$tmp" # apt's unprivileged download user writes there
   (cd "$tmp" && apt-get download -qq musl:arm64)
   rm -rf "$musl_root"
+  mkdir -p "$musl_root"
   dpkg -x "$tmp"/musl_*_arm64.deb "$musl_root"
   rm -rf "$tmp"
 fi
