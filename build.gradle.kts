@@ -32,6 +32,7 @@ val javaRelease = 11
 val nativeResourceDir = "dibs/native"
 val testJvmArgs = listOf("-Xcheck:jni")
 val testJvmArgsJdk24plus = listOf("--enable-native-access=ALL-UNNAMED")
+val testJvmArgsVirtualThreads = listOf("-Djdk.virtualThreadScheduler.parallelism=2", "-Djdk.virtualThreadScheduler.maxPoolSize=2")
 // ===== end build-sync =====
 
 // ===== build-sync: release metadata. The POM's url, license, developer and scm (connection,
@@ -215,7 +216,7 @@ val testJdk25 by tasks.registering(Test::class) {
     if (jdk25Java.isPresent) {
         executable = jdk25Java.get() // Gradle 8+ derives the toolchain from this path
     }
-    configureDibsTests { testJvmArgs + testJvmArgsJdk24plus }
+    configureDibsTests { testJvmArgs + testJvmArgsJdk24plus + testJvmArgsVirtualThreads }
 }
 tasks.check {
     dependsOn(testJdk25)

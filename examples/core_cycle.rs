@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::Instant;
 
-use dibs::{ConnSpec, LockParams, Locker, Outcome, Release};
+use dibs::{ConnSpec, Ended, Ending, LockParams, Locker, Outcome};
 use redis::Client;
 
 mod support;
@@ -81,7 +81,10 @@ fn main() -> Res<()> {
         let deleted = matches!(
             outcome,
             Outcome::Ran {
-                release: Ok(Release::Deleted),
+                ending: Ending {
+                    ended: Ended::Released,
+                    ..
+                },
                 ..
             }
         );

@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use dibs::{ConnSpec, LockParams, Locker, Outcome, Release};
+use dibs::{ConnSpec, Ended, LockParams, Locker, Outcome};
 
 /// How long a winner stays inside its task: the window in which an overlap shows.
 const HOLD: Duration = Duration::from_micros(300);
@@ -147,14 +147,17 @@ fn attempt(locker: &Locker, params: &LockParams, dir: &Path, counts: &Counts) {
         Ok(Outcome::Skipped) => {
             counts.skips.fetch_add(1, Ordering::Relaxed);
         }
-        Ok(Outcome::Ran { value, release, .. }) => {
+        Ok(Outcome::Ran { value, ending }) => {
             counts.wins.fetch_add(1, Ordering::Relaxed);
             if let Err(e) = value {
                 counts.error(format!("task on '{}': {e}", params.name()));
             }
-            match release {
-                Ok(Release::Deleted) => {}
-                other => counts.error(format!("release of '{}': {other:?}", params.name())),
+            if ending.ended != Ended::Released {
+                counts.error(format!(
+                    "release of '{}': {:?}",
+                    params.name(),
+                    ending.ended
+                ));
             }
         }
         Err(e) => counts.error(format!("'{}': {e}", params.name())),

@@ -21,7 +21,8 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use dibs::{
-    ConnSpec, LockParams, Locker, Outcome, Release, DEFAULT_KEY_PREFIX, DEFAULT_READ_TIMEOUT_MS,
+    ConnSpec, Ended, Ending, LockParams, Locker, Outcome, DEFAULT_KEY_PREFIX,
+    DEFAULT_READ_TIMEOUT_MS,
 };
 use redis::aio::MultiplexedConnection;
 use redis::io::tcp::TcpSettings;
@@ -181,7 +182,10 @@ impl Setup {
                         matches!(
                             outcome,
                             Outcome::Ran {
-                                release: Ok(Release::Deleted),
+                                ending: Ending {
+                                    ended: Ended::Released,
+                                    ..
+                                },
                                 ..
                             }
                         ),

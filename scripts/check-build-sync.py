@@ -47,6 +47,7 @@ def pom_values(path: Path) -> dict:
         "native resource dir": prop("dibs.native.resourceDir"),
         "test JVM args": prop("dibs.test.jvmArgs").split(),
         "test JVM args on JDK 24+": prop("dibs.test.jvmArgs.jdk24plus").split(),
+        "test JVM args for virtual threads": prop("dibs.test.jvmArgs.virtualThreads").split(),
     }
 
 
@@ -75,6 +76,7 @@ def gradle_values(path: Path) -> dict:
         "native resource dir": get("nativeResourceDir"),
         "test JVM args": get("testJvmArgs"),
         "test JVM args on JDK 24+": get("testJvmArgsJdk24plus"),
+        "test JVM args for virtual threads": get("testJvmArgsVirtualThreads"),
     }
 
 

@@ -16,6 +16,7 @@
 //! The crate also builds the JNI library behind the Java class `dibs.Dibs` (module `jni`).
 
 mod conn;
+mod ending;
 mod error;
 mod holder;
 mod jni;
@@ -25,9 +26,10 @@ mod pool;
 mod script;
 mod spec;
 
+pub use ending::{Ended, Ending};
 pub use error::{Error, Result};
 pub use holder::{Holder, LockState};
-pub use lock::{Lease, LockParams, Locker, Outcome, Release, MAX_NAME_BYTES};
+pub use lock::{Lease, LockParams, Locker, Outcome, MAX_NAME_BYTES};
 pub use spec::{
     Address, ConnSpec, SpecValue, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_KEY_PREFIX,
     DEFAULT_MAX_TOTAL, DEFAULT_PORT, DEFAULT_READ_TIMEOUT_MS,

@@ -1,4 +1,6 @@
-//! The lock model. [`Locker::execute`] is the whole lifecycle: validate, acquire, run, release.
+//! The lock model. [`Locker::acquire`] and [`Lease::release`] are its two primitives, and
+//! [`Locker::execute`] the whole lifecycle on them: validate, acquire, run, release. The JVM uses
+//! the two primitives with its task in plain Java between them; the CLI uses `execute`.
 //!
 //! - Acquire: one `SET key value NX PX atMost`. The value holds a random UUID v4 made per call.
 //! - Release: one token-checked Lua script (EVALSHA, falling back to EVAL on NOSCRIPT). If the
@@ -10,15 +12,16 @@
 
 use std::collections::HashMap;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use redis::RedisResult;
 
 use crate::conn::Conn;
+use crate::ending::{Ended, Ending};
 use crate::error::{Error, Result};
 use crate::holder::{self, Holder, LockState};
-use crate::keepalive;
+use crate::keepalive::KeepAlive;
 use crate::pool::Pool;
 use crate::script;
 use crate::spec::ConnSpec;
@@ -138,18 +141,39 @@ fn validate_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// A lock we hold. Only [`Locker::release`] consumes it.
-#[derive(Debug)]
+/// A lock we hold, from a won [`Locker::acquire`] until [`Lease::release`]. With keep-alive, a
+/// helper thread extends it meanwhile. A lease dropped without a release (a panic between the
+/// two) is released by its `Drop`, so that no lock stays held with nothing running.
 #[must_use = "a lease must be released"]
 pub struct Lease {
+    pool: Arc<Pool>,
+    name: String,
     key: String,
     value: String,
     acquired: Instant,
     at_most_ms: u64,
     at_least_ms: u64,
+    keep_alive: Option<KeepAlive>,
+    released: bool,
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not the value: it holds the token.
+        f.debug_struct("Lease")
+            .field("key", &self.key)
+            .field("at_most_ms", &self.at_most_ms)
+            .field("at_least_ms", &self.at_least_ms)
+            .field("keep_alive", &self.keep_alive.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Lease {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     pub fn key(&self) -> &str {
         &self.key
     }
@@ -159,20 +183,69 @@ impl Lease {
         &self.value
     }
 
-    pub(crate) fn at_most_ms(&self) -> u64 {
-        self.at_most_ms
+    /// If the lock is still ours, sets its expiry to `at_most_ms` from now and counts
+    /// `at_least_ms` from now too (as a fresh acquisition would); `Ok(false)`: no longer ours.
+    /// The durations follow [`LockParams::from_millis`]'s rules, checked before any I/O. For
+    /// callers that extend by hand (ShedLock's `extend`); keep-alive does its own.
+    pub fn extend(&mut self, at_most_ms: i64, at_least_ms: i64) -> Result<bool> {
+        let params = LockParams::from_millis(&self.name, at_most_ms, at_least_ms)?;
+        let (at_most_ms, at_least_ms) = (params.at_most_ms, params.at_least_ms);
+        let script =
+            |conn: &mut Conn| script::EXTEND.run::<i64>(conn, &self.key, &self.value, at_most_ms);
+        let name = &self.name;
+        let ours = self
+            .pool
+            .run(&format_args!("extending lock '{name}'"), script, script)?
+            == 1;
+        if ours {
+            self.acquired = Instant::now();
+            self.at_most_ms = at_most_ms;
+            self.at_least_ms = at_least_ms;
+        }
+        Ok(ours)
+    }
+
+    /// Stops keep-alive, then runs the release script: if the key still holds our value,
+    /// `PEXPIRE` it for the rest of `atLeast`, else `DEL` it; if not ours, touch nothing. The
+    /// ending says which, and whether keep-alive saw the lock taken meanwhile.
+    pub fn release(mut self) -> Ending {
+        self.release_once()
+    }
+
+    fn release_once(&mut self) -> Ending {
+        self.released = true;
+        let lost = self.keep_alive.take().is_some_and(KeepAlive::stop);
+        let elapsed = self.acquired.elapsed();
+        let remaining_ms = self.at_least_ms.saturating_sub(elapsed.as_millis() as u64);
+        let script = |conn: &mut Conn| {
+            script::RELEASE.run::<i64>(conn, &self.key, &self.value, remaining_ms)
+        };
+        let name = &self.name;
+        let found = self
+            .pool
+            .run(&format_args!("releasing lock '{name}'"), script, script);
+        let ended = match found {
+            _ if lost => Ended::LostWhileRunning,
+            Ok(1) => Ended::KeptForAtLeast { remaining_ms },
+            Ok(2) => Ended::Released,
+            Ok(_) => Ended::NoLongerOurs,
+            Err(e) => Ended::ReleaseFailed(e),
+        };
+        Ending {
+            name: std::mem::take(&mut self.name),
+            ended,
+            elapsed,
+            at_most: Duration::from_millis(self.at_most_ms),
+        }
     }
 }
 
-/// What the release found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Release {
-    /// Still ours; its expiry was set to the rest of `atLeast`.
-    Kept { remaining_ms: u64 },
-    /// Still ours; deleted, since `atLeast` had passed.
-    Deleted,
-    /// Gone or someone else's: it expired before the task ended. Another instance may have run.
-    NotOwned,
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if !self.released {
+            let _ = self.release_once();
+        }
+    }
 }
 
 /// How a locked call ended.
@@ -180,28 +253,22 @@ pub enum Release {
 pub enum Outcome<T> {
     /// Another holder had the lock; the task did not run.
     Skipped,
-    /// The task ran.
-    Ran {
-        value: T,
-        /// From acquisition to release, as the release computed it.
-        elapsed: Duration,
-        /// A release failure sits here, beside the task's value, never in its place.
-        release: Result<Release>,
-        /// With keep-alive: an extension found the lock gone while the task ran.
-        lost: bool,
-    },
+    /// The task ran. A release failure sits in the ending, beside the task's value, never in
+    /// its place.
+    Ran { value: T, ending: Ending },
 }
 
 /// Locks on one Redis server, over a pool of connections. Thread-safe.
 pub struct Locker {
-    pool: Pool,
+    /// Shared with the leases, whose keep-alive and release outlive the borrow of the locker.
+    pool: Arc<Pool>,
 }
 
 impl Locker {
     /// A locker with its own pool. Nothing connects until the first call.
     pub fn new(spec: ConnSpec) -> Result<Locker> {
         Ok(Locker {
-            pool: Pool::new(spec)?,
+            pool: Arc::new(Pool::new(spec)?),
         })
     }
 
@@ -231,27 +298,16 @@ impl Locker {
         [self.spec().key_prefix.as_str(), name].concat()
     }
 
-    /// The lifecycle: acquire, run `task` (with keep-alive if the spec asks for it), release.
-    /// Release runs however the task ends; a panic resumes after it. Errors before the task runs
-    /// are returned and the task is not run.
+    /// The lifecycle: acquire, run `task`, release. Release runs however the task ends; a panic
+    /// resumes after it. Errors before the task runs are returned and the task is not run.
     pub fn execute<T>(&self, params: &LockParams, task: impl FnOnce() -> T) -> Result<Outcome<T>> {
         let Some(lease) = self.acquire(params)? else {
             return Ok(Outcome::Skipped);
         };
-        let task = AssertUnwindSafe(task);
-        let (result, lost) = if self.spec().keep_alive {
-            keepalive::run(self, &lease, || panic::catch_unwind(task))
-        } else {
-            (panic::catch_unwind(task), false)
-        };
-        let (elapsed, release) = self.release(lease);
+        let result = panic::catch_unwind(AssertUnwindSafe(task));
+        let ending = lease.release();
         match result {
-            Ok(value) => Ok(Outcome::Ran {
-                value,
-                elapsed,
-                release,
-                lost,
-            }),
+            Ok(value) => Ok(Outcome::Ran { value, ending }),
             Err(payload) => panic::resume_unwind(payload),
         }
     }
@@ -282,26 +338,8 @@ impl Locker {
         }))
     }
 
-    /// Sets the lease's expiry to `atMost` again if the lock is still ours. `Ok(false)`: lost.
-    pub(crate) fn extend(&self, lease: &Lease) -> Result<bool> {
-        let extend = |conn: &mut Conn| {
-            script::EXTEND.run::<i64>(conn, &lease.key, &lease.value, lease.at_most_ms)
-        };
-        let name = self.name_of(lease);
-        Ok(self
-            .pool
-            .run(&format_args!("extending lock '{name}'"), extend, extend)?
-            == 1)
-    }
-
-    fn name_of<'a>(&self, lease: &'a Lease) -> &'a str {
-        lease
-            .key
-            .strip_prefix(&self.spec().key_prefix)
-            .unwrap_or(&lease.key)
-    }
-
-    /// `SET key value NX PX atMost`. `None` when someone else holds the lock.
+    /// `SET key value NX PX atMost`. `None` when someone else holds the lock. With keep-alive
+    /// in the spec, the lease's extender starts here.
     pub fn acquire(&self, params: &LockParams) -> Result<Option<Lease>> {
         let key = self.key(&params.name);
         let value = holder::new_value();
@@ -330,32 +368,37 @@ impl Locker {
         let won = self
             .pool
             .run(&format_args!("acquiring lock '{name}'"), set, set_again)?;
-        Ok(won.then(|| Lease {
+        if !won {
+            return Ok(None);
+        }
+        let acquired = Instant::now();
+        let keep_alive = if self.spec().keep_alive {
+            KeepAlive::start(
+                self.pool.clone(),
+                name.clone(),
+                key.clone(),
+                value.clone(),
+                params.at_most_ms,
+            )
+        } else {
+            None
+        };
+        Ok(Some(Lease {
+            pool: self.pool.clone(),
+            name: name.clone(),
             key,
             value,
-            acquired: Instant::now(),
+            acquired,
             at_most_ms: params.at_most_ms,
             at_least_ms: params.at_least_ms,
+            keep_alive,
+            released: false,
         }))
     }
 
-    /// Runs the release script for `lease`. Returns the time held, and what the release found.
-    pub fn release(&self, lease: Lease) -> (Duration, Result<Release>) {
-        let elapsed = lease.acquired.elapsed();
-        let remaining_ms = lease.at_least_ms.saturating_sub(elapsed.as_millis() as u64);
-        let script = |conn: &mut Conn| {
-            script::RELEASE.run::<i64>(conn, &lease.key, &lease.value, remaining_ms)
-        };
-        let name = self.name_of(&lease);
-        let result = self
-            .pool
-            .run(&format_args!("releasing lock '{name}'"), script, script)
-            .map(|code| match code {
-                1 => Release::Kept { remaining_ms },
-                2 => Release::Deleted,
-                _ => Release::NotOwned,
-            });
-        (elapsed, result)
+    /// [`Lease::release`], for callers that hold the locker anyway.
+    pub fn release(&self, lease: Lease) -> Ending {
+        lease.release()
     }
 }
 

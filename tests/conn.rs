@@ -3,7 +3,7 @@
 mod common;
 
 use common::RedisServer;
-use dibs::{ConnSpec, Error, LockParams, Locker, Outcome, SpecValue};
+use dibs::{ConnSpec, Ended, Error, LockParams, Locker, Outcome, SpecValue};
 use redis::Commands;
 
 fn params(name: &str) -> LockParams {
@@ -95,10 +95,10 @@ fn acl_users_and_permission_errors() {
     let locker = Locker::new(ConnSpec::from_uri(&ok).unwrap()).unwrap();
     for _ in 0..2 {
         let outcome = locker.execute(&params("acl"), || ()).unwrap();
-        let Outcome::Ran { release, .. } = outcome else {
+        let Outcome::Ran { ending, .. } = outcome else {
             panic!("should run")
         };
-        release.unwrap();
+        assert_eq!(ending.ended, Ended::Released);
     }
     let denied = format!("redis://nobody:nobody-pw@127.0.0.1:{}", server.port);
     let err = Locker::new(ConnSpec::from_uri(&denied).unwrap())

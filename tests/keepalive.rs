@@ -6,7 +6,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::RedisServer;
-use dibs::{ConnSpec, LockParams, Locker, Outcome, Release, SpecValue};
+use dibs::{ConnSpec, Ended, Ending, LockParams, Locker, Outcome, SpecValue};
 use redis::Commands;
 
 fn locker(server: &RedisServer, keep_alive: bool) -> Locker {
@@ -49,17 +49,18 @@ fn a_task_of_three_times_at_most_keeps_the_lock_throughout() {
         .unwrap();
     let Outcome::Ran {
         value: tries,
-        release,
-        lost,
-        elapsed,
+        ending,
     } = outcome
     else {
         panic!("should run")
     };
     assert!(tries > 20, "{tries}");
-    assert!(elapsed >= Duration::from_millis(900));
-    assert!(!lost);
-    assert_eq!(release.unwrap(), Release::Deleted);
+    assert!(ending.elapsed >= Duration::from_millis(900));
+    assert_eq!(
+        ending.ended,
+        Ended::Released,
+        "owned to the end, never lost"
+    );
 }
 
 #[test]
@@ -70,11 +71,14 @@ fn without_keep_alive_the_lock_lapses_after_at_most() {
             thread::sleep(Duration::from_millis(350))
         })
         .unwrap();
-    let Outcome::Ran { release, lost, .. } = outcome else {
+    let Outcome::Ran { ending, .. } = outcome else {
         panic!()
     };
-    assert!(!lost);
-    assert_eq!(release.unwrap(), Release::NotOwned);
+    assert_eq!(
+        ending.ended,
+        Ended::NoLongerOurs,
+        "expired, not lost to keep-alive"
+    );
 }
 
 #[test]
@@ -90,11 +94,14 @@ fn a_lost_lock_is_reported_and_extension_stops() {
             thread::sleep(Duration::from_millis(450));
         })
         .unwrap();
-    let Outcome::Ran { release, lost, .. } = outcome else {
+    let Outcome::Ran { ending, .. } = outcome else {
         panic!()
     };
-    assert!(lost, "the extension must notice");
-    assert_eq!(release.unwrap(), Release::NotOwned);
+    assert_eq!(
+        ending.ended,
+        Ended::LostWhileRunning,
+        "the extension must notice"
+    );
     let value: String = server.admin().get("dibs:stolen").unwrap();
     assert_eq!(value, "someone-else");
     let ttl: i64 = server.admin().ttl("dibs:stolen").unwrap();
@@ -116,7 +123,16 @@ fn extension_stops_the_moment_the_task_ends() {
             thread::sleep(Duration::from_millis(20))
         })
         .unwrap();
-    assert!(matches!(outcome, Outcome::Ran { lost: false, .. }));
+    assert!(matches!(
+        outcome,
+        Outcome::Ran {
+            ending: Ending {
+                ended: Ended::Released,
+                ..
+            },
+            ..
+        }
+    ));
     // The extender waits 10 s between extensions; the call must not wait for it.
     assert!(
         started.elapsed() < Duration::from_millis(500),
@@ -157,7 +173,7 @@ fn inspect_reports_the_holder_and_never_changes_the_lock() {
         1,
         "only the acquire wrote"
     );
-    assert_eq!(locker.release(lease).1.unwrap(), Release::Deleted);
+    assert_eq!(locker.release(lease).ended, Ended::Released);
 
     let _: () = server.admin().set("dibs:foreign", "not ours").unwrap();
     let state = locker.inspect("foreign").unwrap().unwrap();

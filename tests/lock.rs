@@ -8,7 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::RedisServer;
-use dibs::{ConnSpec, Error, LockParams, Locker, Outcome, Release};
+use dibs::{ConnSpec, Ended, Error, LockParams, Locker, Outcome};
 use redis::Commands;
 
 fn locker(server: &RedisServer) -> Locker {
@@ -35,8 +35,7 @@ fn acquire_is_one_set_nx_px_with_a_fresh_token_per_call() {
     assert!((59_000..=60_000).contains(&ttl), "PTTL {ttl}");
     assert_eq!(server.calls("set"), 1);
 
-    let (_, release) = locker.release(lease);
-    assert_eq!(release.unwrap(), Release::Deleted);
+    assert_eq!(locker.release(lease).ended, Ended::Released);
     let again = locker.acquire(&ms("job", 60_000, 0)).unwrap().expect("won");
     let token = |v: &str| v.split(';').next().unwrap().to_owned();
     let stored_again: String = server.admin().get("dibs:job").unwrap();
@@ -68,7 +67,7 @@ fn a_second_acquirer_is_skipped_while_held_and_wins_after_the_ttl() {
         Outcome::Ran { .. }
     ));
     assert!(ran);
-    assert_eq!(a.release(lease).1.unwrap(), Release::NotOwned);
+    assert_eq!(a.release(lease).ended, Ended::NoLongerOurs);
 }
 
 #[test]
@@ -86,15 +85,13 @@ fn a_holder_whose_ttl_expired_does_not_touch_the_new_holders_key() {
         .unwrap();
     let Outcome::Ran {
         value: b_lease,
-        release,
-        elapsed,
-        ..
+        ending,
     } = outcome
     else {
         panic!("a should run")
     };
-    assert_eq!(release.unwrap(), Release::NotOwned);
-    assert!(elapsed >= Duration::from_millis(300));
+    assert_eq!(ending.ended, Ended::NoLongerOurs);
+    assert!(ending.elapsed >= Duration::from_millis(300));
     let stored: String = server.admin().get("dibs:slow").unwrap();
     assert_eq!(
         stored,
@@ -105,7 +102,7 @@ fn a_holder_whose_ttl_expired_does_not_touch_the_new_holders_key() {
         pttl(&server, "dibs:slow") > 59_000,
         "b's expiry must be untouched"
     );
-    assert_eq!(b.release(b_lease).1.unwrap(), Release::Deleted);
+    assert_eq!(b.release(b_lease).ended, Ended::Released);
 }
 
 #[test]
@@ -117,10 +114,10 @@ fn at_least_keeps_the_key_for_the_remaining_time_and_zero_deletes_it() {
             thread::sleep(Duration::from_millis(500))
         })
         .unwrap();
-    let Outcome::Ran { release, .. } = outcome else {
+    let Outcome::Ran { ending, .. } = outcome else {
         panic!()
     };
-    let Release::Kept { remaining_ms } = release.unwrap() else {
+    let Ended::KeptForAtLeast { remaining_ms } = ending.ended else {
         panic!("expected Kept")
     };
     assert!(
@@ -136,10 +133,10 @@ fn at_least_keeps_the_key_for_the_remaining_time_and_zero_deletes_it() {
     ));
 
     let outcome = locker.execute(&ms("gone", 10_000, 0), || ()).unwrap();
-    let Outcome::Ran { release, .. } = outcome else {
+    let Outcome::Ran { ending, .. } = outcome else {
         panic!()
     };
-    assert_eq!(release.unwrap(), Release::Deleted);
+    assert_eq!(ending.ended, Ended::Released);
     assert!(!server.exists("dibs:gone"));
 }
 
@@ -175,10 +172,10 @@ fn release_survives_script_flush_with_one_extra_round_trip() {
         .query(&mut server.admin())
         .unwrap();
     let outcome = locker.execute(&ms("s", 10_000, 0), || ()).unwrap();
-    let Outcome::Ran { release, .. } = outcome else {
+    let Outcome::Ran { ending, .. } = outcome else {
         panic!()
     };
-    assert_eq!(release.unwrap(), Release::Deleted);
+    assert_eq!(ending.ended, Ended::Released);
     assert_eq!(
         (server.calls("evalsha"), server.calls("eval")),
         (3, 2),
@@ -194,11 +191,11 @@ fn the_tasks_error_and_panic_pass_through_and_release_still_runs() {
     let outcome = locker
         .execute(&ms("e", 10_000, 0), || Err::<(), _>("task failed"))
         .unwrap();
-    let Outcome::Ran { value, release, .. } = outcome else {
+    let Outcome::Ran { value, ending } = outcome else {
         panic!()
     };
     assert_eq!(value, Err("task failed"));
-    assert_eq!(release.unwrap(), Release::Deleted);
+    assert_eq!(ending.ended, Ended::Released);
 
     let caught = std::panic::catch_unwind(|| {
         let _ = locker.execute(&ms("p", 10_000, 0), || -> () {
@@ -223,11 +220,13 @@ fn a_release_failure_is_reported_beside_the_tasks_value() {
             "task value"
         })
         .unwrap();
-    let Outcome::Ran { value, release, .. } = outcome else {
+    let Outcome::Ran { value, ending } = outcome else {
         panic!()
     };
     assert_eq!(value, "task value");
-    let err = release.unwrap_err();
+    let Ended::ReleaseFailed(err) = ending.ended else {
+        panic!("the release should fail: {ending:?}")
+    };
     assert!(matches!(err, Error::Connection(_)), "{err:?}");
     assert!(err.message().contains("releasing lock 'k'"), "{err}");
 }
@@ -344,8 +343,8 @@ fn sixteen_threads_on_one_name_never_overlap() {
                             counter.store(seen + 1, Ordering::SeqCst);
                         })
                         .unwrap();
-                    if let Outcome::Ran { release, .. } = outcome {
-                        assert_eq!(release.unwrap(), Release::Deleted);
+                    if let Outcome::Ran { ending, .. } = outcome {
+                        assert_eq!(ending.ended, Ended::Released);
                         wins.fetch_add(1, Ordering::SeqCst);
                     }
                 }

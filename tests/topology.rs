@@ -9,7 +9,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use common::{free_port, RedisServer};
-use dibs::{ConnSpec, LockParams, Locker, Outcome, Release};
+use dibs::{ConnSpec, Ended, Ending, LockParams, Locker, Outcome};
 
 /// A `redis-server --sentinel` watching `mymaster`.
 struct Sentinel {
@@ -141,11 +141,11 @@ fn sentinel_calls_succeed_against_the_new_master_after_a_failover() {
 
     let after = LockParams::from_secs("after-failover", 60, 0).unwrap();
     let outcome = locker.execute(&after, || "ran on the new master").unwrap();
-    let Outcome::Ran { value, release, .. } = outcome else {
+    let Outcome::Ran { value, ending } = outcome else {
         panic!("should run after the failover")
     };
     assert_eq!(value, "ran on the new master");
-    assert_eq!(release.unwrap(), Release::Deleted);
+    assert_eq!(ending.ended, Ended::Released);
     // The lock taken before the failover was replicated (asynchronously, so not guaranteed).
     println!(
         "lock from before the failover still held on the new master: {}",
@@ -219,7 +219,7 @@ fn cluster_locks_spread_over_the_slots_and_survive_a_reshard() {
     for i in 0..100 {
         let outcome = locker.execute(&held(&format!("job-{i}")), || i).unwrap();
         assert!(
-            matches!(outcome, Outcome::Ran { value, release: Ok(Release::Kept { .. }), .. } if value == i)
+            matches!(outcome, Outcome::Ran { value, ending: Ending { ended: Ended::KeptForAtLeast { .. }, .. }, .. } if value == i)
         );
     }
     let counts: Vec<i64> = nodes
@@ -278,7 +278,10 @@ fn cluster_locks_spread_over_the_slots_and_survive_a_reshard() {
             matches!(
                 outcome,
                 Outcome::Ran {
-                    release: Ok(Release::Deleted),
+                    ending: Ending {
+                        ended: Ended::Released,
+                        ..
+                    },
                     ..
                 }
             ),

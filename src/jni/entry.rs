@@ -1,13 +1,12 @@
 //! The `native` methods of `dibs.NativeLib`.
 
-use jni::objects::{JClass, JObject, JObjectArray, JString, JValue};
-use jni::sys::{jboolean, jlong, jobject, JNI_FALSE, JNI_TRUE};
+use jni::objects::{JClass, JLongArray, JObject, JObjectArray, JString, JValue};
+use jni::sys::{jboolean, jlong, jobject, jstring, JNI_TRUE};
 use jni::JNIEnv;
 
 use super::guard::{entry, Failure};
-use super::invocation::{Invocation, ReleaseStatus};
-use super::{handles, tokens};
-use crate::{ConnSpec, Error, LockParams, Outcome, Release};
+use super::{handles, leases, tokens};
+use crate::{ConnSpec, Error, LockParams};
 
 /// A handle for a URI conn: the shared locker of its spec, or (`owned`) one with its own pool.
 #[no_mangle]
@@ -95,8 +94,10 @@ pub extern "system" fn Java_dibs_NativeLib_inspect<'l>(
     })
 }
 
+/// Validates the arguments, then `SET key value NX PX atMost`: the id of the lease when won, 0
+/// when another holder has the lock. With keep-alive in the conn, the extender starts here.
 #[no_mangle]
-pub extern "system" fn Java_dibs_NativeLib_execute<'l>(
+pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     handle: jlong,
@@ -104,32 +105,54 @@ pub extern "system" fn Java_dibs_NativeLib_execute<'l>(
     at_most: jlong,
     at_least: jlong,
     unit_ms: jlong,
-    invocation: JObject<'l>,
-) -> jboolean {
+) -> jlong {
     entry(&mut env, |env| {
         let name = read_string(env, &lock_name, "lockName")?;
         let params = LockParams::new(&name, at_most, at_least, unit_ms)?;
-        let locker = handles::locker(handle)?;
-        let invocation = Invocation::new(env, &invocation)?;
-        let (ran, elapsed, release, lost) = match locker.execute(&params, || invocation.run(env))? {
-            Outcome::Skipped => return Ok(JNI_FALSE),
-            Outcome::Ran {
-                value,
-                elapsed,
-                release,
-                lost,
-            } => (value, elapsed, release, lost),
-        };
-        // The release ran; if the up-call left an exception pending, let it surface now.
-        ran?;
-        let elapsed_ms = i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX);
-        let (status, error) = match &release {
-            Ok(Release::Kept { .. } | Release::Deleted) => (ReleaseStatus::Released, None),
-            Ok(Release::NotOwned) => (ReleaseStatus::NotOwned, None),
-            Err(e) => (ReleaseStatus::Failed, Some(e.message())),
-        };
-        invocation.released(env, status, elapsed_ms, error, lost)?;
-        Ok(JNI_TRUE)
+        Ok(match handles::locker(handle)?.acquire(&params)? {
+            Some(lease) => leases::put(lease),
+            None => 0,
+        })
+    })
+}
+
+/// Releases a lease and says how the call ended: `facts` gets the ending's code and the
+/// milliseconds held; the return value is the ending's warning, or null when all went well.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_release<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+    facts: JLongArray<'l>,
+) -> jstring {
+    entry(&mut env, |env| {
+        let ending = leases::take(lease)?.release();
+        let held_ms = i64::try_from(ending.elapsed.as_millis()).unwrap_or(i64::MAX);
+        env.set_long_array_region(&facts, 0, &[i64::from(ending.code()), held_ms])?;
+        Ok(match ending.warning() {
+            Some(text) => env.new_string(text)?.into_raw(),
+            None => std::ptr::null_mut(),
+        })
+    })
+}
+
+/// If the lease's lock is still ours, sets its expiry to `atMost` from now and counts `atLeast`
+/// from now; false when no longer ours. The lease stays held either way, for its release.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_extend<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+    at_most_ms: jlong,
+    at_least_ms: jlong,
+) -> jboolean {
+    entry(&mut env, |_| {
+        // Out of the table during the round trip, so that other calls never wait on it; Java
+        // never extends and releases one lease at once.
+        let mut held = leases::take(lease)?;
+        let ours = held.extend(at_most_ms, at_least_ms);
+        leases::put_back(lease, held);
+        Ok(jboolean::from(ours?))
     })
 }
 

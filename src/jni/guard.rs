@@ -12,6 +12,8 @@ pub(super) enum Failure {
     Dibs(Error),
     /// A Java exception is already pending; leave it to propagate, make no further JNI call.
     Pending,
+    /// A call out of order, e.g. a lease released twice: `IllegalStateException`.
+    State(String),
     /// A broken JNI contract between the Java and Rust halves of dibs.
     Internal(String),
 }
@@ -56,6 +58,7 @@ pub(super) fn entry<'local, R: Default>(
     let (class, message) = match failure {
         Failure::Pending => return R::default(),
         Failure::Dibs(e) => (exception_class(&e), e.to_string()),
+        Failure::State(message) => ("java/lang/IllegalStateException", message),
         Failure::Internal(message) => ("dibs/DibsException", message),
     };
     if env.throw_new(class, &message).is_err() && !env.exception_check().unwrap_or(true) {

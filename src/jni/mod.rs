@@ -2,15 +2,15 @@
 //! decision lives in the core. Each entry point runs inside [`guard::entry`], so a Rust panic
 //! becomes a Java exception instead of a crashed JVM.
 //!
-//! Control flow lives in Rust: `execute` calls back into `dibs.Invocation.run()`, which catches
-//! everything the user's task throws and keeps it, so no Java exception ever crosses this layer
-//! and the lifecycle exists once, in [`crate::Locker::execute`]. The cost is one JNI up-call per
-//! locked run (tens of nanoseconds) against two network round trips.
+//! The user's task never runs under a native frame: Java calls `acquire`, runs the task in plain
+//! Java, then calls `release` (in a finally). So a virtual thread running a task is never pinned
+//! to its carrier, and no Java exception ever crosses this layer. Every rule stays in Rust: the
+//! token, the timing, the scripts, keep-alive, and how the call ended ([`crate::Ending`]).
 
 mod entry;
 mod guard;
 mod handles;
-mod invocation;
+mod leases;
 mod native_loader;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;

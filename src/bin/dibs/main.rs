@@ -12,7 +12,7 @@ use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use args::{Command, Conn, USAGE};
-use dibs::{ConnSpec, Error, LockParams, Locker, Outcome, Release, SpecValue};
+use dibs::{ConnSpec, Error, LockParams, Locker, Outcome, SpecValue};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
@@ -73,21 +73,9 @@ fn run(command: Command) -> Result<u8, Error> {
                     eprintln!("dibs: lock '{lock}' is held by another holder; {program} not run");
                     Ok(skip_exit)
                 }
-                Outcome::Ran {
-                    value,
-                    release,
-                    lost,
-                    ..
-                } => {
-                    match release {
-                        Err(e) => eprintln!("dibs: warning: {e}; the lock expires by itself"),
-                        Ok(Release::NotOwned) => eprintln!(
-                            "dibs: warning: lock '{lock}' expired while {program} ran: another host may have run it too"
-                        ),
-                        Ok(_) if lost => eprintln!(
-                            "dibs: warning: lock '{lock}' was taken while {program} ran: another host may have run it too"
-                        ),
-                        Ok(_) => {}
+                Outcome::Ran { value, ending } => {
+                    if let Some(warning) = ending.warning() {
+                        eprintln!("dibs: warning: {warning}");
                     }
                     Ok(value)
                 }

@@ -224,7 +224,7 @@ public final class Dibs {
     public static LockInfo inspect(Object conn, String lockName) {
         Lifecycle.checkNotNull(conn, "conn");
         Lifecycle.checkNotNull(lockName, "lockName");
-        return NativeLib.inspect(ConnCache.handle(conn), lockName);
+        return NativeIo.inspect(ConnCache.handle(conn), lockName);
     }
 
     /**

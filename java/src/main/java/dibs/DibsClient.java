@@ -112,6 +112,24 @@ public final class DibsClient implements AutoCloseable {
     }
 
     /**
+     * Takes the lock {@code lockName} if it is free, and holds it until the lease is released:
+     * for locked work that is not one call (ShedLock's {@code SimpleLock}). With keep-alive, the
+     * lock is extended until then.
+     *
+     * @param lockName the lock's name
+     * @param atMost how long the lock is held at most, counted from now
+     * @param atLeast how long the lock is held at least ({@code Duration.ZERO..atMost})
+     * @return the lease; empty when another holder has the lock
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
+     * @throws IllegalStateException if this client is closed
+     * @throws DibsException if the lock could not be tried
+     */
+    public Optional<DibsLease> tryLock(String lockName, Duration atMost, Duration atLeast) {
+        checkOpen(lockName, this);
+        return Optional.ofNullable(Lifecycle.tryLock(handle, lockName, atMost, atLeast));
+    }
+
+    /**
      * As {@link Dibs#inspect(Object, String)}, on this client's pool.
      *
      * @param lockName the lock's name
@@ -119,7 +137,7 @@ public final class DibsClient implements AutoCloseable {
      */
     public LockInfo inspect(String lockName) {
         checkOpen(lockName, this);
-        return NativeLib.inspect(handle, lockName);
+        return NativeIo.inspect(handle, lockName);
     }
 
     /** Drops this client's connections. Closing twice is harmless. */

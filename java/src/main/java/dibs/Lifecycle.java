@@ -7,8 +7,8 @@ import java.util.function.Supplier;
 
 /**
  * The one lifecycle of a locked call on the Java side, behind {@link Dibs} and
- * {@link DibsClient}: check the arguments Java owns, let Rust lock / run / release, report the
- * release and the events, then hand back the task's outcome.
+ * {@link DibsClient}: check the arguments Java owns, acquire in Rust, run the task here, release
+ * in Rust, dispatch how it ended to the log and the listener, then hand back the task's outcome.
  */
 final class Lifecycle {
     static final long SECONDS = 1000;
@@ -32,101 +32,100 @@ final class Lifecycle {
         checkNotNull(atMost, "atMost");
         checkNotNull(atLeast, "atLeast");
         if (fitsMillis(atMost) && fitsMillis(atLeast)) {
-            // atMost is cut to whole milliseconds; atLeast is rounded up (the lock is never held
-            // shorter than asked), but not past atMost when it was within it.
-            long atMostMs = atMost.toMillis();
-            boolean fraction = !atLeast.isNegative() && atLeast.getNano() % 1_000_000 != 0;
-            long atLeastMs = atLeast.toMillis() + (fraction ? 1 : 0);
-            if (atLeast.compareTo(atMost) <= 0) {
-                atLeastMs = Math.min(atLeastMs, Math.max(atMostMs, 0));
-            }
-            return run(handle, listener, lockName, atMostMs, atLeastMs, MILLIS, task);
+            return run(handle, listener, lockName, atMost.toMillis(), atLeastMillis(atMost, atLeast), MILLIS, task);
         }
         return run(handle, listener, lockName, atMost.getSeconds(), atLeast.getSeconds(), SECONDS, task);
     }
 
+    /**
+     * Acquires a lease to release later, for callers whose task is not one call (ShedLock's
+     * {@code SimpleLock}): {@code null} when another holder has the lock.
+     */
+    static DibsLease tryLock(long handle, String lockName, Duration atMost, Duration atLeast) {
+        checkNotNull(atMost, "atMost");
+        checkNotNull(atLeast, "atLeast");
+        long lease = fitsMillis(atMost) && fitsMillis(atLeast)
+                ? NativeIo.acquire(handle, lockName, atMost.toMillis(), atLeastMillis(atMost, atLeast), MILLIS)
+                : NativeIo.acquire(handle, lockName, atMost.getSeconds(), atLeast.getSeconds(), SECONDS);
+        return lease == 0 ? null : new DibsLease(lease, lockName);
+    }
+
+    /**
+     * atLeast in whole milliseconds for an atMost cut to whole milliseconds: rounded up (the lock
+     * is never held shorter than asked), but not past atMost when it was within it.
+     */
+    static long atLeastMillis(Duration atMost, Duration atLeast) {
+        boolean fraction = !atLeast.isNegative() && atLeast.getNano() % 1_000_000 != 0;
+        long atLeastMs = atLeast.toMillis() + (fraction ? 1 : 0);
+        if (atLeast.compareTo(atMost) <= 0) {
+            atLeastMs = Math.min(atLeastMs, Math.max(atMost.toMillis(), 0));
+        }
+        return atLeastMs;
+    }
+
+    /** Logs the warning Rust wrote about how a call ended, if any. */
+    static void logEnding(String warning) {
+        if (warning != null) {
+            LOG.log(Level.WARNING, warning);
+        }
+    }
+
+    /**
+     * The lifecycle: acquire (native), run the task in plain Java, release (native) however the
+     * task ended. The task never runs under a native frame, so a virtual thread is never pinned
+     * by it; what the release found is decided and worded by Rust, and only dispatched here.
+     */
     private static <T> DibsResult<T> run(long handle, DibsListener listener, String lockName,
             long atMost, long atLeast, long unitMs, Supplier<T> task) {
         Events events = listener == null ? Events.NONE : new Events(listener);
+        long[] facts = new long[2]; // before the task: nothing to allocate after it, should it exhaust memory
         events.attempt(lockName);
-        // Without a listener the task runs as given: nothing extra on the common path.
-        Invocation inv = Invocation.ofSupplier(listener == null ? task : () -> {
-            events.acquired(lockName);
-            long start = System.nanoTime();
-            try {
-                return task.get();
-            } finally {
-                events.finished(lockName, Duration.ofNanos(System.nanoTime() - start));
-            }
-        });
-        boolean won;
+        long lease = NativeIo.acquire(handle, lockName, atMost, atLeast, unitMs);
+        if (lease == 0) {
+            events.skipped(lockName);
+            return DibsResult.skipped();
+        }
+        T value = null;
+        Throwable thrown = null;
         try {
-            won = NativeLib.execute(handle, lockName, atMost, atLeast, unitMs, inv);
-        } catch (RuntimeException | Error e) {
-            // Rust throws before the task runs. Should anything throw after it ran (the JVM out
-            // of memory while reporting the release), the task's own outcome still wins.
-            Throwable thrown = inv.thrown();
-            if (!inv.ran() || thrown == e) {
-                throw e;
+            events.acquired(lockName);
+            long start = listener == null ? 0 : System.nanoTime();
+            try {
+                value = task.get();
+            } finally {
+                if (listener != null) {
+                    events.finished(lockName, Duration.ofNanos(System.nanoTime() - start));
+                }
             }
+        } catch (Throwable t) { // anything, Errors too: the lease is released below regardless
+            thrown = t;
+        }
+        String warning;
+        try {
+            warning = NativeIo.release(lease, facts);
+        } catch (Throwable e) {
+            // Only the JVM failing (out of memory) or a broken lease gets here: the task's own
+            // outcome still wins, and the release failure rides along.
             if (thrown != null) {
                 thrown.addSuppressed(e);
                 throw Lifecycle.<RuntimeException>sneaky(thrown);
             }
-            LOG.log(Level.WARNING, "lock '" + lockName + "': the task ran, but reporting its release failed", e);
-            @SuppressWarnings("unchecked")
-            T value = (T) inv.value();
+            LOG.log(Level.WARNING, "lock '" + lockName + "': the task ran, but its release failed", e);
             return DibsResult.ran(value, false, Duration.ZERO);
         }
-        if (!won) {
-            events.skipped(lockName);
-            return DibsResult.skipped();
+        int ending = (int) facts[0];
+        Duration elapsed = Duration.ofMillis(facts[1]);
+        logEnding(warning);
+        boolean owned = Ending.ownedToTheEnd(ending);
+        if (owned) {
+            events.released(lockName, elapsed);
+        } else if (ending != Ending.RELEASE_FAILED) {
+            events.expired(lockName, elapsed);
         }
-        Duration elapsed = Duration.ofMillis(inv.elapsedMs());
-        boolean owned = report(lockName, atMost, unitMs, inv, events, elapsed);
-        if (inv.thrown() != null) {
-            throw Lifecycle.<RuntimeException>sneaky(inv.thrown());
+        if (thrown != null) {
+            throw Lifecycle.<RuntimeException>sneaky(thrown);
         }
-        @SuppressWarnings("unchecked")
-        T value = (T) inv.value();
         return DibsResult.ran(value, owned, elapsed);
-    }
-
-    /** Logs and announces what the release found. Returns whether the lock was ours throughout. */
-    private static boolean report(String lockName, long atMost, long unitMs, Invocation inv,
-            Events events, Duration elapsed) {
-        String atMostText = atMost + (unitMs == SECONDS ? " s" : " ms");
-        if (inv.lostWhileRunning()) {
-            LOG.log(Level.WARNING, "lock '" + lockName + "' was taken by another holder while the task ran"
-                    + " (keep-alive noticed; the lock was held " + inv.elapsedMs() + " ms in all):"
-                    + " another instance may have run concurrently.");
-        }
-        switch (inv.status()) {
-            case Invocation.RELEASED:
-                if (inv.lostWhileRunning()) {
-                    break;
-                }
-                events.released(lockName, elapsed);
-                return true;
-            case Invocation.NOT_OURS:
-                if (!inv.lostWhileRunning()) {
-                    LOG.log(Level.WARNING, "lock '" + lockName + "' was no longer held by this instance when it"
-                            + " was released, " + inv.elapsedMs() + " ms after it was acquired (atMost "
-                            + atMostText + "): it expired while the task ran, so another instance may have"
-                            + " run concurrently. Raise atMost above the task's longest run, or use keep-alive.");
-                }
-                break;
-            case Invocation.RELEASE_FAILED:
-                LOG.log(Level.WARNING, "release of lock '" + lockName + "' failed: " + inv.releaseError()
-                        + " (the lock expires by itself at most " + atMostText + " after it was acquired)");
-                return false;
-            default:
-                LOG.log(Level.WARNING, "lock '" + lockName + "': the native library reported no release"
-                        + " status (" + inv.status() + "); this is a bug in dibs");
-                return false;
-        }
-        events.expired(lockName, elapsed);
-        return false;
     }
 
     static void checkNotNull(Object value, String name) {
@@ -135,7 +134,7 @@ final class Lifecycle {
         }
     }
 
-    private static boolean fitsMillis(Duration d) {
+    static boolean fitsMillis(Duration d) {
         try {
             d.toMillis();
             return true;

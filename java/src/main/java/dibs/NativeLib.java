@@ -34,18 +34,36 @@ final class NativeLib {
     static native void close(long handle);
 
     /**
-     * Validates the arguments, then {@code SET key token NX PX atMost}; if won, calls
-     * {@link Invocation#run()}, releases the lock, then calls
-     * {@link Invocation#released(int, long, String, boolean)}.
+     * Validates the arguments, then {@code SET key token NX PX atMost}. With keep-alive in the
+     * conn, a Rust thread (which never calls the JVM) extends the lock until {@link #release}.
      *
      * @param unitMs 1000 when {@code atMost}/{@code atLeast} are seconds, 1 when milliseconds
-     * @return true iff the lock was won (and so the task ran)
+     * @return the id of the lease (&gt; 0) when won; 0 when another holder has the lock
      * @throws IllegalArgumentException on an invalid name or duration, before any I/O
-     * @throws DibsException (a subclass where one fits) when the lock could not be tried;
-     *     always before the task runs
+     * @throws DibsException (a subclass where one fits) when the lock could not be tried
      */
-    static native boolean execute(
-            long handle, String lockName, long atMost, long atLeast, long unitMs, Invocation inv);
+    static native long acquire(long handle, String lockName, long atMost, long atLeast, long unitMs);
+
+    /**
+     * Stops keep-alive and releases a lease with the token-checked script, then says how the
+     * call ended. A lease is released once: its id is then unknown.
+     *
+     * @param facts receives {@code [}{@link Ending} code{@code , milliseconds held]}
+     * @return the ending's warning for the log, or null when the lock was ours to the end
+     * @throws IllegalStateException when the lease was released already
+     */
+    static native String release(long lease, long[] facts);
+
+    /**
+     * If the lease's lock is still ours, sets its expiry to {@code atMostMs} from now and counts
+     * {@code atLeastMs} from now. The lease stays held either way.
+     *
+     * @return true if extended; false if the lock was no longer ours
+     * @throws IllegalArgumentException on invalid durations, before any I/O
+     * @throws IllegalStateException when the lease was released
+     * @throws DibsException when Redis could not be reached
+     */
+    static native boolean extend(long lease, long atMostMs, long atLeastMs);
 
     /**
      * Reads who holds a lock, in one round trip; never changes the lock.

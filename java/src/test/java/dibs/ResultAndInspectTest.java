@@ -105,7 +105,7 @@ class ResultAndInspectTest extends RedisTestBase {
             assertTrue(r.elapsed().toMillis() >= 500, "elapsed " + r.elapsed());
             List<String> warnings = log.warningsAbout(name);
             assertEquals(1, warnings.size(), "one warning about the expiry: " + log.messages());
-            assertTrue(warnings.get(0).contains("no longer held"), warnings.get(0));
+            assertTrue(warnings.get(0).contains("no longer ours"), warnings.get(0));
         }
         assertFalse(exists(name));
 

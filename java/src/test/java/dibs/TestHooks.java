@@ -15,6 +15,6 @@ final class TestHooks {
     /** Panics in Rust with this message. */
     static native void panic(String message);
 
-    /** Takes the lock (atMost 60 s, atLeast 0), runs the task, then panics while still locked. */
-    static native boolean panicAfterTask(long handle, String lockName, Invocation inv);
+    /** Takes the lock (atMost 60 s, atLeast 0), then panics while holding its lease. */
+    static native boolean panicHoldingALease(long handle, String lockName);
 }

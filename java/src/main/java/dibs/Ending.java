@@ -1,0 +1,24 @@
+package dibs;
+
+/**
+ * The codes of how a locked call ended, as Rust decides it ({@code dibs::Ending::code}); Java
+ * only dispatches them. Rust also writes the ending's warning.
+ */
+final class Ending {
+    /** Ours to the end, and deleted: the task outlived atLeast. */
+    static final int RELEASED = 1;
+    /** Ours to the end, and kept for the rest of atLeast. */
+    static final int KEPT_FOR_AT_LEAST = 2;
+    /** At release the lock was no longer ours: it expired while the task ran. */
+    static final int NO_LONGER_OURS = 3;
+    /** Keep-alive found the lock taken while the task ran. */
+    static final int LOST_WHILE_RUNNING = 4;
+    /** The release could not be done; the lock expires by itself within atMost. */
+    static final int RELEASE_FAILED = 5;
+
+    private Ending() {}
+
+    static boolean ownedToTheEnd(int code) {
+        return code == RELEASED || code == KEPT_FOR_AT_LEAST;
+    }
+}

@@ -1,0 +1,117 @@
+package dibs;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The native calls that wait on the network, made so that a virtual thread parks instead of
+ * pinning its carrier. A native frame pins a virtual thread (JEP 444), and a call may wait up to
+ * its read timeout (seconds, while Redis is frozen), so a virtual caller hands the call to a
+ * platform thread of a small pool and parks until it is done. A platform caller calls directly,
+ * at no extra cost. Whether the caller is virtual is asked at run time ({@code Thread.isVirtual},
+ * Java 21+), so that the jar still runs on Java 11.
+ */
+final class NativeIo {
+    /** {@code Thread::isVirtual}, or null before Java 21. */
+    private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
+    /** Platform threads that make the calls of virtual threads; idle ones end after a minute. */
+    private static final ThreadPoolExecutor POOL = pool();
+
+    private NativeIo() {}
+
+    static long acquire(long handle, String lockName, long atMost, long atLeast, long unitMs) {
+        if (!isVirtual()) {
+            return NativeLib.acquire(handle, lockName, atMost, atLeast, unitMs);
+        }
+        return offload(() -> NativeLib.acquire(handle, lockName, atMost, atLeast, unitMs));
+    }
+
+    static String release(long lease, long[] facts) {
+        if (!isVirtual()) {
+            return NativeLib.release(lease, facts);
+        }
+        return offload(() -> NativeLib.release(lease, facts));
+    }
+
+    static boolean extend(long lease, long atMostMs, long atLeastMs) {
+        if (!isVirtual()) {
+            return NativeLib.extend(lease, atMostMs, atLeastMs);
+        }
+        return offload(() -> NativeLib.extend(lease, atMostMs, atLeastMs));
+    }
+
+    static LockInfo inspect(long handle, String lockName) {
+        if (!isVirtual()) {
+            return NativeLib.inspect(handle, lockName);
+        }
+        return offload(() -> NativeLib.inspect(handle, lockName));
+    }
+
+    static boolean isVirtual() {
+        if (IS_VIRTUAL == null) {
+            return false;
+        }
+        try {
+            return (boolean) IS_VIRTUAL.invokeExact(Thread.currentThread());
+        } catch (Throwable e) {
+            throw new IllegalStateException("Thread.isVirtual failed", e);
+        }
+    }
+
+    /**
+     * Runs {@code call} on a pool thread while this (virtual) thread parks. The wait is not
+     * interruptible: an acquire abandoned half-way could win a lock that nobody releases. An
+     * interrupt is kept for the caller to see afterwards. The call's exception is rethrown as
+     * the same object.
+     */
+    private static <T> T offload(Supplier<T> call) {
+        CompletableFuture<T> future;
+        try {
+            future = CompletableFuture.supplyAsync(call, POOL);
+        } catch (RejectedExecutionException e) {
+            return call.get(); // every pool thread busy: pinning beats failing
+        }
+        try {
+            return future.join();
+        } catch (CompletionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException) {
+                throw (RuntimeException) cause;
+            }
+            if (cause instanceof Error) {
+                throw (Error) cause;
+            }
+            throw e;
+        }
+    }
+
+    private static MethodHandle isVirtualHandle() {
+        try {
+            return MethodHandles.publicLookup()
+                    .findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
+        } catch (NoSuchMethodException | IllegalAccessException e) {
+            return null; // before Java 21 every thread is a platform thread
+        }
+    }
+
+    private static ThreadPoolExecutor pool() {
+        AtomicInteger count = new AtomicInteger();
+        // No queue: a call gets a thread at once, or (past the cap) runs on its caller.
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(0, 256, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
+                r -> {
+                    Thread t = new Thread(r, "dibs-io-" + count.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        return pool;
+    }
+}

@@ -1,0 +1,224 @@
+package dibs;
+
+import static dibs.TestSupport.uniqueName;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledForJreRange;
+import org.junit.jupiter.api.condition.JRE;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * dibs on virtual threads behaves as on platform threads: the task runs in plain Java, so it
+ * never pins its carrier, and a native call that waits on the network parks its virtual caller.
+ * Runs on JDK 21+ (the JDK 25 executions, whose JVM has 2 carriers:
+ * {@code -Djdk.virtualThreadScheduler.parallelism=2 -Djdk.virtualThreadScheduler.maxPoolSize=2});
+ * virtual threads are started by reflection, since the tests compile for Java 11.
+ */
+@EnabledForJreRange(min = JRE.JAVA_21)
+class VirtualThreadTest extends RedisTestBase {
+
+    static Thread startVirtual(Runnable task) {
+        try {
+            Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+            Method start = Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class);
+            return (Thread) start.invoke(builder, task);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("no virtual threads on " + Runtime.version(), e);
+        }
+    }
+
+    /** Runs each task on its own virtual thread; returns the wall time until all are done. */
+    private static Duration onVirtualThreads(List<Runnable> tasks) throws InterruptedException {
+        long start = System.nanoTime();
+        List<Thread> threads = new ArrayList<>();
+        for (Runnable t : tasks) {
+            threads.add(startVirtual(t));
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        return Duration.ofNanos(System.nanoTime() - start);
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void theCarriersAreTwo() throws InterruptedException {
+        // The figures below mean something only with 2 carriers: 8 pinned 1 s tasks take 4 s.
+        assertEquals("2", System.getProperty("jdk.virtualThreadScheduler.parallelism"));
+        AtomicReference<Boolean> virtual = new AtomicReference<>();
+        startVirtual(() -> virtual.set(NativeIo.isVirtual())).join();
+        assertTrue(virtual.get(), "NativeIo sees a virtual thread");
+        assertFalse(NativeIo.isVirtual(), "and a platform one");
+    }
+
+    @Test
+    void eightLockedOneSecondTasksOnTwoCarriersTakeAsLongAsWithoutDibs() throws InterruptedException {
+        Dibs.execute(redis.uri(), uniqueName("warm"), 5, 0, () -> {}); // loads the library, pools a connection
+        List<Runnable> plain = new ArrayList<>();
+        List<Runnable> locked = new ArrayList<>();
+        AtomicLong ran = new AtomicLong();
+        for (int i = 0; i < 8; i++) {
+            String name = uniqueName("pin-" + i);
+            plain.add(() -> sleep(1000));
+            locked.add(() -> {
+                if (Dibs.execute(redis.uri(), name, 30, 0, () -> sleep(1000))) {
+                    ran.incrementAndGet();
+                }
+            });
+        }
+        Duration without = onVirtualThreads(plain);
+        Duration with = onVirtualThreads(locked);
+        assertEquals(8, ran.get(), "every task ran");
+        double ratio = (double) with.toNanos() / without.toNanos();
+        System.out.printf("8 virtual threads x 1 s on 2 carriers: %d ms with dibs, %d ms without (%.3fx)%n",
+                with.toMillis(), without.toMillis(), ratio);
+        assertTrue(ratio <= 1.1, "with dibs " + with + ", without " + without);
+    }
+
+    @Test
+    void aFrozenRedisParksItsVirtualCallersInsteadOfStarvingTheOthers() throws Exception {
+        try (RedisServer frozen = RedisServer.launch()) {
+            DibsOptions conn = DibsOptions.builder().uri(frozen.uri())
+                    .connectTimeout(Duration.ofMillis(1500)).readTimeout(Duration.ofMillis(1500)).build();
+            Dibs.execute(conn, uniqueName("warm"), 5, 0, () -> {});
+            frozen.freeze();
+            AtomicBoolean done = new AtomicBoolean();
+            AtomicLong largestGapNs = new AtomicLong();
+            Thread ticker = startVirtual(() -> {
+                long last = System.nanoTime();
+                while (!done.get()) {
+                    sleep(10);
+                    long now = System.nanoTime();
+                    largestGapNs.accumulateAndGet(now - last, Math::max);
+                    last = now;
+                }
+            });
+            ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+            List<Runnable> callers = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                String name = uniqueName("frozen-" + i);
+                callers.add(() -> {
+                    try {
+                        Dibs.execute(conn, name, 30, 0, () -> {});
+                    } catch (DibsException e) {
+                        failures.add(e);
+                    }
+                });
+            }
+            Duration waited = onVirtualThreads(callers);
+            done.set(true);
+            ticker.join();
+            frozen.thaw();
+            long gapMs = Duration.ofNanos(largestGapNs.get()).toMillis();
+            System.out.printf("Redis frozen: 4 virtual callers waited %d ms; a 10 ms ticker's largest gap: %d ms%n",
+                    waited.toMillis(), gapMs);
+            assertEquals(4, failures.size(), "each caller timed out: " + failures);
+            assertTrue(failures.stream().allMatch(f -> f instanceof DibsTimeoutException), failures.toString());
+            assertTrue(gapMs < 50, "the ticker stalled for " + gapMs + " ms");
+        }
+    }
+
+    @Test
+    void noVirtualThreadIsPinnedWhileItsLockedTaskBlocks(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("pinned.jfr");
+        try (Recording recording = new Recording()) {
+            recording.enable("jdk.VirtualThreadPinned").withThreshold(Duration.ZERO).withStackTrace();
+            recording.start();
+            List<Runnable> tasks = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                String name = uniqueName("jfr-" + i);
+                tasks.add(() -> assertTrue(Dibs.execute(redis.uri(), name, 30, 0, () -> sleep(100))));
+            }
+            // The control: parking inside a class initializer pins; the recording must see it.
+            tasks.add(() -> assertEquals(1, PinsInItsInitializer.VALUE));
+            onVirtualThreads(tasks);
+            recording.stop();
+            recording.dump(file);
+        }
+        List<String> pinnedAt = new ArrayList<>();
+        for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
+            pinnedAt.add(e.getStackTrace() == null ? "?" : e.getStackTrace().getFrames().toString());
+        }
+        assertTrue(pinnedAt.stream().anyMatch(s -> s.contains("PinsInItsInitializer")),
+                "the control pin was recorded: " + pinnedAt);
+        assertTrue(pinnedAt.stream().noneMatch(s -> s.contains("dibs.Lifecycle") || s.contains("dibs.NativeIo")),
+                "a locked task pinned its carrier: " + pinnedAt);
+        assertEquals(1, pinnedAt.size(), "only the control pinned: " + pinnedAt);
+    }
+
+    /** Sleeps in its static initializer: a virtual thread that initializes it is pinned. */
+    static final class PinsInItsInitializer {
+        static final int VALUE;
+
+        static {
+            sleep(50);
+            VALUE = 1;
+        }
+
+        private PinsInItsInitializer() {}
+    }
+
+    @Test
+    void keepAliveHoldsTheLockOfATaskOnAVirtualThread() throws Exception {
+        DibsOptions conn = DibsOptions.builder().uri(redis.uri()).keepAlive(true).build();
+        String name = uniqueName("vt-keep-alive");
+        AtomicReference<DibsResult<String>> result = new AtomicReference<>();
+        ConcurrentLinkedQueue<Long> ttls = new ConcurrentLinkedQueue<>();
+        startVirtual(() -> result.set(Dibs.attempt(conn, name, Duration.ofMillis(600), Duration.ZERO, () -> {
+            for (int i = 0; i < 6; i++) {
+                sleep(250); // 1.5 s in all, 2.5 x atMost
+                try {
+                    ttls.add(Long.parseLong(redis.command("PTTL", RedisServer.lockKey(name))));
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            return "done";
+        }))).join();
+        assertEquals("done", result.get().value());
+        assertTrue(result.get().ownedToTheEnd(), result.get().toString());
+        assertTrue(ttls.stream().allMatch(t -> t > 0), "held throughout: PTTLs " + ttls);
+        assertEquals("0", redis.command("EXISTS", RedisServer.lockKey(name)), "released after");
+    }
+
+    @Test
+    void aLeaseIsReleasedWhateverTheVirtualTaskThrows() throws Exception {
+        String name = uniqueName("vt-throws");
+        AtomicReference<Throwable> caught = new AtomicReference<>();
+        StackOverflowError overflow = new StackOverflowError("from the task");
+        startVirtual(() -> {
+            try {
+                Dibs.execute(redis.uri(), name, 30, 0, () -> {
+                    throw overflow;
+                });
+            } catch (Throwable t) {
+                caught.set(t);
+            }
+        }).join();
+        assertTrue(caught.get() == overflow, "the same object: " + caught.get());
+        assertEquals("0", redis.command("EXISTS", RedisServer.lockKey(name)), "released");
+    }
+}

@@ -1,0 +1,134 @@
+//! How a locked call ended. Decided here, once, from what the release found and what keep-alive
+//! saw; the JNI glue, the CLI and Java's listeners only dispatch it.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::error::Error;
+
+/// What became of the lock at the end of a call whose task ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// Ours to the end, and deleted: the task outlived `atLeast`.
+    Released,
+    /// Ours to the end, and kept for the rest of `atLeast`.
+    KeptForAtLeast { remaining_ms: u64 },
+    /// At release the key was gone or someone else's: the lock expired while the task ran, so
+    /// another instance may have run it too.
+    NoLongerOurs,
+    /// Keep-alive found the lock taken while the task ran.
+    LostWhileRunning,
+    /// The release could not be done; the lock expires by itself within `atMost`.
+    ReleaseFailed(Error),
+}
+
+/// The ending of one call: what became of the lock, and the facts its warning names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ending {
+    /// The lock's name.
+    pub name: String,
+    pub ended: Ended,
+    /// From the `SET` reply to the release, on a monotonic clock.
+    pub elapsed: Duration,
+    pub at_most: Duration,
+}
+
+impl Ending {
+    /// Whether the lock was ours from acquisition to release.
+    pub fn owned_to_the_end(&self) -> bool {
+        matches!(self.ended, Ended::Released | Ended::KeptForAtLeast { .. })
+    }
+
+    /// The warning an operator should see, or `None` when all went well.
+    pub fn warning(&self) -> Option<String> {
+        let name = &self.name;
+        let held = self.elapsed.as_millis();
+        let at_most = Millis(self.at_most);
+        match &self.ended {
+            Ended::Released | Ended::KeptForAtLeast { .. } => None,
+            Ended::NoLongerOurs => Some(format!(
+                "lock '{name}' was no longer ours when it was released, {held} ms after it was \
+                 acquired (atMost {at_most}): it expired while the task ran, so another instance \
+                 may have run concurrently. Raise atMost above the task's longest run, or use \
+                 keep-alive."
+            )),
+            Ended::LostWhileRunning => Some(format!(
+                "lock '{name}' was taken by another holder while the task ran (keep-alive \
+                 noticed; the task ran {held} ms in all): another instance may have run \
+                 concurrently."
+            )),
+            Ended::ReleaseFailed(e) => Some(format!(
+                "release of lock '{name}' failed: {e} (the lock expires by itself at most \
+                 {at_most} after it was acquired)"
+            )),
+        }
+    }
+
+    /// The number the JNI glue hands to Java for each kind of ending (`dibs.Ending`'s constants).
+    pub fn code(&self) -> i32 {
+        match self.ended {
+            Ended::Released => 1,
+            Ended::KeptForAtLeast { .. } => 2,
+            Ended::NoLongerOurs => 3,
+            Ended::LostWhileRunning => 4,
+            Ended::ReleaseFailed(_) => 5,
+        }
+    }
+}
+
+/// A duration as "10 s" when whole seconds, else "1500 ms".
+struct Millis(Duration);
+
+impl fmt::Display for Millis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = self.0.as_millis();
+        if ms.is_multiple_of(1000) {
+            write!(f, "{} s", ms / 1000)
+        } else {
+            write!(f, "{ms} ms")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ending(ended: Ended) -> Ending {
+        Ending {
+            name: "n".to_owned(),
+            ended,
+            elapsed: Duration::from_millis(1234),
+            at_most: Duration::from_secs(10),
+        }
+    }
+
+    #[test]
+    fn only_a_lock_owned_to_the_end_is_quiet() {
+        assert_eq!(ending(Ended::Released).warning(), None);
+        assert_eq!(
+            ending(Ended::KeptForAtLeast { remaining_ms: 5 }).warning(),
+            None
+        );
+        let gone = ending(Ended::NoLongerOurs).warning().unwrap();
+        assert!(
+            gone.contains("no longer ours")
+                && gone.contains("1234 ms")
+                && gone.contains("atMost 10 s")
+        );
+        let lost = ending(Ended::LostWhileRunning).warning().unwrap();
+        assert!(lost.contains("taken by another holder"));
+        let failed = ending(Ended::ReleaseFailed(Error::Timeout("x: no answer".into())))
+            .warning()
+            .unwrap();
+        assert!(failed.contains("release of lock 'n' failed: x: no answer"));
+        assert!(!ending(Ended::LostWhileRunning).owned_to_the_end());
+    }
+
+    #[test]
+    fn at_most_reads_in_the_unit_it_was_given() {
+        let mut e = ending(Ended::NoLongerOurs);
+        e.at_most = Duration::from_millis(1500);
+        assert!(e.warning().unwrap().contains("atMost 1500 ms"));
+    }
+}
