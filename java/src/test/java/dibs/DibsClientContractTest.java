@@ -1,0 +1,30 @@
+package dibs;
+
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/** {@link DibsClient#execute} passes the lock contract. */
+class DibsClientContractTest extends LockContract {
+    private static DibsClient client;
+
+    @BeforeAll
+    static void open() {
+        client = Dibs.client(redis.uri()); // after LockContract started the server
+    }
+
+    @AfterAll
+    static void close() {
+        client.close();
+    }
+
+    @Override
+    protected boolean runLocked(String name, Duration atMost, Duration atLeast, Runnable task) {
+        return client.execute(name, atMost, atLeast, task);
+    }
+
+    @Override
+    protected String frontEnd() {
+        return "DibsClient.execute";
+    }
+}

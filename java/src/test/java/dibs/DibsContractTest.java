@@ -1,0 +1,16 @@
+package dibs;
+
+import java.time.Duration;
+
+/** {@link Dibs#execute(Object, String, Duration, Duration, Runnable)} passes the lock contract. */
+class DibsContractTest extends LockContract {
+    @Override
+    protected boolean runLocked(String name, Duration atMost, Duration atLeast, Runnable task) {
+        return Dibs.execute(redis.uri(), name, atMost, atLeast, task);
+    }
+
+    @Override
+    protected String frontEnd() {
+        return "Dibs.execute";
+    }
+}
