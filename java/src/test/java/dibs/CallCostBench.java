@@ -15,7 +15,9 @@ import java.util.function.ToLongFunction;
  *       saves, a miss: flatten, JNI, Rust parse, registry lookup ({@link NativeLib#connectUri}
  *       or {@link NativeLib#connectMap}), which returns the same handle;
  *   <li>a full {@link Dibs#execute} cycle with a no-op task;
- *   <li>the skip path: {@link Dibs#execute} on a lock someone else holds.
+ *   <li>the skip path: {@link Dibs#execute} on a lock someone else holds;
+ *   <li>on Java 21+, both again from a virtual thread, whose native calls go through a platform
+ *       thread ({@link NativeIo}).
  * </ol>
  * The JVM and redis-server share CPU 0, as in {@code examples/core_cycle.rs}, whose doc says
  * why. Package {@code dibs} for access to {@link ConnCache} and {@link NativeLib}.
@@ -72,6 +74,19 @@ public final class CallCostBench {
                     cycle[0], cycle[1], cycle[2]);
             System.out.printf("| skip: lock held by another, SET NX PX only | %.1f | %.1f | %.1f |%n",
                     skip[0], skip[1], skip[2]);
+            if (Runtime.version().feature() >= 21) {
+                // The same calls from a virtual thread: each native call is handed to a platform
+                // thread (NativeIo) while the virtual one parks.
+                double[][] virtual = new double[2][];
+                VirtualThreadTest.startVirtual(() -> {
+                    virtual[0] = micros(uri, "call-cost", true);
+                    virtual[1] = micros(uri, held, false);
+                }).join();
+                System.out.printf("| cycle, from a virtual thread | %.1f | %.1f | %.1f |%n",
+                        virtual[0][0], virtual[0][1], virtual[0][2]);
+                System.out.printf("| skip, from a virtual thread | %.1f | %.1f | %.1f |%n",
+                        virtual[1][0], virtual[1][1], virtual[1][2]);
+            }
         }
     }
 
