@@ -113,6 +113,27 @@ attempts=$(redis-cli -p "$port" info commandstats | sed -n 's/^cmdstat_set:calls
 # The instances RPUSH "<instance> <tick>" onto demo:ticks; the checks below read it as a file.
 redis-cli -p "$port" --raw lrange demo:ticks 0 -1 >"$ledger"
 echo "lock attempts (SET NX calls seen by redis, whole run): ${attempts:-0}"
+
+# Shutdown mid-task: SIGTERM while a 3-second locked job runs. The graceful shutdown must let the
+# job finish, and its lock must then be released the normal way (atLeast 0: deleted).
+echo "== SIGTERM while a locked 3 s job runs (graceful shutdown)"
+"$java_bin" "${jvm_flags[@]}" -jar "$jar" --dibs.redis-uri="redis://127.0.0.1:$port" \
+  --demo.instance=app-long --demo.long-job=true >"$work/app-long.log" 2>&1 &
+long_pid=$!
+pids+=("$long_pid")
+deadline=$((SECONDS + 90))
+until grep -qx "LONG STARTED" "$work/app-long.log"; do
+  kill -0 "$long_pid" 2>/dev/null || fail "app-long exited before its job started: $(tail -n 20 "$work/app-long.log")"
+  [ "$SECONDS" -lt "$deadline" ] || fail "app-long's job did not start within 90 s"
+  sleep 0.05
+done
+[ "$(redis-cli -p "$port" exists dibs:long-job)" = 1 ] || fail "the long job runs without its lock"
+kill -TERM "$long_pid"
+wait_exit "$long_pid" 30 || fail "app-long still running 30 s after SIGTERM"
+grep -qx "LONG FINISHED" "$work/app-long.log" || fail "SIGTERM cut the locked job short: $(tail -n 20 "$work/app-long.log")"
+[ "$(redis-cli -p "$port" exists dibs:long-job)" = 0 ] || fail "the long job's lock was not released after it finished"
+echo "SIGTERM mid-task: the job finished, then its lock was released"
+
 kill -TERM "$redis_pid"
 wait_exit "$redis_pid" 10 || fail "redis-server still running 10 s after SIGTERM"
 

@@ -198,46 +198,84 @@ class KeepAliveTest extends RedisTestBase {
         redis.command("DEL", lockKey(name));
     }
 
+    /** A child JVM holding {@code name} (KeepAliveHolder) until killed, its output collected. */
+    private static final class Holder implements AutoCloseable {
+        final Process process;
+        final List<String> output = Collections.synchronizedList(new ArrayList<>());
+        private final Thread reader;
+
+        Holder(String name, long atMostMs, boolean keepAlive) throws Exception {
+            List<String> cmd = new ArrayList<>();
+            cmd.add(TickRace.javaExecutable());
+            cmd.addAll(childJvmFlags());
+            cmd.add("-cp");
+            cmd.add(System.getProperty("java.class.path"));
+            cmd.add(KeepAliveHolder.class.getName());
+            cmd.add(redis.uri());
+            cmd.add(name);
+            cmd.add(Long.toString(atMostMs));
+            cmd.add(keepAlive ? "keep-alive" : "plain");
+            process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            CountDownLatch holding = new CountDownLatch(1);
+            reader = new Thread(() -> {
+                try (BufferedReader in = new BufferedReader(
+                        new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                    String line;
+                    while ((line = in.readLine()) != null) {
+                        output.add(line);
+                        if (line.startsWith("HOLDING")) {
+                            holding.countDown();
+                        }
+                    }
+                } catch (IOException e) {
+                    output.add("(read failed: " + e + ")");
+                } finally {
+                    holding.countDown();
+                }
+            }, "holder-reader");
+            reader.setDaemon(true);
+            reader.start();
+            assertTrue(holding.await(60, TimeUnit.SECONDS) && process.isAlive(),
+                    "the holder did not print HOLDING:\n" + String.join("\n", output));
+        }
+
+        /** SIGKILL: no release, no shutdown hook. */
+        void kill() throws InterruptedException {
+            process.destroyForcibly();
+            assertTrue(process.waitFor(10, TimeUnit.SECONDS), "the holder survived SIGKILL");
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+            reader.join(5000);
+            String out = String.join("\n", output);
+            assertFalse(out.contains("WARNING in native method") || out.contains("FATAL ERROR in native method"),
+                    "JNI check failed in the child JVM:\n" + out);
+        }
+    }
+
+    /** Milliseconds until the lock {@code name} is gone, polled every 10 ms; fails after {@code limitMs}. */
+    private static long msUntilGone(String name, long limitMs) throws IOException {
+        long start = System.nanoTime();
+        while (System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(limitMs)) {
+            if (!exists(name)) {
+                return (System.nanoTime() - start) / 1_000_000;
+            }
+            sleep(10);
+        }
+        return fail("the lock of the killed holder never lapsed; PTTL " + pttl(name));
+    }
+
     @Test
     void aKilledHolderStopsExtendingAndItsLockLapsesWithinAtMost() throws Exception {
         String name = uniqueName("ka-kill");
         long atMost = 1000;
-        List<String> cmd = new ArrayList<>();
-        cmd.add(TickRace.javaExecutable());
-        cmd.addAll(childJvmFlags());
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add(KeepAliveHolder.class.getName());
-        cmd.add(redis.uri());
-        cmd.add(name);
-        cmd.add(Long.toString(atMost));
-        Process child = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        List<String> output = Collections.synchronizedList(new ArrayList<>());
-        CountDownLatch holding = new CountDownLatch(1);
-        Thread reader = new Thread(() -> {
-            try (BufferedReader in = new BufferedReader(
-                    new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                    output.add(line);
-                    if (line.startsWith("HOLDING")) {
-                        holding.countDown();
-                    }
-                }
-            } catch (IOException e) {
-                output.add("(read failed: " + e + ")");
-            } finally {
-                holding.countDown();
-            }
-        }, "ka-holder-reader");
-        reader.setDaemon(true);
-        reader.start();
-        try {
-            assertTrue(holding.await(60, TimeUnit.SECONDS) && child.isAlive(),
-                    "the holder did not print HOLDING:\n" + String.join("\n", output));
+        try (Holder child = new Holder(name, atMost, true)) {
             long heldSince = System.nanoTime();
             String value = redis.command("GET", lockKey(name));
-            assertTrue(value.contains(";" + child.pid() + ";"), "the child's value: " + value);
+            assertTrue(value.contains(";" + child.process.pid() + ";"), "the child's value: " + value);
 
             // Keep-alive at work: held for well over atMost, by the child, with the same value.
             int checks = 0;
@@ -247,39 +285,38 @@ class KeepAliveTest extends RedisTestBase {
                         + (System.nanoTime() - heldSince) / 1_000_000 + " ms of holding");
                 assertEquals(value, redis.command("GET", lockKey(name)));
                 LockInfo info = Dibs.inspect(redis.uri(), name);
-                assertEquals(child.pid(), info.pid().orElse(-1), info.toString());
+                assertEquals(child.process.pid(), info.pid().orElse(-1), info.toString());
                 checks++;
                 sleep(50);
             }
             assertTrue(checks >= 10, "checks: " + checks);
 
-            child.destroyForcibly(); // SIGKILL: no release, no shutdown hook
-            assertTrue(child.waitFor(10, TimeUnit.SECONDS), "the holder survived SIGKILL");
-            long killedAt = System.nanoTime();
+            child.kill();
             assertTrue(exists(name), "the lock must outlive its killed holder until it lapses");
-            long goneAfterMs = -1;
-            while (System.nanoTime() - killedAt < TimeUnit.MILLISECONDS.toNanos(atMost + 5000)) {
-                if (!exists(name)) {
-                    goneAfterMs = (System.nanoTime() - killedAt) / 1_000_000;
-                    break;
-                }
-                sleep(10);
-            }
-            if (goneAfterMs < 0) {
-                fail("the lock of the killed holder never lapsed; PTTL " + pttl(name));
-            }
+            long goneAfterMs = msUntilGone(name, atMost + 5000);
             assertTrue(goneAfterMs < atMost + 700,
                     "the lock lapsed " + goneAfterMs + " ms after the kill; atMost is " + atMost + " ms");
-            System.out.println("killed holder's lock lapsed " + goneAfterMs + " ms after SIGKILL (atMost "
+            System.out.println("killed keep-alive holder's lock lapsed " + goneAfterMs + " ms after SIGKILL (atMost "
                     + atMost + " ms)");
-        } finally {
-            child.destroyForcibly();
-            child.waitFor(10, TimeUnit.SECONDS);
-            reader.join(5000);
         }
-        String out = String.join("\n", output);
-        assertFalse(out.contains("WARNING in native method") || out.contains("FATAL ERROR in native method"),
-                "JNI check failed in the child JVM:\n" + out);
+    }
+
+    @Test
+    void aKilledPlainHolderBlocksTheLockUntilAtMost() throws Exception {
+        String name = uniqueName("plain-kill");
+        long atMost = 3000;
+        try (Holder child = new Holder(name, atMost, false)) {
+            long acquiredAt = Dibs.inspect(redis.uri(), name).acquiredAt().orElseThrow().toEpochMilli();
+            sleep(500);
+            child.kill();
+            long killedAt = System.currentTimeMillis();
+            long goneAfterMs = msUntilGone(name, atMost + 5000);
+            long heldMs = killedAt + goneAfterMs - acquiredAt;
+            System.out.println("killed plain holder's lock lapsed " + heldMs + " ms after it was acquired (atMost "
+                    + atMost + " ms)");
+            assertTrue(heldMs >= atMost - 100 && heldMs < atMost + 700,
+                    "held " + heldMs + " ms in all; nothing releases it before atMost (" + atMost + " ms)");
+        }
     }
 
     /** The child JVM runs with the flags this one has: -Xcheck:jni, native access, dibs.*. */

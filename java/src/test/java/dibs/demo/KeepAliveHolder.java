@@ -5,22 +5,23 @@ import dibs.DibsOptions;
 import java.time.Duration;
 
 /**
- * A process that takes a lock with keep-alive and then never lets go: its task prints
+ * A process that takes a lock (with keep-alive, or plain) and then never lets go: its task prints
  * {@code HOLDING} and sleeps forever, so only a kill ends it. {@code KeepAliveTest} kills it with
- * SIGKILL and watches the lock expire by itself once the extensions stop.
+ * SIGKILL and watches the lock expire by itself: once the extensions stop, or at atMost.
  *
- * <p>Args: {@code <redis-uri> <lock-name> <atMost-ms>}. Prints {@code SKIPPED} and exits 3 when
- * the lock is held by someone else.
+ * <p>Args: {@code <redis-uri> <lock-name> <atMost-ms> [keep-alive|plain]} (default keep-alive).
+ * Prints {@code SKIPPED} and exits 3 when the lock is held by someone else.
  */
 public final class KeepAliveHolder {
     private KeepAliveHolder() {}
 
     public static void main(String[] args) {
-        if (args.length != 3) {
-            System.err.println("usage: KeepAliveHolder <redis-uri> <lock-name> <atMost-ms>");
+        if (args.length < 3 || args.length > 4) {
+            System.err.println("usage: KeepAliveHolder <redis-uri> <lock-name> <atMost-ms> [keep-alive|plain]");
             System.exit(2);
         }
-        DibsOptions options = DibsOptions.builder().uri(args[0]).keepAlive(true).build();
+        boolean keepAlive = args.length < 4 || args[3].equals("keep-alive");
+        DibsOptions options = DibsOptions.builder().uri(args[0]).keepAlive(keepAlive).build();
         boolean won = Dibs.execute(options, args[1], Duration.ofMillis(Long.parseLong(args[2])), Duration.ZERO, () -> {
             System.out.println("HOLDING " + ProcessHandle.current().pid());
             System.out.flush();
