@@ -28,6 +28,19 @@ pub(crate) enum Conn {
     Cluster(Box<ClusterConnection>),
 }
 
+impl Conn {
+    /// Writes a command without reading its reply, to run after whatever this connection sent
+    /// before: Redis runs one connection's commands in order, even those that reach it after the
+    /// client gave up (a frozen server that thaws). The connection is then fit only to be
+    /// dropped. A cluster connection routes per command and offers no such write: nothing is
+    /// sent there.
+    pub(crate) fn queue(&mut self, packed: &[u8]) {
+        if let Conn::Single(c) = self {
+            let _ = c.send_packed_command(packed);
+        }
+    }
+}
+
 impl ConnectionLike for Conn {
     fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
         match self {
@@ -128,7 +141,7 @@ impl Opener {
                     .retries(0)
                     .connection_timeout(spec.connect_timeout)
                     .response_timeout(spec.read_timeout)
-                    .tcp_settings(TcpSettings::default().set_nodelay(true));
+                    .tcp_settings(tcp_settings());
                 if let Some(password) = &spec.password {
                     builder = builder.password(password.clone());
                 }
@@ -193,8 +206,22 @@ fn plain_info(addr: ConnectionAddr) -> RedisResult<ConnectionInfo> {
     Ok(addr
         .into_connection_info()?
         .set_redis_settings(RedisConnectionInfo::default().set_skip_set_lib_name())
-        // The redis crate leaves Nagle on, which can double the latency of a small request.
-        .set_tcp_settings(TcpSettings::default().set_nodelay(true)))
+        .set_tcp_settings(tcp_settings()))
+}
+
+/// Nagle off: the redis crate leaves it on, which can double the latency of a small request.
+/// TCP keepalive on: probes after 30 s idle keep NAT and load-balancer mappings alive, and find
+/// a dead peer within 30 + 3 x 10 s even without a request.
+fn tcp_settings() -> TcpSettings {
+    use redis::io::tcp::socket2::TcpKeepalive;
+    let keepalive = TcpKeepalive::new()
+        .with_time(Duration::from_secs(30))
+        .with_interval(Duration::from_secs(10));
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    let keepalive = keepalive.with_retries(3);
+    TcpSettings::default()
+        .set_nodelay(true)
+        .set_keepalive(keepalive)
 }
 
 /// AUTH and SELECT, one command at a time, each bounded by what is left of the connect

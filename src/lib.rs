@@ -31,6 +31,7 @@ pub use error::{Error, Result};
 pub use holder::{Holder, LockState};
 pub use lock::{Lease, LockParams, Locker, Outcome, MAX_NAME_BYTES};
 pub use spec::{
-    Address, ConnSpec, SpecValue, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_KEY_PREFIX,
-    DEFAULT_MAX_TOTAL, DEFAULT_PORT, DEFAULT_READ_TIMEOUT_MS,
+    Address, ConnSpec, SpecValue, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HOST,
+    DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_KEY_PREFIX, DEFAULT_MAX_TOTAL, DEFAULT_PORT,
+    DEFAULT_READ_TIMEOUT_MS,
 };

@@ -220,10 +220,16 @@ impl Lease {
         let script = |conn: &mut Conn| {
             script::RELEASE.run::<i64>(conn, &self.key, &self.value, remaining_ms)
         };
+        // The retry follows a first try whose reply was lost: that try may have deleted the key,
+        // so no key then means released, not "no longer ours".
+        let script_again =
+            |conn: &mut Conn| script(conn).map(|code| if code == 3 { 2 } else { code });
         let name = &self.name;
-        let found = self
-            .pool
-            .run(&format_args!("releasing lock '{name}'"), script, script);
+        let found = self.pool.run(
+            &format_args!("releasing lock '{name}'"),
+            script,
+            script_again,
+        );
         let ended = match found {
             _ if lost => Ended::LostWhileRunning,
             Ok(1) => Ended::KeptForAtLeast { remaining_ms },
@@ -342,32 +348,53 @@ impl Locker {
     /// in the spec, the lease's extender starts here.
     pub fn acquire(&self, params: &LockParams) -> Result<Option<Lease>> {
         let key = self.key(&params.name);
-        let value = holder::new_value();
-        let set = |conn: &mut Conn| -> RedisResult<bool> {
+        let first_value = holder::new_value();
+        // Set when a SET timed out and a delete of its value was queued behind it.
+        let doomed = std::cell::Cell::new(false);
+        let set = |conn: &mut Conn, value: &str| -> RedisResult<bool> {
             // Sized up front: built arg by arg, the buffers would grow four or five times.
-            let reply: Option<String> = redis::Cmd::with_capacity(6, key.len() + value.len() + 32)
-                .arg("SET")
-                .arg(&key)
-                .arg(&value)
-                .arg("NX")
-                .arg("PX")
-                .arg(params.at_most_ms)
-                .query(conn)?;
-            Ok(reply.is_some())
+            let reply: RedisResult<Option<String>> =
+                redis::Cmd::with_capacity(6, key.len() + value.len() + 32)
+                    .arg("SET")
+                    .arg(&key)
+                    .arg(value)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(params.at_most_ms)
+                    .query(conn);
+            if reply.as_ref().is_err_and(|e| e.is_timeout()) {
+                // No answer in time: the SET may still run when a frozen server thaws, and hold
+                // the lock with nothing running. Queue a token-checked delete behind it on the
+                // same socket: Redis runs the two in order, so no lock of ours outlives this.
+                script::RELEASE.queue(conn, &key, value, 0);
+                doomed.set(true);
+            }
+            Ok(reply?.is_some())
         };
-        // After a dropped connection the first SET may have landed with its reply lost:
-        // then the key holds our own value, and the lock is ours.
+        let retry_value = std::cell::RefCell::new(None);
         let set_again = |conn: &mut Conn| -> RedisResult<bool> {
-            if set(conn)? {
+            if doomed.get() {
+                // The first value will be deleted if it ever lands: try with a new one.
+                let value = holder::new_value();
+                let won = set(conn, &value)?;
+                *retry_value.borrow_mut() = Some(value);
+                return Ok(won);
+            }
+            // After a dropped connection the first SET may have landed with its reply lost:
+            // then the key holds our own value, and the lock is ours.
+            if set(conn, &first_value)? {
                 return Ok(true);
             }
             let current: Option<String> = redis::cmd("GET").arg(&key).query(conn)?;
-            Ok(current.as_deref() == Some(value.as_str()))
+            Ok(current.as_deref() == Some(first_value.as_str()))
         };
         let name = &params.name;
-        let won = self
-            .pool
-            .run(&format_args!("acquiring lock '{name}'"), set, set_again)?;
+        let won = self.pool.run(
+            &format_args!("acquiring lock '{name}'"),
+            |conn| set(conn, &first_value),
+            set_again,
+        )?;
+        let value = retry_value.into_inner().unwrap_or(first_value);
         if !won {
             return Ok(None);
         }

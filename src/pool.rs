@@ -24,7 +24,8 @@ pub(crate) struct Pool {
 }
 
 struct State {
-    idle: Vec<Conn>,
+    /// Idle connections, with when each was returned; the newest last.
+    idle: Vec<(Conn, Instant)>,
     /// Connections that exist: idle plus checked out.
     open: usize,
     /// Callers blocked in `checkout`; a return wakes one only when there is one (no futex
@@ -55,8 +56,9 @@ impl Pool {
     /// formatted only when an error needs it, so that a call that succeeds allocates no message.
     ///
     /// A connection that broke is dropped, never returned. If a *reused* connection turns out
-    /// dead (the server restarted, or CLIENT KILL), the idle ones are presumed dead too: they are
-    /// dropped and `retry` runs once on a fresh connection, so the call after a restart succeeds.
+    /// dead (the server restarted, or CLIENT KILL) or silent (a timeout: a NAT or load balancer
+    /// dropped the idle flow), the idle ones are presumed dead too: they are dropped and `retry`
+    /// runs once on a fresh connection, so the call after a restart or a silent drop succeeds.
     /// `retry` must cope with `op` having reached the server before the connection died.
     pub(crate) fn run<T>(
         &self,
@@ -78,6 +80,7 @@ impl Pool {
             Err(e)
                 if (reused
                     && (dropped(&e)
+                        || e.is_timeout()
                         || e.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly)))
                     || e.is_cluster_error()
                         && matches!(
@@ -119,8 +122,16 @@ impl Pool {
         let deadline = Instant::now() + self.spec.connect_timeout;
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         loop {
-            if let Some(conn) = state.idle.pop() {
-                return Ok((conn, true));
+            if let Some((conn, since)) = state.idle.pop() {
+                if since.elapsed() <= self.spec.idle_timeout {
+                    return Ok((conn, true));
+                }
+                // Idle too long: a NAT may have dropped it without a word. The rest are older.
+                let stale = 1 + state.idle.len();
+                state.idle.clear();
+                state.open -= stale;
+                drop(conn);
+                continue;
             }
             if state.open < self.spec.max_total {
                 state.open += 1;
@@ -165,7 +176,7 @@ impl Pool {
     fn checkin(&self, conn: Conn, healthy: bool) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if healthy && state.idle.len() < self.spec.max_idle {
-            state.idle.push(conn);
+            state.idle.push((conn, Instant::now()));
         } else {
             state.open -= 1;
         }

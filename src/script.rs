@@ -20,6 +20,19 @@ impl LuaScript {
         }
     }
 
+    /// Sends the script (as EVAL, which needs no cached copy) with the same arguments as
+    /// [`LuaScript::run`], without waiting for its reply: see [`Conn::queue`].
+    pub(crate) fn queue(&self, conn: &mut Conn, key: &str, value: &str, ms: u64) {
+        let packed = redis::cmd("EVAL")
+            .arg(self.source)
+            .arg(1)
+            .arg(key)
+            .arg(value)
+            .arg(ms)
+            .get_packed_command();
+        conn.queue(&packed);
+    }
+
     /// Runs the script with `KEYS[1] = key`, `ARGV[1] = value`, `ARGV[2] = ms`.
     pub(crate) fn run<T: FromRedisValue>(
         &self,
@@ -52,10 +65,15 @@ impl LuaScript {
 }
 
 /// Returns 1 when it shortened the expiry to ARGV[2] ms, 2 when it deleted the key, 0 when the
-/// key was not ours. The whole holder value is compared, not a prefix.
+/// key holds someone else's value, 3 when there is no key. The whole holder value is compared,
+/// not a prefix.
 pub(crate) static RELEASE: LuaScript = LuaScript::new(
     r#"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+local current = redis.call('GET', KEYS[1])
+if current == false then
+  return 3
+end
+if current ~= ARGV[1] then
   return 0
 end
 local remaining = tonumber(ARGV[2])

@@ -21,6 +21,9 @@ pub const DEFAULT_PORT: u16 = 6379;
 pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 4000;
 /// Reads and writes are bounded too, so that a frozen server never hangs a scheduler thread.
 pub const DEFAULT_READ_TIMEOUT_MS: u64 = 4000;
+/// Pooled connections idle this long are not reused: well inside the idle timeouts of cloud NATs
+/// and load balancers (Azure's 4 minutes is the shortest common one).
+pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 60_000;
 /// Every lock key starts with this, so that an ACL can confine dibs to `~dibs:*`.
 pub const DEFAULT_KEY_PREFIX: &str = "dibs:";
 /// Connections per spec, at most; a caller beyond it waits for one up to the connect timeout.
@@ -71,6 +74,9 @@ pub struct ConnSpec {
     pub keep_alive: bool,
     pub max_total: usize,
     pub max_idle: usize,
+    /// A pooled connection idle for longer is closed instead of reused: NATs, load balancers
+    /// and firewalls silently drop idle flows (Azure's after 4 minutes).
+    pub idle_timeout: Duration,
 }
 
 impl ConnSpec {
@@ -129,6 +135,7 @@ impl fmt::Debug for ConnSpec {
             .field("keep_alive", &self.keep_alive)
             .field("max_total", &self.max_total)
             .field("max_idle", &self.max_idle)
+            .field("idle_timeout", &self.idle_timeout)
             .finish()
     }
 }
@@ -168,6 +175,7 @@ const SPEC_KEYS: &[&str] = &[
     "timeout-ms",
     "conn-timeout-ms",
     "read-timeout-ms",
+    "idle-timeout-ms",
     "ssl",
     "ca-cert",
     "key-prefix",
@@ -198,6 +206,7 @@ struct Fields {
     timeout_ms: Option<u64>,
     connect_timeout_ms: Option<u64>,
     read_timeout_ms: Option<u64>,
+    idle_timeout_ms: Option<u64>,
     ca_cert: Option<PathBuf>,
     key_prefix: Option<String>,
     keep_alive: Option<bool>,
@@ -388,6 +397,9 @@ impl Fields {
                 "read-timeout-ms" => {
                     f.read_timeout_ms = get_int(key, v, 1, MAX_TIMEOUT_MS)?.map(|t| t as u64)
                 }
+                "idle-timeout-ms" => {
+                    f.idle_timeout_ms = get_int(key, v, 1, MAX_TIMEOUT_MS)?.map(|t| t as u64)
+                }
                 "ssl" => f.tls = get_bool(key, v)?,
                 "ca-cert" => f.ca_cert = get_str(key, v)?.map(PathBuf::from),
                 "key-prefix" => f.key_prefix = get_str(key, v)?,
@@ -576,6 +588,9 @@ impl Fields {
             keep_alive: self.keep_alive.unwrap_or(false),
             max_total,
             max_idle,
+            idle_timeout: Duration::from_millis(
+                self.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
+            ),
         })
     }
 }

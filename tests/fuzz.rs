@@ -116,6 +116,7 @@ fn key() -> impl Strategy<Value = String> {
         "timeout-ms",
         "conn-timeout-ms",
         "read-timeout-ms",
+        "idle-timeout-ms",
         "ssl",
         "ca-cert",
         "key-prefix",

@@ -169,6 +169,16 @@ public final class DibsOptions {
             return put("read-timeout-ms", millis(timeout, "readTimeout"));
         }
 
+        /**
+         * @param timeout how long a pooled connection may sit idle and still be reused (default
+         *     60 s); an older one is closed instead, since NATs and load balancers drop idle
+         *     flows without a word
+         * @return this builder
+         */
+        public Builder idleTimeout(Duration timeout) {
+            return put("idle-timeout-ms", millis(timeout, "idleTimeout"));
+        }
+
         /** @param max how many connections the pool may open at most @return this builder */
         public Builder maxConnections(int max) {
             this.maxConnections = max;

@@ -1,0 +1,141 @@
+package dibs;
+
+import static dibs.TestSupport.uniqueName;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The quiet failures of real networks, through a {@link FaultProxy} in front of a real
+ * redis-server, each reported as a figure: how long the caller waited, ticks lost, and how long
+ * a lock stayed held with nothing running (orphan time).
+ */
+class NetworkFaultTest extends RedisTestBase {
+    private static final long TIMEOUT_MS = 1000;
+
+    private static void report(String fault, long waitedMs, int ticksLost, long orphanMs) {
+        System.out.println("FAULT " + fault + ": waited " + waitedMs + " ms, ticks lost " + ticksLost
+                + ", orphan lock " + orphanMs + " ms");
+    }
+
+    private static boolean tick(Object conn, String name) {
+        return Dibs.execute(conn, name, 30, 0, () -> {});
+    }
+
+    private static long millisSince(long startNs) {
+        return (System.nanoTime() - startNs) / 1_000_000;
+    }
+
+    @Test
+    void anIdleFlowDroppedByANatCostsNoTickAndNoReadTimeout() throws Exception {
+        try (FaultProxy proxy = FaultProxy.start(redis.port())) {
+            Map<String, Object> conn = Map.of("uri", proxy.uri(), "timeout-ms", TIMEOUT_MS, "idle-timeout-ms", 300);
+            assertTrue(tick(conn, uniqueName("idle")), "before the drop");
+            proxy.blackholeExisting(); // the NAT forgets the idle flow; new flows pass
+            TestSupport.sleep(400); // idle past idle-timeout-ms
+            long start = System.nanoTime();
+            boolean ran = tick(conn, uniqueName("idle"));
+            long waited = millisSince(start);
+            report("idle flow dropped (idle past idle-timeout-ms)", waited, ran ? 0 : 1, 0);
+            assertTrue(ran, "the tick after the drop ran");
+            assertTrue(waited < TIMEOUT_MS / 2, "a fresh connection, not a read timeout: waited " + waited + " ms");
+        }
+    }
+
+    @Test
+    void aFlowDroppedWhileStillFreshCostsOneReadTimeoutAndNoTick() throws Exception {
+        try (FaultProxy proxy = FaultProxy.start(redis.port())) {
+            Map<String, Object> conn = Map.of("uri", proxy.uri(), "timeout-ms", TIMEOUT_MS);
+            assertTrue(tick(conn, uniqueName("fresh-drop")));
+            proxy.blackholeExisting();
+            long start = System.nanoTime();
+            boolean ran = tick(conn, uniqueName("fresh-drop"));
+            long waited = millisSince(start);
+            report("flow dropped within idle-timeout-ms", waited, ran ? 0 : 1, 0);
+            assertTrue(ran, "retried on a fresh connection after the reused one timed out");
+            assertTrue(waited >= TIMEOUT_MS && waited < 2 * TIMEOUT_MS, "one read timeout, then a fresh round trip: "
+                    + waited + " ms");
+        }
+    }
+
+    @Test
+    void aSetThatTimedOutOnAFrozenServerLeavesNoLockOnceItThaws() throws Exception {
+        try (RedisServer frozen = RedisServer.launch()) {
+            Map<String, Object> conn = Map.of("uri", frozen.uri(), "timeout-ms", 500);
+            String name = uniqueName("orphan");
+            assertTrue(tick(conn, uniqueName("warm")));
+            frozen.freeze();
+            long start = System.nanoTime();
+            AtomicBoolean ran = new AtomicBoolean();
+            assertThrows(DibsTimeoutException.class, () -> Dibs.execute(conn, name, 60, 0, () -> ran.set(true)));
+            long waited = millisSince(start);
+            frozen.thaw();
+            // The queued SETs and their token-checked deletes run now, in order.
+            long orphanMs = 0;
+            long thawed = System.nanoTime();
+            while (frozen.command("EXISTS", RedisServer.lockKey(name)).equals("1")) {
+                orphanMs = millisSince(thawed);
+                assertTrue(orphanMs < 5000, "the lock stayed held after the thaw");
+                TestSupport.sleep(5);
+            }
+            report("server frozen during SET (timeout-ms 500)", waited, 1, orphanMs);
+            assertTrue(orphanMs < 100, "orphan lock held " + orphanMs + " ms after the thaw");
+            assertTrue(!ran.get());
+            assertTrue(waited < 3 * 500 + 300, "two timed-out tries at most: " + waited + " ms");
+            assertTrue(tick(conn, name), "the lock is free for the next tick");
+        }
+    }
+
+    @Test
+    void aReleaseWhoseReplyWasLostIsNotReportedAsNoLongerOurs() throws Exception {
+        try (FaultProxy proxy = FaultProxy.start(redis.port());
+                TestSupport.LogCapture log = new TestSupport.LogCapture()) {
+            Map<String, Object> conn = Map.of("uri", proxy.uri(), "timeout-ms", TIMEOUT_MS);
+            String name = uniqueName("lost-reply");
+            DibsResult<String> r = Dibs.attempt(conn, name, java.time.Duration.ofSeconds(30), java.time.Duration.ZERO,
+                    () -> {
+                        proxy.halfOpenExisting(); // the release reaches Redis; its reply does not come back
+                        return "v";
+                    });
+            assertEquals("v", r.value());
+            assertTrue(r.ownedToTheEnd(), "released by the first try, confirmed by the retry: " + r);
+            assertEquals(List.of(), log.warningsAbout(name), "no false 'no longer ours'");
+            assertEquals("0", redis.command("EXISTS", RedisServer.lockKey(name)));
+        }
+    }
+
+    @Test
+    void aResetFlowIsRetriedOnAFreshConnection() throws Exception {
+        try (FaultProxy proxy = FaultProxy.start(redis.port())) {
+            Map<String, Object> conn = Map.of("uri", proxy.uri(), "timeout-ms", TIMEOUT_MS);
+            assertTrue(tick(conn, uniqueName("reset")));
+            proxy.reset();
+            long start = System.nanoTime();
+            boolean ran = tick(conn, uniqueName("reset"));
+            long waited = millisSince(start);
+            report("flow reset", waited, ran ? 0 : 1, 0);
+            assertTrue(ran);
+            assertTrue(waited < TIMEOUT_MS / 2, "waited " + waited + " ms");
+        }
+    }
+
+    @Test
+    void aServerThatAcceptsButNeverAnswersIsATimeoutWithinTheBound() throws IOException {
+        try (FaultProxy proxy = FaultProxy.start(redis.port())) {
+            Map<String, Object> conn = Map.of("uri", proxy.uri(), "timeout-ms", TIMEOUT_MS);
+            proxy.blackholeAll();
+            long start = System.nanoTime();
+            assertThrows(DibsTimeoutException.class, () -> tick(conn, uniqueName("silent")));
+            long waited = millisSince(start);
+            report("every flow silent (fresh connection)", waited, 1, 0);
+            // A fresh connection is not retried: connect + one read timeout.
+            assertTrue(waited < 2 * TIMEOUT_MS + 300, "waited " + waited + " ms");
+        }
+    }
+}
