@@ -1,6 +1,7 @@
-//! Keep-alive: while a lease is held, a helper thread sets the lock's expiry back to `atMost`
-//! every `atMost / 3`, with a token-checked script, so a task may outlive `atMost` and still
-//! hold the lock. If the process dies, the extensions stop and the lock expires within `atMost`.
+//! Keep-alive: while a lease is held, a helper thread sets the lock's expiry back to `atMost` a
+//! third of `atMost` after the last extension that succeeded, with a token-checked script, so a
+//! task may outlive `atMost` and still hold the lock. If the process dies, the extensions stop
+//! and the lock expires within `atMost`.
 //!
 //! The thread is started by the acquire and stopped by the release, and only talks to Redis
 //! (never to the JVM). Dropping the channel's sender wakes it at once.
@@ -9,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::conn::Conn;
 use crate::error::Result;
@@ -24,38 +25,61 @@ pub(crate) struct KeepAlive {
 }
 
 impl KeepAlive {
-    /// Starts extending `key` (holding `value`) to `at_most_ms` every third of it. `None` when
-    /// no thread can be had (a limit, no memory): the task still runs and is released after,
-    /// as without keep-alive, since failing here would leave the lock held and nothing run.
+    /// Starts extending `key` (holding `value`) back to `at_most_ms`, a third of it after the
+    /// last extension that succeeded (the first counts from `acquired`). A failed one is retried
+    /// soon (a tenth of the period, 50 ms to 1 s), until just before the lock would lapse; past
+    /// that, the lock is taken as lost. Each attempt waits at most the read timeout (and once
+    /// more on a fresh connection). `None` when no thread can be had (a
+    /// limit, no memory): the task still runs and is released after, as without keep-alive,
+    /// since failing here would leave the lock held and nothing run.
     pub(crate) fn start(
         pool: Arc<Pool>,
         name: String,
         key: String,
         value: String,
         at_most_ms: u64,
+        acquired: Instant,
     ) -> Option<KeepAlive> {
-        let interval = Duration::from_millis((at_most_ms / 3).max(1));
+        let at_most = Duration::from_millis(at_most_ms);
+        let period = at_most / 3;
+        let retry = (period / 10).clamp(Duration::from_millis(50), Duration::from_secs(1));
+        // No attempt starts later than this before the lapse: one that late would likely land
+        // after it.
+        let margin = Duration::from_millis(50).min(period);
         let lost = Arc::new(AtomicBool::new(false));
         let lost_seen = lost.clone();
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = thread::Builder::new()
             .name("dibs-keep-alive".into())
-            .spawn(move || loop {
-                match stopped.recv_timeout(interval) {
-                    Err(RecvTimeoutError::Timeout) => {
-                        match extend(&pool, &name, &key, &value, at_most_ms) {
-                            Ok(true) => {}
-                            Ok(false) => {
-                                // Someone else's now: stop extending it.
-                                lost_seen.store(true, Ordering::Release);
-                                return;
-                            }
-                            // Redis unreachable for now: try again next interval; if it stays
-                            // away, the lock expires by itself and the release reports it.
-                            Err(_) => {}
-                        }
+            .spawn(move || {
+                let mut extended = acquired; // when the lock's TTL was last set to at_most
+                let mut next = acquired + period;
+                loop {
+                    let wait = next.saturating_duration_since(Instant::now());
+                    match stopped.recv_timeout(wait) {
+                        Err(RecvTimeoutError::Timeout) => {}
+                        _ => return, // the lease is being released
                     }
-                    _ => return,
+                    let started = Instant::now();
+                    if started + margin > extended + at_most {
+                        // No attempt can end before the lapse: the lock may be gone.
+                        lost_seen.store(true, Ordering::Release);
+                        return;
+                    }
+                    match extend(&pool, &name, &key, &value, at_most_ms) {
+                        Ok(true) => {
+                            // The server set the TTL after we sent the script: count from then.
+                            extended = started;
+                            next = started + period;
+                        }
+                        Ok(false) => {
+                            // Someone else's now: stop extending it.
+                            lost_seen.store(true, Ordering::Release);
+                            return;
+                        }
+                        // Redis unreachable for now: try again soon.
+                        Err(_) => next = Instant::now() + retry,
+                    }
                 }
             })
             .ok()?;
@@ -64,6 +88,11 @@ impl KeepAlive {
             thread: Some(thread),
             lost,
         })
+    }
+
+    /// Whether an extension found the lock taken, or none could be made in time.
+    pub(crate) fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
     }
 
     /// Stops extending, and waits for the extender to finish. Returns whether an extension found

@@ -183,6 +183,12 @@ impl Lease {
         &self.value
     }
 
+    /// With keep-alive: whether the lock was found taken, or could not be extended in time, while
+    /// held. Always false without keep-alive (the release tells).
+    pub fn is_lost(&self) -> bool {
+        self.keep_alive.as_ref().is_some_and(KeepAlive::is_lost)
+    }
+
     /// If the lock is still ours, sets its expiry to `at_most_ms` from now and counts
     /// `at_least_ms` from now too (as a fresh acquisition would); `Ok(false)`: no longer ours.
     /// The durations follow [`LockParams::from_millis`]'s rules, checked before any I/O. For
@@ -406,6 +412,7 @@ impl Locker {
                 key.clone(),
                 value.clone(),
                 params.at_most_ms,
+                acquired,
             )
         } else {
             None

@@ -180,3 +180,46 @@ fn inspect_reports_the_holder_and_never_changes_the_lock() {
     assert_eq!((state.remaining_ms, state.holder), (None, None));
     assert!(locker.inspect("").is_err(), "the name is validated");
 }
+
+#[test]
+fn a_failed_extension_is_retried_soon_and_the_lock_survives_a_short_freeze() {
+    let server = RedisServer::start();
+    let holder = Locker::new(
+        ConnSpec::from_map(&[
+            ("uri".into(), SpecValue::Str(server.uri())),
+            ("keep-alive".into(), SpecValue::Bool(true)),
+            ("timeout-ms".into(), SpecValue::Int(300)),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    let pid = server.pid().to_string();
+    let signal = |sig: &str| {
+        assert!(std::process::Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+            .success());
+    };
+    // atMost 1200 ms: the first extension is due at 400 ms, into a freeze from 250 to 1050 ms.
+    // It fails at about 1000 ms (a timeout, and one on a fresh connection); waiting a whole
+    // third again (1400 ms) would miss the lapse at 1200 ms, so it must be retried soon.
+    let outcome = holder
+        .execute(&ms("frozen-extension", 1200), || {
+            thread::sleep(Duration::from_millis(250));
+            signal("-STOP");
+            thread::sleep(Duration::from_millis(800));
+            signal("-CONT");
+            thread::sleep(Duration::from_millis(1500));
+        })
+        .unwrap();
+    let Outcome::Ran { ending, .. } = outcome else {
+        panic!()
+    };
+    assert_eq!(
+        ending.ended,
+        Ended::Released,
+        "held throughout {:?}",
+        ending.elapsed
+    );
+}

@@ -156,6 +156,16 @@ pub extern "system" fn Java_dibs_NativeLib_extend<'l>(
     })
 }
 
+/// Whether keep-alive found the lease's lock taken, or could not extend it in time.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_isLost<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+) -> jboolean {
+    entry(&mut env, |_| Ok(jboolean::from(leases::is_lost(lease)?)))
+}
+
 fn read_string(env: &mut JNIEnv, s: &JString, arg: &'static str) -> Result<String, Failure> {
     if s.is_null() {
         return Err(Error::InvalidArgument {
@@ -167,5 +177,13 @@ fn read_string(env: &mut JNIEnv, s: &JString, arg: &'static str) -> Result<Strin
     // SAFETY: every native method of dibs.NativeLib declares this parameter as a String, so the
     // JVM only ever passes a java.lang.String (or null, handled above). The checked get_string
     // would look up java/lang/String with FindClass on every call.
-    Ok(unsafe { env.get_string_unchecked(s) }?.into())
+    let java = unsafe { env.get_string_unchecked(s) }?;
+    match cesu8::from_java_cesu8(java.to_bytes()) {
+        Ok(text) => Ok(text.into_owned()),
+        Err(_) => Err(Error::InvalidArgument {
+            arg,
+            message: format!("{arg} must not contain unpaired UTF-16 surrogates"),
+        }
+        .into()),
+    }
 }

@@ -78,9 +78,8 @@ pub(super) fn locker(handle: i64) -> Result<LockerRef, Failure> {
     match index(handle).and_then(|i| table.get(i)) {
         Some(Entry::Shared(l)) => Ok(LockerRef::Shared(l)),
         Some(Entry::Owned(l)) => Ok(LockerRef::Owned(l.clone())),
-        Some(Entry::Closed) => Err(Failure::Internal(format!(
-            "connection handle {handle} is closed"
-        ))),
+        // A DibsClient closed by another thread while this call was on its way in.
+        Some(Entry::Closed) => Err(Failure::State("this DibsClient is closed".to_owned())),
         None => Err(Failure::Internal(format!(
             "unknown connection handle {handle}"
         ))),

@@ -42,3 +42,18 @@ pub(super) fn put_back(id: i64, lease: Lease) {
         .get_or_insert_with(HashMap::new)
         .insert(id, lease);
 }
+
+/// Whether keep-alive found the lease's lock lost (no I/O).
+pub(super) fn is_lost(id: i64) -> Result<bool, Failure> {
+    LEASES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .and_then(|leases| leases.get(&id))
+        .map(crate::Lease::is_lost)
+        .ok_or_else(|| {
+            Failure::State(format!(
+                "lease {id} was already released, or never acquired"
+            ))
+        })
+}

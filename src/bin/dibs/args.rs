@@ -64,26 +64,35 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
     let (mut lock, mut at_most, mut at_least) = (None, None, Duration::ZERO);
     let (mut keep_alive, mut skip_exit) = (false, 0u8);
     let mut it = flags.iter();
-    while let Some(flag) = it.next() {
+    while let Some(arg) = it.next() {
+        // `--flag value` or `--flag=value`. Only the flag is ever echoed: a value may hold a
+        // password (`--redis=redis://:pw@host`).
+        let (flag, mut inline) = match arg.split_once('=') {
+            Some((flag, v)) if flag.starts_with("--") => (flag, Some(v.to_owned())),
+            _ => (arg.as_str(), None),
+        };
+        let has_inline = inline.is_some();
         let mut value = |name: &str| {
-            it.next()
-                .cloned()
+            inline
+                .take()
+                .or_else(|| it.next().cloned())
                 .ok_or_else(|| format!("{name} needs a value"))
         };
-        match flag.as_str() {
+        match flag {
             "-h" | "--help" => return Ok(Command::Help),
             "--redis" => redis = Some(value("--redis")?),
             "--redis-opt" => {
                 let kv = value("--redis-opt")?;
                 let (k, v) = kv
                     .split_once('=')
-                    .ok_or_else(|| format!("--redis-opt takes KEY=VALUE, got '{kv}'"))?;
+                    .ok_or("--redis-opt takes KEY=VALUE, and its value has no '='")?;
                 options.push((k.to_owned(), v.to_owned()));
             }
             "--lock" => lock = Some(value("--lock")?),
             "--at-most" => at_most = Some(duration("--at-most", &value("--at-most")?)?),
             "--at-least" => at_least = duration("--at-least", &value("--at-least")?)?,
-            "--keep-alive" => keep_alive = true,
+            "--keep-alive" if !has_inline => keep_alive = true,
+            "--keep-alive" => return Err("--keep-alive takes no value".into()),
             "--skip-exit" => {
                 let v = value("--skip-exit")?;
                 skip_exit = v
@@ -232,6 +241,53 @@ mod tests {
             vec!["run", "--help"],
         ] {
             assert_eq!(parse(&strings(&args), None), Ok(Command::Help), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn flags_take_their_value_after_an_equals_sign_too() {
+        let cmd = parse(
+            &strings(&[
+                "run",
+                "--redis=redis://h",
+                "--lock=j",
+                "--at-most=2s",
+                "--",
+                "true",
+            ]),
+            None,
+        )
+        .unwrap();
+        let Command::Run {
+            conn,
+            lock,
+            at_most,
+            ..
+        } = cmd
+        else {
+            panic!("{cmd:?}")
+        };
+        assert_eq!((conn.uri.as_str(), lock.as_str()), ("redis://h", "j"));
+        assert_eq!(at_most, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn no_value_is_echoed_in_a_usage_error() {
+        for args in [
+            vec!["run", "--redis-url=redis://:s3cret@h", "--lock", "j"],
+            vec![
+                "run",
+                "--redis",
+                "r",
+                "--redis-opt",
+                "s3cret",
+                "--lock",
+                "j",
+            ],
+            vec!["run", "--redis", "r", "--lock", "j", "--keep-alive=s3cret"],
+        ] {
+            let err = parse(&strings(&args), None).unwrap_err();
+            assert!(!err.contains("s3cret"), "{err}");
         }
     }
 

@@ -39,6 +39,21 @@ public final class DibsLease implements AutoCloseable {
     }
 
     /**
+     * With keep-alive: whether the lock was found taken by another holder, or could not be
+     * extended before it would lapse, while this lease was held. Work that must not run without
+     * the lock can check it between steps. Always false without keep-alive. No network I/O.
+     *
+     * @return true if the lock is known lost
+     * @throws IllegalStateException if the lease was released
+     */
+    public boolean isLost() {
+        synchronized (lease) {
+            lease.checkHeld();
+            return NativeLib.isLost(lease.id);
+        }
+    }
+
+    /**
      * If the lock is still ours, sets its expiry to {@code atMost} from now, and counts
      * {@code atLeast} from now. The lease stays held either way.
      *

@@ -66,6 +66,13 @@ final class NativeLib {
     static native boolean extend(long lease, long atMostMs, long atLeastMs);
 
     /**
+     * Whether keep-alive found the lease's lock taken, or could not extend it in time. No I/O.
+     *
+     * @throws IllegalStateException when the lease was released
+     */
+    static native boolean isLost(long lease);
+
+    /**
      * Reads who holds a lock, in one round trip; never changes the lock.
      *
      * @throws IllegalArgumentException on an invalid name, before any I/O

@@ -76,4 +76,23 @@ class DibsLeaseContractTest extends LockContract {
         assertThrows(IllegalStateException.class, () -> lease.extend(Duration.ofSeconds(1), Duration.ZERO));
         lease.close(); // harmless after a release
     }
+
+    @Test
+    void withKeepAliveTheHolderCanSeeThatItsLockWasTaken() throws Exception {
+        String name = name("lost");
+        try (DibsClient keepAlive = Dibs.client(DibsOptions.builder().uri(redis.uri()).keepAlive(true).build())) {
+            DibsLease lease = keepAlive.tryLock(name, Duration.ofMillis(300), Duration.ZERO).orElseThrow();
+            TestSupport.sleep(150);
+            assertFalse(lease.isLost(), "extended, still ours");
+            redis.command("SET", RedisServer.lockKey(name), "someone-else", "PX", "60000");
+            long deadline = System.nanoTime() + 2_000_000_000L;
+            while (!lease.isLost()) {
+                assertTrue(System.nanoTime() < deadline, "keep-alive never noticed");
+                TestSupport.sleep(10);
+            }
+            assertFalse(lease.release(), "not ours at the end");
+            assertEquals("someone-else", redis.command("GET", RedisServer.lockKey(name)), "untouched");
+            assertThrows(IllegalStateException.class, lease::isLost);
+        }
+    }
 }

@@ -647,4 +647,14 @@ class OptionsListenerClientTest extends RedisTestBase {
         }
         return total;
     }
+
+    @Test
+    void aCallThatReachesNativeCodeAfterTheCloseIsAnIllegalStateException() {
+        // The window between DibsClient's own check and the native call: another thread closed it.
+        long handle = ConnCache.open(redis.uri());
+        NativeLib.close(handle);
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> NativeLib.acquire(handle, "closed-race", 10, 0, 1000));
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+    }
 }

@@ -2,6 +2,7 @@ package dibs;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.util.List;
@@ -36,5 +37,16 @@ class ValidationTest {
             assertThrows(IllegalArgumentException.class, () -> Dibs.execute(conn, "job", 1, 2, task));
             assertFalse(ran.get(), "the task must not run");
         }
+    }
+
+    @Test
+    void aLoneSurrogateInALockNameIsRefusedNotCollapsedIntoAnotherName() {
+        // Two names that a lossy conversion would both turn into one key.
+        for (String name : List.of("job-\uD800", "job-\uDBFF", "\uDC00x")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Dibs.execute(closed, name, 10, 0, task));
+            assertTrue(e.getMessage().contains("lockName") && e.getMessage().contains("surrogate"), e.getMessage());
+        }
+        assertFalse(ran.get(), "the task must not run");
     }
 }
