@@ -9,7 +9,10 @@
 //!
 //! Every connect is bounded by the connect timeout, handshake included.
 
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use redis::cluster::{ClusterClient, ClusterConnection};
@@ -92,10 +95,15 @@ impl ConnectionLike for Conn {
 
 /// Knows how to open a connection for one spec. Building it does no I/O.
 pub(crate) enum Opener {
+    /// Plain TCP: the host is resolved, and each address tried, within the connect timeout.
+    Tcp { host: String, port: u16 },
+    /// A unix socket, or TLS (whose certificate check needs the host name as given).
     Direct(Client),
     Sentinel {
         sentinels: Vec<(String, u16)>,
         master: String,
+        /// The Sentinel that answered last, asked first next time.
+        last_good: AtomicUsize,
     },
     /// Configuration only, so a panic elsewhere cannot leave it half-changed: this keeps
     /// `Locker` unwind-safe for callers who `catch_unwind` around it.
@@ -119,12 +127,18 @@ impl Opener {
                 insecure: false,
                 tls_params: None,
             },
-            Address::Tcp { host, port } => ConnectionAddr::Tcp(host.clone(), *port),
+            Address::Tcp { host, port } => {
+                return Ok(Opener::Tcp {
+                    host: host.clone(),
+                    port: *port,
+                })
+            }
             Address::Unix(path) => ConnectionAddr::Unix(path.clone()),
             Address::Sentinel { sentinels, master } => {
                 return Ok(Opener::Sentinel {
                     sentinels: sentinels.clone(),
                     master: master.clone(),
+                    last_good: AtomicUsize::new(0),
                 })
             }
             Address::Cluster { nodes } => {
@@ -185,11 +199,23 @@ impl Opener {
     pub(crate) fn open(&self, spec: &ConnSpec) -> RedisResult<Conn> {
         let deadline = Instant::now() + spec.connect_timeout;
         let conn = match self {
+            Opener::Tcp { host, port } => connect_tcp(host, *port, deadline)?,
+            Opener::Direct(client)
+                if matches!(client.get_connection_info().addr(), ConnectionAddr::Unix(_)) =>
+            {
+                // A unix connect has no timeout, and waits as long as a frozen server's listen
+                // backlog stays full: wait for it on another thread, up to the deadline.
+                let client = client.clone();
+                within(deadline, move || client.get_connection())?
+            }
             Opener::Direct(client) => client.get_connection_with_timeout(spec.connect_timeout)?,
-            Opener::Sentinel { sentinels, master } => {
-                let (host, port) = master_address(sentinels, master, deadline)?;
-                let client = Client::open(plain_info(ConnectionAddr::Tcp(host, port))?)?;
-                client.get_connection_with_timeout(left(deadline)?)?
+            Opener::Sentinel {
+                sentinels,
+                master,
+                last_good,
+            } => {
+                let (host, port) = master_address(sentinels, master, last_good, deadline)?;
+                connect_tcp(&host, port, deadline)?
             }
             Opener::Cluster(client) => {
                 return Ok(Conn::Cluster(Box::new(client.get_connection()?)))
@@ -246,18 +272,25 @@ fn handshake(mut conn: Connection, spec: &ConnSpec, deadline: Instant) -> RedisR
     Ok(conn)
 }
 
-/// Asks each Sentinel in turn where the master is; the first that knows, wins.
+/// Asks each Sentinel in turn where the master is; the first that knows, wins. The one that
+/// answered last is asked first, and each gets an equal share of what is left of the budget, so
+/// that one blackholed Sentinel cannot use up the time of the others.
 fn master_address(
     sentinels: &[(String, u16)],
     master: &str,
+    last_good: &AtomicUsize,
     deadline: Instant,
 ) -> RedisResult<(String, u16)> {
+    let first = last_good.load(Ordering::Relaxed) % sentinels.len().max(1);
     let mut last_error = None;
-    for (host, port) in sentinels {
+    for i in 0..sentinels.len() {
+        let index = (first + i) % sentinels.len();
+        let (host, port) = &sentinels[index];
+        let share = left(deadline)? / (sentinels.len() - i) as u32;
         let asked = (|| -> RedisResult<Option<(String, u16)>> {
-            let client = Client::open(plain_info(ConnectionAddr::Tcp(host.clone(), *port))?)?;
-            let mut conn = client.get_connection_with_timeout(left(deadline)?)?;
-            set_timeouts(&conn, left(deadline)?)?;
+            let until = Instant::now() + share;
+            let mut conn = connect_tcp(host, *port, until)?;
+            set_timeouts(&conn, left(until)?)?;
             let reply: Option<(String, String)> = redis::cmd("SENTINEL")
                 .arg("get-master-addr-by-name")
                 .arg(master)
@@ -265,7 +298,10 @@ fn master_address(
             Ok(reply.and_then(|(h, p)| Some((h, p.parse().ok()?))))
         })();
         match asked {
-            Ok(Some(address)) => return Ok(address),
+            Ok(Some(address)) => {
+                last_good.store(index, Ordering::Relaxed);
+                return Ok(address);
+            }
             Ok(None) => {
                 last_error = Some(RedisError::from((
                     ErrorKind::MasterNameNotFoundBySentinel,
@@ -277,6 +313,61 @@ fn master_address(
         }
     }
     Err(last_error.unwrap_or_else(|| (ErrorKind::EmptySentinelList, "no Sentinels given").into()))
+}
+
+/// A plain TCP connection to `host:port` by `deadline`: the name is resolved within it (on
+/// another thread, since the system resolver has no timeout), then each address is tried with
+/// an equal share of what is left, so a blackholed first address (dual stack, several A
+/// records) cannot use up the time of the others.
+fn connect_tcp(host: &str, port: u16, deadline: Instant) -> RedisResult<Connection> {
+    let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, port)],
+        Err(_) => {
+            let name = (host.to_owned(), port);
+            within(deadline, move || {
+                name.to_socket_addrs()
+                    .map(Iterator::collect)
+                    .map_err(RedisError::from)
+            })?
+        }
+    };
+    if addrs.is_empty() {
+        return Err(RedisError::from((
+            ErrorKind::Io,
+            "the host name has no address",
+            host.to_owned(),
+        )));
+    }
+    let mut last_error = None;
+    for (i, addr) in addrs.iter().enumerate() {
+        let share = left(deadline)? / (addrs.len() - i) as u32;
+        let info = plain_info(ConnectionAddr::Tcp(addr.ip().to_string(), addr.port()))?;
+        match Client::open(info)?.get_connection_with_timeout(share) {
+            Ok(conn) => return Ok(conn),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(last_error.expect("at least one address was tried"))
+}
+
+/// Runs a blocking step that has no timeout of its own on another thread, and waits for it up to
+/// `deadline`. On a timeout the step goes on alone until it returns (its result is dropped):
+/// the caller is free, and the thread is bounded by the OS's own limits on the step.
+fn within<T: Send + 'static>(
+    deadline: Instant,
+    step: impl FnOnce() -> RedisResult<T> + Send + 'static,
+) -> RedisResult<T> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("dibs-connect".into())
+        .spawn(move || {
+            let _ = tx.send(step());
+        })
+        .map_err(RedisError::from)?;
+    match rx.recv_timeout(left(deadline)?) {
+        Ok(result) => result,
+        Err(_) => Err(std::io::Error::from(std::io::ErrorKind::TimedOut).into()),
+    }
 }
 
 fn set_timeouts(conn: &Connection, timeout: Duration) -> RedisResult<()> {

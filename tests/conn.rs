@@ -2,6 +2,8 @@
 
 mod common;
 
+use std::time::{Duration, Instant};
+
 use common::RedisServer;
 use dibs::{ConnSpec, Ended, Error, LockParams, Locker, Outcome, SpecValue};
 use redis::Commands;
@@ -148,4 +150,46 @@ fn making_a_locker_does_no_network_io() {
     let port = common::free_port();
     let spec = ConnSpec::from_uri(&format!("redis://127.0.0.1:{port}")).unwrap();
     assert!(Locker::new(spec).is_ok());
+}
+
+/// A unix socket whose listen backlog is full, as a frozen server's is: a connect waits for ever.
+#[cfg(unix)]
+#[test]
+fn a_unix_socket_with_a_full_backlog_is_a_timeout_within_the_connect_timeout() {
+    use redis::io::tcp::socket2::{Domain, SockAddr, Socket, Type};
+    let dir = std::env::temp_dir().join(format!("dibs-backlog-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("full.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap(); // never accepts
+    let mut fillers = Vec::new();
+    loop {
+        let s = Socket::new(Domain::UNIX, Type::STREAM, None).unwrap();
+        s.set_nonblocking(true).unwrap();
+        match s.connect(&SockAddr::unix(&path).unwrap()) {
+            Ok(()) => fillers.push(s),
+            Err(_) => break, // the backlog is full
+        }
+        assert!(fillers.len() < 100_000, "the backlog never filled");
+    }
+    let spec = ConnSpec::from_map(&[
+        (
+            "uri".into(),
+            SpecValue::Str(format!("unix://{}", path.display())),
+        ),
+        ("timeout-ms".into(), SpecValue::Int(500)),
+    ])
+    .unwrap();
+    let started = Instant::now();
+    let err = Locker::new(spec)
+        .unwrap()
+        .execute(&params("backlog"), || ())
+        .unwrap_err();
+    let waited = started.elapsed();
+    assert!(matches!(err, Error::Timeout(_)), "{err:?}");
+    assert!(
+        waited >= Duration::from_millis(450) && waited < Duration::from_millis(900),
+        "{waited:?}"
+    );
+    drop(listener);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -289,3 +289,69 @@ fn cluster_locks_spread_over_the_slots_and_survive_a_reshard() {
         );
     }
 }
+
+/// A TCP port that accepts connections and never answers: a blackholed peer, on loopback.
+fn silent_port() -> (u16, std::thread::JoinHandle<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let holder = std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().take(8) {
+            held.push(stream); // kept open, never read or written
+        }
+        std::thread::sleep(Duration::from_secs(30));
+    });
+    (port, holder)
+}
+
+#[test]
+fn a_silent_sentinel_gets_its_share_of_the_budget_and_the_next_one_answers() {
+    let master = RedisServer::start();
+    let sentinel = Sentinel::start(master.port);
+    let (silent, _holder) = silent_port();
+    let spec = ConnSpec::from_map(&[
+        (
+            "uri".into(),
+            dibs::SpecValue::Str(format!(
+                "redis+sentinel://127.0.0.1:{silent},127.0.0.1:{}/mymaster",
+                sentinel.port
+            )),
+        ),
+        ("timeout-ms".into(), dibs::SpecValue::Int(1000)),
+    ])
+    .unwrap();
+    let locker = Locker::new(spec).unwrap();
+    let started = Instant::now();
+    let outcome = locker
+        .execute(
+            &LockParams::from_secs("via-sentinel", 10, 0).unwrap(),
+            || (),
+        )
+        .unwrap();
+    let first = started.elapsed();
+    assert!(matches!(outcome, Outcome::Ran { .. }));
+    // The silent one had half of the 1000 ms connect budget; the other answered in the rest.
+    assert!(
+        first >= Duration::from_millis(450) && first < Duration::from_millis(1000),
+        "{first:?}"
+    );
+    // The Sentinel that answered is asked first from now on: a new connection costs no wait.
+    let _: () = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("normal")
+        .query(&mut master.admin())
+        .unwrap();
+    let again = Instant::now();
+    locker
+        .execute(
+            &LockParams::from_secs("via-sentinel", 10, 0).unwrap(),
+            || (),
+        )
+        .unwrap();
+    assert!(
+        again.elapsed() < Duration::from_millis(300),
+        "{:?}",
+        again.elapsed()
+    );
+}
