@@ -212,6 +212,29 @@ public final class Dibs {
     }
 
     /**
+     * From inside a task that dibs runs ({@code execute}, {@code executeWithResult},
+     * {@code attempt}, on a {@link Dibs} or a {@link DibsClient}), on its thread: whether its lock
+     * is known lost. With keep-alive, that is when an extension found the lock taken by another
+     * holder, or none succeeded before it would lapse; a long task can check it between steps
+     * and stop. Without keep-alive it stays false (the release tells, afterwards). No network I/O.
+     *
+     * <pre>{@code
+     * Dibs.execute(options, "reindex", 60, 0, () -> {
+     *     for (Batch b : batches) {
+     *         if (Dibs.isLockLost()) return;   // another instance may have taken over
+     *         index(b);
+     *     }
+     * });
+     * }</pre>
+     *
+     * @return true if the lock of the running task is known lost
+     * @throws IllegalStateException outside a task that dibs runs
+     */
+    public static boolean isLockLost() {
+        return Lifecycle.currentLockLost();
+    }
+
+    /**
      * Tells whether the lock {@code lockName} is held, for how much longer, and by which host and
      * process. One round trip; it never changes the lock.
      *

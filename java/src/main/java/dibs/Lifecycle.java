@@ -14,6 +14,8 @@ final class Lifecycle {
     static final long SECONDS = 1000;
     static final long MILLIS = 1;
     private static final Logger LOG = System.getLogger("dibs");
+    /** The lease of the task running on this thread, for {@link Dibs#isLockLost()}; 0 outside one. */
+    private static final ThreadLocal<long[]> CURRENT = ThreadLocal.withInitial(() -> new long[1]);
 
     private Lifecycle() {}
 
@@ -63,6 +65,15 @@ final class Lifecycle {
         return atLeastMs;
     }
 
+    /** Whether the lock of the task running on this thread is known lost (keep-alive). */
+    static boolean currentLockLost() {
+        long lease = CURRENT.get()[0];
+        if (lease == 0) {
+            throw new IllegalStateException("Dibs.isLockLost() is for the task of a Dibs call, on its thread");
+        }
+        return NativeLib.isLost(lease);
+    }
+
     /** Logs the warning Rust wrote about how a call ended, if any. */
     static void logEnding(String warning) {
         if (warning != null) {
@@ -87,6 +98,9 @@ final class Lifecycle {
         }
         T value = null;
         Throwable thrown = null;
+        long[] current = CURRENT.get();
+        long outer = current[0]; // a task may run another locked call: restore its lease after
+        current[0] = lease;
         try {
             events.acquired(lockName);
             long start = listener == null ? 0 : System.nanoTime();
@@ -99,6 +113,8 @@ final class Lifecycle {
             }
         } catch (Throwable t) { // anything, Errors too: the lease is released below regardless
             thrown = t;
+        } finally {
+            current[0] = outer;
         }
         String warning;
         try {

@@ -5,6 +5,7 @@ import static dibs.TestSupport.sleep;
 import static dibs.TestSupport.uniqueName;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -195,6 +196,33 @@ class KeepAliveTest extends RedisTestBase {
         assertEquals("other", redis.command("GET", lockKey(name)), "the new holder's value is untouched");
         long ttl = pttl(name);
         assertTrue(ttl > 55_000 && ttl <= 60_000, "the new holder's expiry is untouched: PTTL " + ttl);
+        redis.command("DEL", lockKey(name));
+    }
+
+    @Test
+    void theTaskCanSeeThatItsLockWasTaken() throws Exception {
+        String name = uniqueName("task-sees-lost");
+        DibsOptions options = DibsOptions.builder().uri(redis.uri()).keepAlive(true).build();
+        AtomicBoolean sawLost = new AtomicBoolean();
+        AtomicBoolean lostAtFirst = new AtomicBoolean(true);
+        DibsResult<Void> r = Dibs.attempt(options, name, Duration.ofMillis(300), Duration.ZERO, () -> {
+            lostAtFirst.set(Dibs.isLockLost());
+            try {
+                redis.command("SET", lockKey(name), "someone-else", "PX", "60000");
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            while (System.nanoTime() < deadline && !sawLost.get()) {
+                sawLost.set(Dibs.isLockLost());
+                sleep(10);
+            }
+            return null;
+        });
+        assertFalse(lostAtFirst.get(), "ours when the task started");
+        assertTrue(sawLost.get(), "the task saw the loss while it ran");
+        assertFalse(r.ownedToTheEnd());
+        assertThrows(IllegalStateException.class, Dibs::isLockLost, "outside a task");
         redis.command("DEL", lockKey(name));
     }
 
