@@ -23,7 +23,7 @@ use redis::{
 };
 
 use crate::error::{redact, Error, Result};
-use crate::spec::{host_port, Address, ConnSpec};
+use crate::spec::{host_port, Address, ServerSpec};
 
 /// A pooled connection.
 pub(crate) enum Conn {
@@ -111,17 +111,17 @@ pub(crate) enum Opener {
 }
 
 impl Opener {
-    pub(crate) fn new(spec: &ConnSpec) -> Result<Opener> {
+    pub(crate) fn new(spec: &ServerSpec) -> Result<Opener> {
         // Building a client does no I/O, so its errors are about the spec itself.
         let bad_spec = |arg: &'static str, e: RedisError| {
-            let why = redact(&e.to_string(), spec.password.as_deref());
+            let why = redact(&e.to_string(), spec.password());
             Error::invalid(
                 arg,
                 format!("{arg} for {} rejected: {why}", spec.endpoint()),
             )
         };
-        let addr = match &spec.address {
-            Address::Tcp { host, port } if spec.tls => ConnectionAddr::TcpTls {
+        let addr = match spec.address() {
+            Address::Tcp { host, port } if spec.tls() => ConnectionAddr::TcpTls {
                 host: host.clone(),
                 port: *port,
                 insecure: false,
@@ -153,14 +153,14 @@ impl Opener {
                     // for minutes on CLUSTERDOWN. The pool retries MOVED and ASK once, on a fresh
                     // connection with a fresh slot map, and drops sockets that timed out.
                     .retries(0)
-                    .connection_timeout(spec.connect_timeout)
-                    .response_timeout(spec.read_timeout)
+                    .connection_timeout(spec.connect_timeout())
+                    .response_timeout(spec.read_timeout())
                     .tcp_settings(tcp_settings());
-                if let Some(password) = &spec.password {
-                    builder = builder.password(password.clone());
+                if let Some(password) = spec.password() {
+                    builder = builder.password(password);
                 }
-                if let Some(user) = &spec.username {
-                    builder = builder.username(user.clone());
+                if let Some(user) = spec.username() {
+                    builder = builder.username(user);
                 }
                 return Ok(Opener::Cluster(AssertUnwindSafe(
                     builder.build().map_err(|e| bad_spec("conn", e))?,
@@ -168,7 +168,7 @@ impl Opener {
             }
         };
         let info = plain_info(addr).map_err(|e| bad_spec("conn", e))?;
-        let client = match &spec.ca_cert {
+        let client = match spec.ca_cert() {
             Some(path) => {
                 let pem = std::fs::read(path).map_err(|e| {
                     Error::invalid(
@@ -196,8 +196,8 @@ impl Opener {
 
     /// A ready connection (authenticated, db selected, command timeouts set), within the
     /// spec's connect timeout.
-    pub(crate) fn open(&self, spec: &ConnSpec) -> RedisResult<Conn> {
-        let deadline = Instant::now() + spec.connect_timeout;
+    pub(crate) fn open(&self, spec: &ServerSpec) -> RedisResult<Conn> {
+        let deadline = Instant::now() + spec.connect_timeout();
         let conn = match self {
             Opener::Tcp { host, port } => connect_tcp(host, *port, deadline)?,
             Opener::Direct(client)
@@ -208,7 +208,7 @@ impl Opener {
                 let client = client.clone();
                 within(deadline, move || client.get_connection())?
             }
-            Opener::Direct(client) => client.get_connection_with_timeout(spec.connect_timeout)?,
+            Opener::Direct(client) => client.get_connection_with_timeout(spec.connect_timeout())?,
             Opener::Sentinel {
                 sentinels,
                 master,
@@ -252,23 +252,27 @@ fn tcp_settings() -> TcpSettings {
 
 /// AUTH and SELECT, one command at a time, each bounded by what is left of the connect
 /// timeout; then the command timeouts for the connection's life.
-fn handshake(mut conn: Connection, spec: &ConnSpec, deadline: Instant) -> RedisResult<Connection> {
+fn handshake(
+    mut conn: Connection,
+    spec: &ServerSpec,
+    deadline: Instant,
+) -> RedisResult<Connection> {
     let mut commands = Vec::new();
-    if let Some(password) = &spec.password {
+    if let Some(password) = spec.password() {
         let mut auth = redis::cmd("AUTH");
-        if let Some(user) = &spec.username {
+        if let Some(user) = spec.username() {
             auth.arg(user);
         }
         commands.push(auth.arg(password).to_owned());
     }
-    if spec.db != 0 {
-        commands.push(redis::cmd("SELECT").arg(spec.db).to_owned());
+    if spec.db() != 0 {
+        commands.push(redis::cmd("SELECT").arg(spec.db()).to_owned());
     }
     for command in commands {
         set_timeouts(&conn, left(deadline)?)?;
         command.query::<()>(&mut conn)?;
     }
-    set_timeouts(&conn, spec.read_timeout)?;
+    set_timeouts(&conn, spec.read_timeout())?;
     Ok(conn)
 }
 

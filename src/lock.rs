@@ -24,7 +24,7 @@ use crate::holder::{self, Holder, LockState};
 use crate::keepalive::KeepAlive;
 use crate::pool::Pool;
 use crate::script;
-use crate::spec::ConnSpec;
+use crate::spec::{ConnSpec, ServerSpec};
 
 /// The longest lock name, in UTF-8 bytes.
 pub const MAX_NAME_BYTES: usize = 512;
@@ -272,42 +272,67 @@ pub enum Outcome<T> {
 
 /// Locks on one Redis server, over a pool of connections. Thread-safe.
 pub struct Locker {
-    /// Shared with the leases, whose keep-alive and release outlive the borrow of the locker.
+    /// Shared with the leases, whose keep-alive and release outlive the borrow of the locker,
+    /// and (for shared lockers) with every other shared locker of the same server.
     pool: Arc<Pool>,
+    /// The whole spec: the pool is made for its server part; the key prefix and keep-alive are
+    /// this locker's own.
+    spec: ConnSpec,
+}
+
+/// The process-wide lockers, one per spec, and their pools, one per server.
+#[derive(Default)]
+struct Registry {
+    lockers: HashMap<ConnSpec, &'static Locker>,
+    pools: HashMap<ServerSpec, Arc<Pool>>,
 }
 
 impl Locker {
     /// A locker with its own pool. Nothing connects until the first call.
     pub fn new(spec: ConnSpec) -> Result<Locker> {
         Ok(Locker {
-            pool: Arc::new(Pool::new(spec)?),
+            pool: Arc::new(Pool::new(spec.server().clone())?),
+            spec,
         })
     }
 
     /// The process-wide locker for `spec`: made on first use, then shared by every caller
-    /// that passes an equal spec. It lives as long as the process.
+    /// that passes an equal spec. It lives as long as the process. Lockers whose specs differ
+    /// only in the key prefix or keep-alive are distinct, but share one pool: one server, one
+    /// pool.
     pub fn shared(spec: ConnSpec) -> Result<&'static Locker> {
-        static REGISTRY: OnceLock<Mutex<HashMap<ConnSpec, &'static Locker>>> = OnceLock::new();
+        static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
         let mut registry = REGISTRY
             .get_or_init(Default::default)
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        if let Some(locker) = registry.get(&spec) {
+        if let Some(locker) = registry.lockers.get(&spec) {
             return Ok(locker);
         }
-        let locker: &'static Locker = Box::leak(Box::new(Locker::new(spec.clone())?));
-        registry.insert(spec, locker);
+        let pool = match registry.pools.get(spec.server()) {
+            Some(pool) => pool.clone(),
+            None => {
+                let pool = Arc::new(Pool::new(spec.server().clone())?);
+                registry.pools.insert(spec.server().clone(), pool.clone());
+                pool
+            }
+        };
+        let locker: &'static Locker = Box::leak(Box::new(Locker {
+            pool,
+            spec: spec.clone(),
+        }));
+        registry.lockers.insert(spec, locker);
         Ok(locker)
     }
 
     pub fn spec(&self) -> &ConnSpec {
-        self.pool.spec()
+        &self.spec
     }
 
     /// The Redis key of a lock: the spec's prefix, then the name.
     pub fn key(&self, name: &str) -> String {
         // One exact allocation; format! would start empty and grow.
-        [self.spec().key_prefix.as_str(), name].concat()
+        [self.spec.key_prefix(), name].concat()
     }
 
     /// The lifecycle: acquire, run `task`, release. Release runs however the task ends; a panic
@@ -405,7 +430,7 @@ impl Locker {
             return Ok(None);
         }
         let acquired = Instant::now();
-        let keep_alive = if self.spec().keep_alive {
+        let keep_alive = if self.spec.keep_alive() {
             KeepAlive::start(
                 self.pool.clone(),
                 name.clone(),
@@ -439,6 +464,40 @@ impl Locker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::SpecValue;
+
+    fn spec(prefix: &str, keep_alive: bool, db: i128) -> ConnSpec {
+        // A port nobody listens on: making lockers does no network I/O.
+        ConnSpec::from_map(&[
+            ("uri".into(), SpecValue::Str("redis://127.0.0.1:1".into())),
+            ("key-prefix".into(), SpecValue::Str(prefix.into())),
+            ("keep-alive".into(), SpecValue::Bool(keep_alive)),
+            ("db".into(), SpecValue::Int(db)),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn shared_lockers_of_one_server_share_one_pool() {
+        let a = Locker::shared(spec("unit-a:", false, 5)).unwrap();
+        let b = Locker::shared(spec("unit-b:", true, 5)).unwrap();
+        let c = Locker::shared(spec("unit-a:", false, 6)).unwrap();
+        assert!(!std::ptr::eq(a, b));
+        assert!(std::ptr::eq(
+            a,
+            Locker::shared(spec("unit-a:", false, 5)).unwrap()
+        ));
+        assert!(Arc::ptr_eq(&a.pool, &b.pool));
+        assert!(!Arc::ptr_eq(&a.pool, &c.pool));
+        assert_eq!(
+            (a.key("n"), b.key("n")),
+            ("unit-a:n".into(), "unit-b:n".into())
+        );
+        assert!(!a.spec().keep_alive() && b.spec().keep_alive());
+        // Lockers of their own never share.
+        let own = Locker::new(spec("unit-a:", false, 5)).unwrap();
+        assert!(!Arc::ptr_eq(&a.pool, &own.pool));
+    }
 
     fn invalid(result: Result<LockParams>) -> (&'static str, String) {
         match result {

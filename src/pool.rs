@@ -1,4 +1,5 @@
-//! A small pool of synchronous connections per [`ConnSpec`].
+//! A small pool of synchronous connections per server: the connection part of a
+//! [`ConnSpec`](crate::ConnSpec), without the key prefix and keep-alive, which are the locker's.
 //!
 //! Why synchronous connections and not one multiplexed connection: a lock cycle is two strictly
 //! sequential round trips made from a caller's own thread, so a blocking socket per in-flight
@@ -14,10 +15,10 @@ use redis::{ErrorKind, RedisResult, ServerErrorKind};
 
 use crate::conn::{Conn, Opener};
 use crate::error::{Error, Result};
-use crate::spec::ConnSpec;
+use crate::spec::ServerSpec;
 
 pub(crate) struct Pool {
-    spec: ConnSpec,
+    spec: ServerSpec,
     opener: Opener,
     state: Mutex<State>,
     returned: Condvar,
@@ -35,7 +36,7 @@ struct State {
 
 impl Pool {
     /// Builds the client; no network I/O happens until the first call.
-    pub(crate) fn new(spec: ConnSpec) -> Result<Pool> {
+    pub(crate) fn new(spec: ServerSpec) -> Result<Pool> {
         Ok(Pool {
             opener: Opener::new(&spec)?,
             spec,
@@ -46,10 +47,6 @@ impl Pool {
             }),
             returned: Condvar::new(),
         })
-    }
-
-    pub(crate) fn spec(&self) -> &ConnSpec {
-        &self.spec
     }
 
     /// Runs `op` on a pooled connection. `what` names the operation in error messages; it is
@@ -93,11 +90,11 @@ impl Pool {
                 let mut fresh = self.connect(what)?;
                 let result = self.guarded(&mut fresh, retry);
                 self.checkin(fresh, result.as_ref().map_or_else(reusable, |_| true));
-                result.map_err(|e| self.error(&e, what, self.spec.read_timeout))
+                result.map_err(|e| self.error(&e, what, self.spec.read_timeout()))
             }
             Err(e) => {
                 self.checkin(conn, reusable(&e));
-                Err(self.error(&e, what, self.spec.read_timeout))
+                Err(self.error(&e, what, self.spec.read_timeout()))
             }
         }
     }
@@ -119,11 +116,11 @@ impl Pool {
     }
 
     fn checkout(&self, what: &dyn fmt::Display) -> Result<(Conn, bool)> {
-        let deadline = Instant::now() + self.spec.connect_timeout;
+        let deadline = Instant::now() + self.spec.connect_timeout();
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             if let Some((conn, since)) = state.idle.pop() {
-                if since.elapsed() <= self.spec.idle_timeout {
+                if since.elapsed() <= self.spec.idle_timeout() {
                     return Ok((conn, true));
                 }
                 // Idle too long: a NAT may have dropped it without a word. The rest are older.
@@ -133,7 +130,7 @@ impl Pool {
                 drop(conn);
                 continue;
             }
-            if state.open < self.spec.max_total {
+            if state.open < self.spec.max_total() {
                 state.open += 1;
                 drop(state);
                 return self.open_counted(what).map(|conn| (conn, false));
@@ -143,8 +140,8 @@ impl Pool {
                 return Err(Error::Timeout(format!(
                     "{}: all {} pooled connections stayed busy for {} ms ({what})",
                     self.spec.endpoint(),
-                    self.spec.max_total,
-                    self.spec.connect_timeout.as_millis()
+                    self.spec.max_total(),
+                    self.spec.connect_timeout().as_millis()
                 )));
             }
             state.waiting += 1;
@@ -169,13 +166,13 @@ impl Pool {
     fn open_counted(&self, what: &dyn fmt::Display) -> Result<Conn> {
         self.opener
             .open(&self.spec)
-            .map_err(|e| self.error(&e, what, self.spec.connect_timeout))
+            .map_err(|e| self.error(&e, what, self.spec.connect_timeout()))
             .inspect_err(|_| self.forget_one())
     }
 
     fn checkin(&self, conn: Conn, healthy: bool) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if healthy && state.idle.len() < self.spec.max_idle {
+        if healthy && state.idle.len() < self.spec.max_idle() {
             state.idle.push((conn, Instant::now()));
         } else {
             state.open -= 1;
@@ -206,7 +203,7 @@ impl Pool {
     /// Classifies `err`, naming the server and the operation.
     fn error(&self, err: &redis::RedisError, what: &dyn fmt::Display, limit: Duration) -> Error {
         let context = format!("{} ({what})", self.spec.endpoint());
-        Error::from_redis(err, &context, self.spec.password.as_deref(), limit)
+        Error::from_redis(err, &context, self.spec.password(), limit)
     }
 }
 

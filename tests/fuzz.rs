@@ -154,12 +154,12 @@ fn conn_uris_never_panic_or_leak() {
         .run(&uri(), |uri| {
             match timed(|| ConnSpec::from_uri(&uri)) {
                 Ok(spec) => {
-                    if let dibs::Address::Tcp { port, .. } = spec.address {
-                        prop_assert!(port != 0);
+                    if let dibs::Address::Tcp { port, .. } = spec.address() {
+                        prop_assert!(*port != 0);
                         // (A unix socket path is whatever the caller wrote, secret or not.)
                         prop_assert!(!spec.endpoint().contains(SECRET));
                     }
-                    prop_assert!(spec.db >= 0);
+                    prop_assert!(spec.db() >= 0);
                 }
                 Err(err) => {
                     prop_assert!(matches!(err, Error::InvalidArgument { .. }), "{err:?}");
@@ -178,9 +178,10 @@ fn conn_maps_never_panic_or_leak() {
         .run(&prop::collection::vec((key(), value()), 0..8), |entries| {
             match timed(|| ConnSpec::from_map(&entries)) {
                 Ok(spec) => {
-                    prop_assert!(spec.max_total >= 1 && spec.max_idle <= spec.max_total);
+                    prop_assert!(spec.max_total() >= 1 && spec.max_idle() <= spec.max_total());
                     prop_assert!(
-                        spec.connect_timeout > Duration::ZERO && spec.read_timeout > Duration::ZERO
+                        spec.connect_timeout() > Duration::ZERO
+                            && spec.read_timeout() > Duration::ZERO
                     );
                 }
                 Err(err) => {

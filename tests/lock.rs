@@ -370,6 +370,39 @@ fn shared_lockers_are_one_per_distinct_spec() {
     assert!(!std::ptr::eq(a, c));
 }
 
+#[test]
+fn shared_lockers_that_differ_only_in_prefix_or_keep_alive_share_one_pool() {
+    let server = RedisServer::start();
+    // One admin connection throughout, so that the count below has no closing ones in it.
+    let mut admin = server.admin();
+    let spec = |prefix: &str, keep_alive: bool| {
+        ConnSpec::from_map(&[
+            ("uri".into(), dibs::SpecValue::Str(server.uri())),
+            ("key-prefix".into(), dibs::SpecValue::Str(prefix.into())),
+            ("keep-alive".into(), dibs::SpecValue::Bool(keep_alive)),
+        ])
+        .unwrap()
+    };
+    let a = Locker::shared(spec("one:", false)).unwrap();
+    let b = Locker::shared(spec("two:", false)).unwrap();
+    let c = Locker::shared(spec("one:", true)).unwrap();
+    assert!(!std::ptr::eq(a, b) && !std::ptr::eq(a, c));
+    // Kept for atLeast, so that each key stays to show the prefix it was written under.
+    for (locker, name) in [(a, "a"), (b, "b"), (c, "c")] {
+        let params = LockParams::from_secs(name, 60, 60).unwrap();
+        assert!(matches!(
+            locker.execute(&params, || ()).unwrap(),
+            Outcome::Ran { .. }
+        ));
+    }
+    let exist: usize = admin.exists(&["one:a", "two:b", "one:c"]).unwrap();
+    assert_eq!(exist, 3);
+    // Three calls one after another, through three lockers: one pooled connection in all (and
+    // the admin's).
+    let clients: String = redis::cmd("CLIENT").arg("LIST").query(&mut admin).unwrap();
+    assert_eq!(clients.lines().count(), 2, "{clients}");
+}
+
 fn signal(pid: u32, sig: &str) {
     let ok = std::process::Command::new("kill")
         .args([sig, &pid.to_string()])

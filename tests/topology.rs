@@ -166,13 +166,13 @@ fn sentinel_specs_from_maps_and_errors() {
     ])
     .unwrap();
     assert_eq!(
-        spec.address,
-        dibs::Address::Sentinel {
+        spec.address(),
+        &dibs::Address::Sentinel {
             sentinels: vec![("10.0.0.1".into(), 26379), ("10.0.0.2".into(), 26380)],
             master: "cache".into()
         }
     );
-    assert_eq!(spec.db, 2);
+    assert_eq!(spec.db(), 2);
     for (uri, fragment) in [
         ("redis+sentinel://h1,h2", "name the master"),
         ("redis+sentinel://h1,:1/m", "every node needs a host"),

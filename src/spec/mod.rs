@@ -1,0 +1,521 @@
+//! Connection specs: every form a caller may pass (a URI, a Carmine-style map, Carmine's
+//! `{pool, spec}` conn map) parsed into one [`ConnSpec`]. This module is the only parser: the
+//! fields of a spec are private, so no spec exists that did not pass `Fields::build`.
+//!
+//! - `uri`: the URI forms (see there).
+//! - `map`: the map forms, whose `uri` key goes through the URI parser.
+//!
+//! Both parsers report a `ParseError`, turned into [`Error::InvalidArgument`] once, by
+//! [`ConnSpec::from_uri`] and [`ConnSpec::from_map`].
+
+mod map;
+mod uri;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+pub const DEFAULT_HOST: &str = "127.0.0.1";
+pub const DEFAULT_PORT: u16 = 6379;
+/// Carmine's default connect timeout.
+pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 4000;
+/// Reads and writes are bounded too, so that a frozen server never hangs a scheduler thread.
+pub const DEFAULT_READ_TIMEOUT_MS: u64 = 4000;
+/// Pooled connections idle this long are not reused: well inside the idle timeouts of cloud NATs
+/// and load balancers (Azure's 4 minutes is the shortest common one).
+pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 60_000;
+/// Every lock key starts with this, so that an ACL can confine dibs to `~dibs:*`.
+pub const DEFAULT_KEY_PREFIX: &str = "dibs:";
+/// Connections per server, at most; a caller beyond it waits for one up to the connect timeout.
+pub const DEFAULT_MAX_TOTAL: usize = 64;
+
+const MAX_TIMEOUT_MS: i128 = 86_400_000;
+const MAX_POOL_SIZE: i128 = 10_000;
+const MAX_KEY_PREFIX_BYTES: usize = 256;
+
+/// Where the server listens.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Address {
+    Tcp {
+        host: String,
+        port: u16,
+    },
+    Unix(PathBuf),
+    /// The master that these Sentinels name `master`, found anew after every failover.
+    Sentinel {
+        sentinels: Vec<(String, u16)>,
+        master: String,
+    },
+    /// A Redis Cluster, reached through any of these seed nodes.
+    Cluster {
+        nodes: Vec<(String, u16)>,
+    },
+}
+
+/// The default port of a Sentinel.
+pub const DEFAULT_SENTINEL_PORT: u16 = 26379;
+
+/// Everything needed to reach one Redis server and name keys on it. Made only by the parsers
+/// ([`ConnSpec::from_uri`], [`ConnSpec::from_map`]), so every spec is a valid one.
+///
+/// The connection part (everything but the key prefix and keep-alive) is what a pool is made for: specs that differ only in
+/// `key-prefix` or `keep-alive` share the pool of [`Locker::shared`](crate::Locker::shared).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ConnSpec {
+    server: ServerSpec,
+    key_prefix: String,
+    /// Extend the lock while the task runs, so that it may outlive `atMost` (see `keepalive`).
+    keep_alive: bool,
+}
+
+/// The connection part of a spec: all that a pool needs, and all that tells two pools apart.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) struct ServerSpec {
+    address: Address,
+    tls: bool,
+    /// A PEM file of CA certificates that the server's certificate must chain to (TLS only);
+    /// without it the platform's trust store is used.
+    ca_cert: Option<PathBuf>,
+    username: Option<String>,
+    password: Option<String>,
+    db: i64,
+    connect_timeout: Duration,
+    /// Read and write timeout of every command.
+    read_timeout: Duration,
+    max_total: usize,
+    max_idle: usize,
+    /// A pooled connection idle for longer is closed instead of reused: NATs, load balancers
+    /// and firewalls silently drop idle flows (Azure's after 4 minutes).
+    idle_timeout: Duration,
+}
+
+impl ConnSpec {
+    /// Parses a URI (see the module docs of `uri`).
+    pub fn from_uri(uri: &str) -> Result<ConnSpec> {
+        Ok(Fields::from_uri(uri).and_then(Fields::build)?)
+    }
+
+    /// Parses a map in Carmine's spec shape, or Carmine's `{pool, spec}` conn-map shape.
+    pub fn from_map(entries: &[(String, SpecValue)]) -> Result<ConnSpec> {
+        Ok(Fields::from_map(entries).and_then(Fields::build)?)
+    }
+
+    /// The connection part, which names the pool.
+    pub(crate) fn server(&self) -> &ServerSpec {
+        &self.server
+    }
+
+    pub fn address(&self) -> &Address {
+        &self.server.address
+    }
+
+    pub fn tls(&self) -> bool {
+        self.server.tls
+    }
+
+    /// A PEM file of CA certificates that the server's certificate must chain to (TLS only);
+    /// without it the platform's trust store is used.
+    pub fn ca_cert(&self) -> Option<&Path> {
+        self.server.ca_cert()
+    }
+
+    pub fn username(&self) -> Option<&str> {
+        self.server.username()
+    }
+
+    pub fn password(&self) -> Option<&str> {
+        self.server.password()
+    }
+
+    pub fn db(&self) -> i64 {
+        self.server.db
+    }
+
+    pub fn connect_timeout(&self) -> Duration {
+        self.server.connect_timeout
+    }
+
+    /// Read and write timeout of every command.
+    pub fn read_timeout(&self) -> Duration {
+        self.server.read_timeout
+    }
+
+    /// A pooled connection idle for longer is closed instead of reused.
+    pub fn idle_timeout(&self) -> Duration {
+        self.server.idle_timeout
+    }
+
+    /// What every lock key starts with.
+    pub fn key_prefix(&self) -> &str {
+        &self.key_prefix
+    }
+
+    /// Whether a held lock is extended while its task runs, so that it may outlive `atMost`.
+    pub fn keep_alive(&self) -> bool {
+        self.keep_alive
+    }
+
+    /// Connections to the server, at most.
+    pub fn max_total(&self) -> usize {
+        self.server.max_total
+    }
+
+    /// Idle connections kept for reuse, at most.
+    pub fn max_idle(&self) -> usize {
+        self.server.max_idle
+    }
+
+    /// `host:port` or the socket path: what messages name. Never holds credentials.
+    pub fn endpoint(&self) -> String {
+        self.server.endpoint()
+    }
+}
+
+impl ServerSpec {
+    pub(crate) fn address(&self) -> &Address {
+        &self.address
+    }
+
+    pub(crate) fn tls(&self) -> bool {
+        self.tls
+    }
+
+    pub(crate) fn ca_cert(&self) -> Option<&Path> {
+        self.ca_cert.as_deref()
+    }
+
+    pub(crate) fn username(&self) -> Option<&str> {
+        self.username.as_deref()
+    }
+
+    pub(crate) fn password(&self) -> Option<&str> {
+        self.password.as_deref()
+    }
+
+    pub(crate) fn db(&self) -> i64 {
+        self.db
+    }
+
+    pub(crate) fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    pub(crate) fn read_timeout(&self) -> Duration {
+        self.read_timeout
+    }
+
+    pub(crate) fn idle_timeout(&self) -> Duration {
+        self.idle_timeout
+    }
+
+    pub(crate) fn max_total(&self) -> usize {
+        self.max_total
+    }
+
+    pub(crate) fn max_idle(&self) -> usize {
+        self.max_idle
+    }
+
+    /// `host:port` or the socket path: what messages name. Never holds credentials.
+    pub(crate) fn endpoint(&self) -> String {
+        match &self.address {
+            Address::Tcp { host, port } => host_port(host, *port),
+            Address::Unix(path) => path.display().to_string(),
+            Address::Sentinel { sentinels, master } => {
+                format!("master '{master}' of sentinels {}", host_list(sentinels))
+            }
+            Address::Cluster { nodes } => format!("cluster {}", host_list(nodes)),
+        }
+    }
+
+    /// The fields of a debug view, the password redacted.
+    fn debug_fields(&self, d: &mut fmt::DebugStruct<'_, '_>) {
+        d.field("address", &self.address)
+            .field("tls", &self.tls)
+            .field("ca_cert", &self.ca_cert)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("db", &self.db)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout);
+    }
+}
+
+/// `host:port`, with brackets around an IPv6 host.
+pub(crate) fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+fn host_list(nodes: &[(String, u16)]) -> String {
+    nodes
+        .iter()
+        .map(|(h, p)| host_port(h, *p))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl fmt::Debug for ConnSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ConnSpec");
+        self.server.debug_fields(&mut d);
+        d.field("key_prefix", &self.key_prefix)
+            .field("keep_alive", &self.keep_alive)
+            .field("max_total", &self.server.max_total)
+            .field("max_idle", &self.server.max_idle)
+            .field("idle_timeout", &self.server.idle_timeout)
+            .finish()
+    }
+}
+
+impl fmt::Debug for ServerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ServerSpec");
+        self.debug_fields(&mut d);
+        d.field("max_total", &self.max_total)
+            .field("max_idle", &self.max_idle)
+            .field("idle_timeout", &self.idle_timeout)
+            .finish()
+    }
+}
+
+/// A value of a conn map as it arrives from another language (the JNI glue builds these).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SpecValue {
+    Null,
+    Str(String),
+    Int(i128),
+    Bool(bool),
+    Map(Vec<(String, SpecValue)>),
+    /// A value of a type no key accepts; holds the type's name for the message.
+    Other(String),
+}
+
+/// Why a spec was refused, as both parsers and the build step report it. It becomes an
+/// [`Error::InvalidArgument`] in one place, the `From` below.
+#[derive(Debug)]
+enum ParseError {
+    /// `arg` is wrong; `message` says how, and names it.
+    Invalid { arg: &'static str, message: String },
+    /// A URI that does not parse: `shown` is the URI redacted, `reason` what is wrong with it.
+    Uri { shown: String, reason: String },
+    /// A map key whose value does not parse, and why.
+    Key { key: String, reason: String },
+}
+
+type Parsed<T> = std::result::Result<T, ParseError>;
+
+impl ParseError {
+    fn invalid(arg: &'static str, message: impl Into<String>) -> ParseError {
+        ParseError::Invalid {
+            arg,
+            message: message.into(),
+        }
+    }
+
+    /// The argument named, and the whole message.
+    fn into_parts(self) -> (&'static str, String) {
+        match self {
+            ParseError::Invalid { arg, message } => (arg, message),
+            ParseError::Uri { shown, reason } => {
+                ("uri", format!("invalid conn URI '{shown}': {reason}"))
+            }
+            ParseError::Key { key, reason } => ("conn", format!("'{key}': {reason}")),
+        }
+    }
+
+    /// The message alone, to become the reason of an enclosing error.
+    fn reason(self) -> String {
+        self.into_parts().1
+    }
+}
+
+impl From<ParseError> for Error {
+    fn from(e: ParseError) -> Error {
+        let (arg, message) = e.into_parts();
+        Error::InvalidArgument { arg, message }
+    }
+}
+
+/// The settings a source gave explicitly; `None` means "not said", so a URI and explicit keys
+/// can be checked against each other before defaults apply.
+#[derive(Default, Debug)]
+struct Fields {
+    tls: Option<bool>,
+    host: Option<String>,
+    port: Option<u16>,
+    unix_path: Option<PathBuf>,
+    username: Option<String>,
+    password: Option<String>,
+    db: Option<i64>,
+    timeout_ms: Option<u64>,
+    connect_timeout_ms: Option<u64>,
+    read_timeout_ms: Option<u64>,
+    idle_timeout_ms: Option<u64>,
+    ca_cert: Option<PathBuf>,
+    key_prefix: Option<String>,
+    keep_alive: Option<bool>,
+    sentinels: Option<Vec<(String, u16)>>,
+    master_name: Option<String>,
+    cluster_nodes: Option<Vec<(String, u16)>>,
+    max_total: Option<usize>,
+    max_idle: Option<usize>,
+}
+
+impl Fields {
+    /// Checks what the parsers found as a whole and applies the defaults: the one way to a
+    /// [`ConnSpec`].
+    fn build(self) -> Parsed<ConnSpec> {
+        let tls = self.tls.unwrap_or(false);
+        let single = self.host.is_some() || self.port.is_some() || self.unix_path.is_some();
+        let address = match (self.sentinels, self.cluster_nodes, self.master_name) {
+            (Some(_), Some(_), _) => {
+                return Err(ParseError::invalid("conn", "give 'sentinels' or 'cluster-nodes', not both"))
+            }
+            (Some(_), None, None) => {
+                return Err(ParseError::invalid("master-name", "'sentinels' need a 'master-name'"))
+            }
+            (None, _, Some(_)) => {
+                return Err(ParseError::invalid("master-name", "'master-name' needs 'sentinels'"))
+            }
+            (Some(_), _, _) | (_, Some(_), _) if single => {
+                return Err(ParseError::invalid(
+                    "conn",
+                    "'host', 'port' or a socket contradict 'sentinels'/'cluster-nodes'; give one address",
+                ))
+            }
+            (Some(_), _, _) | (_, Some(_), _) if tls => {
+                return Err(ParseError::invalid(
+                    "ssl",
+                    "TLS with Sentinel or Cluster is not supported yet",
+                ))
+            }
+            (Some(sentinels), None, Some(master)) => Address::Sentinel { sentinels, master },
+            (None, Some(nodes), None) => {
+                if self.db.unwrap_or(0) != 0 {
+                    return Err(ParseError::invalid("db", "a cluster has only db 0"));
+                }
+                Address::Cluster { nodes }
+            }
+            (None, None, None) => match self.unix_path {
+                Some(path) => Address::Unix(path),
+                None => Address::Tcp {
+                    host: self.host.unwrap_or_else(|| DEFAULT_HOST.to_owned()),
+                    port: self.port.unwrap_or(DEFAULT_PORT),
+                },
+            },
+        };
+        if tls && matches!(address, Address::Unix(_)) {
+            return Err(ParseError::invalid(
+                "ssl",
+                "TLS over a unix socket is not supported",
+            ));
+        }
+        if self.ca_cert.is_some() && !tls {
+            return Err(ParseError::invalid(
+                "ca-cert",
+                "'ca-cert' needs TLS: use a rediss:// URI or 'ssl' true",
+            ));
+        }
+        let key_prefix = self
+            .key_prefix
+            .unwrap_or_else(|| DEFAULT_KEY_PREFIX.to_owned());
+        if key_prefix.len() > MAX_KEY_PREFIX_BYTES || key_prefix.chars().any(char::is_control) {
+            return Err(ParseError::invalid(
+                "key-prefix",
+                format!("'key-prefix' must be at most {MAX_KEY_PREFIX_BYTES} bytes without control characters"),
+            ));
+        }
+        let max_total = self.max_total.unwrap_or(DEFAULT_MAX_TOTAL);
+        if max_total == 0 {
+            return Err(ParseError::invalid(
+                "pool",
+                "'max-total' must be at least 1",
+            ));
+        }
+        let max_idle = self.max_idle.unwrap_or(max_total);
+        if max_idle > max_total {
+            return Err(ParseError::invalid(
+                "pool",
+                format!("'max-idle' ({max_idle}) must not exceed 'max-total' ({max_total})"),
+            ));
+        }
+        let ms = |explicit: Option<u64>, default| {
+            Duration::from_millis(explicit.or(self.timeout_ms).unwrap_or(default))
+        };
+        Ok(ConnSpec {
+            server: ServerSpec {
+                address,
+                tls,
+                ca_cert: self.ca_cert,
+                username: self.username,
+                password: self.password,
+                db: self.db.unwrap_or(0),
+                connect_timeout: ms(self.connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT_MS),
+                read_timeout: ms(self.read_timeout_ms, DEFAULT_READ_TIMEOUT_MS),
+                max_total,
+                max_idle,
+                idle_timeout: Duration::from_millis(
+                    self.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
+                ),
+            },
+            key_prefix,
+            keep_alive: self.keep_alive.unwrap_or(false),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uri::redact_uri;
+    use super::*;
+
+    /// The `(host, port)` of a TCP spec.
+    pub(super) fn tcp(spec: &ConnSpec) -> (&str, u16) {
+        match spec.address() {
+            Address::Tcp { host, port } => (host, *port),
+            other => panic!("expected tcp, got {other:?}"),
+        }
+    }
+
+    pub(super) fn invalid_message(result: Result<ConnSpec>) -> String {
+        match result {
+            Err(Error::InvalidArgument { message, .. }) => message,
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn debug_never_shows_the_password() {
+        let spec = ConnSpec::from_uri("redis://u:hunter2@h").unwrap();
+        assert!(!format!("{spec:?}").contains("hunter2"));
+        assert!(!format!("{:?}", spec.server()).contains("hunter2"));
+        assert_eq!(redact_uri("redis://u:hunter2@h:1/0"), "redis://***@h:1/0");
+        assert_eq!(redact_uri("unix:///s?pass=hunter2"), "unix:///s?***");
+        // A forgotten '@' puts the password where the port or db would be.
+        assert_eq!(redact_uri("redis://:hunter2"), "redis://:***");
+        assert_eq!(redact_uri("redis://h:6379/hunter2"), "redis://h:6379/***");
+        assert_eq!(redact_uri("redis://[::1]:hunter2"), "redis://[::1]:***");
+        assert_eq!(redact_uri("hunter2"), "***");
+    }
+
+    #[test]
+    fn specs_that_differ_in_prefix_or_keep_alive_name_one_server() {
+        let a = ConnSpec::from_uri("redis://h:7000/1").unwrap();
+        let b = ConnSpec::from_map(&[
+            ("uri".into(), SpecValue::Str("redis://h:7000/1".into())),
+            ("key-prefix".into(), SpecValue::Str("other:".into())),
+            ("keep-alive".into(), SpecValue::Bool(true)),
+        ])
+        .unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.server(), b.server());
+        let c = ConnSpec::from_uri("redis://h:7000/2").unwrap();
+        assert_ne!(a.server(), c.server());
+    }
+}
