@@ -29,6 +29,15 @@ use crate::spec::{host_port, Address, ServerSpec};
 pub(crate) enum Conn {
     Single(Connection),
     Cluster(Box<ClusterConnection>),
+    /// A one-off connection to the target of an `ASK`: every command goes after an `ASKING`,
+    /// which admits only the one command that follows it.
+    Asking(Connection),
+}
+
+/// `ASKING`, packed once.
+fn asking() -> &'static [u8] {
+    static PACKED: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    PACKED.get_or_init(|| redis::cmd("ASKING").get_packed_command())
 }
 
 impl Conn {
@@ -38,7 +47,7 @@ impl Conn {
     /// dropped. A cluster connection routes per command and offers no such write: nothing is
     /// sent there.
     pub(crate) fn queue(&mut self, packed: &[u8]) {
-        if let Conn::Single(c) = self {
+        if let Conn::Single(c) | Conn::Asking(c) = self {
             let _ = c.send_packed_command(packed);
         }
     }
@@ -49,6 +58,13 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) => c.req_packed_command(cmd),
             Conn::Cluster(c) => c.req_packed_command(cmd),
+            Conn::Asking(c) => {
+                let both = [asking(), cmd].concat();
+                let mut replies = c.req_packed_commands(&both, 1, 1)?;
+                replies
+                    .pop()
+                    .ok_or_else(|| (ErrorKind::Client, "no reply after ASKING").into())
+            }
         }
     }
 
@@ -61,6 +77,12 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) => c.req_packed_commands(cmd, offset, count),
             Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),
+            // dibs pipelines only inspect's GET and PTTL: one ASKING admits only the first.
+            // Inspect during a migration then fails like any other error, never wrongly.
+            Conn::Asking(_) => {
+                let _ = (cmd, offset, count);
+                Err((ErrorKind::Client, "no pipelines through an ASK redirection").into())
+            }
         }
     }
 
@@ -68,26 +90,27 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) => c.req_command(cmd),
             Conn::Cluster(c) => c.req_command(cmd),
+            Conn::Asking(_) => self.req_packed_command(&cmd.get_packed_command()),
         }
     }
 
     fn get_db(&self) -> i64 {
         match self {
-            Conn::Single(c) => c.get_db(),
+            Conn::Single(c) | Conn::Asking(c) => c.get_db(),
             Conn::Cluster(c) => c.get_db(),
         }
     }
 
     fn check_connection(&mut self) -> bool {
         match self {
-            Conn::Single(c) => c.check_connection(),
+            Conn::Single(c) | Conn::Asking(c) => c.check_connection(),
             Conn::Cluster(c) => c.check_connection(),
         }
     }
 
     fn is_open(&self) -> bool {
         match self {
-            Conn::Single(c) => c.is_open(),
+            Conn::Single(c) | Conn::Asking(c) => c.is_open(),
             Conn::Cluster(c) => c.is_open(),
         }
     }
@@ -218,10 +241,55 @@ impl Opener {
                 connect_tcp(&host, port, deadline)?
             }
             Opener::Cluster(client) => {
-                return Ok(Conn::Cluster(Box::new(client.get_connection()?)))
+                // The cluster client's own connect runs a PING with no read timeout: bound it.
+                let cluster = client.0.clone();
+                return match within(deadline, move || cluster.get_connection()) {
+                    Ok(conn) => Ok(Conn::Cluster(Box::new(conn))),
+                    Err(e) => Err(self.typed_cluster_error(e, spec)),
+                };
             }
         };
         handshake(conn, spec, deadline).map(Conn::Single)
+    }
+
+    /// A direct connection to one node of a cluster, `host:port` as a redirection names it,
+    /// authenticated like the cluster's, that sends `ASKING` before every command: for following
+    /// an `ASK`.
+    pub(crate) fn open_node(&self, spec: &ServerSpec, node: &str) -> RedisResult<Conn> {
+        let deadline = Instant::now() + spec.connect_timeout();
+        let (host, port) = node
+            .rsplit_once(':')
+            .and_then(|(h, p)| Some((h.trim_matches(['[', ']']), p.parse().ok()?)))
+            .ok_or_else(|| {
+                RedisError::from((
+                    ErrorKind::Client,
+                    "a redirection without host:port",
+                    node.to_owned(),
+                ))
+            })?;
+        let conn = connect_tcp(host, port, deadline)?;
+        handshake(conn, spec, deadline).map(Conn::Asking)
+    }
+
+    /// The cluster client folds a seed's AUTH failure into a generic connection error; asked
+    /// directly, the first seed says what it is (WRONGPASS, NOAUTH), so that it is typed.
+    fn typed_cluster_error(&self, error: RedisError, spec: &ServerSpec) -> RedisError {
+        let Address::Cluster { nodes } = spec.address() else {
+            return error;
+        };
+        let Some((host, port)) = nodes.first() else {
+            return error;
+        };
+        let deadline = Instant::now() + spec.connect_timeout();
+        match connect_tcp(host, *port, deadline).and_then(|c| handshake(c, spec, deadline)) {
+            Err(auth)
+                if auth.kind() == ErrorKind::AuthenticationFailed
+                    || matches!(auth.code(), Some("WRONGPASS" | "NOAUTH")) =>
+            {
+                auth
+            }
+            _ => error,
+        }
     }
 }
 

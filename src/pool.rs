@@ -85,6 +85,17 @@ impl Pool {
                             ErrorKind::Server(ServerErrorKind::Moved | ServerErrorKind::Ask)
                         ) =>
             {
+                if let Some(node) = e
+                    .redirect_node()
+                    .filter(|_| e.kind() == ErrorKind::Server(ServerErrorKind::Ask))
+                    .map(|(node, _)| node.to_owned())
+                {
+                    // ASK: the slot is migrating and the key is already on (or new to) the
+                    // target. Ask the target once, after ASKING; the cluster connection and
+                    // its slot map stay good for every other key.
+                    self.checkin(conn, true);
+                    return self.ask(&node, what, retry);
+                }
                 self.checkin(conn, false);
                 self.drop_idle();
                 let mut fresh = self.connect(what)?;
@@ -97,6 +108,22 @@ impl Pool {
                 Err(self.error(&e, what, self.spec.read_timeout()))
             }
         }
+    }
+
+    /// Follows an `ASK` redirection: `retry` on a one-off connection to `node` that sends
+    /// `ASKING` before each of its commands.
+    fn ask<T>(
+        &self,
+        node: &str,
+        what: &dyn fmt::Display,
+        retry: impl FnOnce(&mut Conn) -> RedisResult<T>,
+    ) -> Result<T> {
+        let limit = self.spec.read_timeout();
+        let mut conn = self
+            .opener
+            .open_node(&self.spec, node)
+            .map_err(|e| self.error(&e, what, self.spec.connect_timeout()))?;
+        retry(&mut conn).map_err(|e| self.error(&e, what, limit))
     }
 
     /// Runs `f` on a checked-out connection. Should it panic, the connection is counted as

@@ -355,3 +355,123 @@ fn a_silent_sentinel_gets_its_share_of_the_budget_and_the_next_one_answers() {
         again.elapsed()
     );
 }
+
+/// Three masters made into a cluster by `redis-cli --cluster create`; `extra` goes to each node.
+fn start_cluster(extra: &[&str], auth: Option<&str>) -> (Vec<RedisServer>, Vec<String>) {
+    let mut args = vec!["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"];
+    args.extend_from_slice(extra);
+    let nodes: Vec<RedisServer> = (0..3).map(|_| RedisServer::start_with(&args)).collect();
+    let addrs: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("127.0.0.1:{}", n.port))
+        .collect();
+    let mut create = Command::new("redis-cli");
+    if let Some(pw) = auth {
+        create.args(["-a", pw, "--no-auth-warning"]);
+    }
+    let status = create
+        .args(["--cluster", "create"])
+        .args(&addrs)
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .stdout(Stdio::null())
+        .status()
+        .expect("redis-cli (apt-get install redis-tools)");
+    assert!(status.success());
+    if auth.is_none() {
+        wait_until("the cluster to be ok", || nodes.iter().all(cluster_ok));
+    } else {
+        sleep(Duration::from_secs(2));
+    }
+    (nodes, addrs)
+}
+
+/// The node (index into `nodes`) that serves `slot`, read from `CLUSTER NODES`.
+fn owner_of(nodes: &[RedisServer], slot: u16) -> usize {
+    let text: String = redis::cmd("CLUSTER")
+        .arg("NODES")
+        .query(&mut nodes[0].admin())
+        .unwrap();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let port: u16 = fields[1].split(['@', ':']).nth(1).unwrap().parse().unwrap();
+        for range in &fields[8..] {
+            let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+            if let (Ok(lo), Ok(hi)) = (lo.parse::<u16>(), hi.parse::<u16>()) {
+                if (lo..=hi).contains(&slot) {
+                    return nodes.iter().position(|n| n.port == port).unwrap();
+                }
+            }
+        }
+    }
+    panic!("no node serves slot {slot}")
+}
+
+#[test]
+fn a_free_lock_in_a_migrating_slot_is_taken_by_following_ask() {
+    let (nodes, addrs) = start_cluster(&[], None);
+    let key = "dibs:migrating";
+    let slot: u16 = redis::cmd("CLUSTER")
+        .arg("KEYSLOT")
+        .arg(key)
+        .query(&mut nodes[0].admin())
+        .unwrap();
+    let source = owner_of(&nodes, slot);
+    let target = (source + 1) % nodes.len();
+    let id = |n: &RedisServer| -> String {
+        redis::cmd("CLUSTER")
+            .arg("MYID")
+            .query(&mut n.admin())
+            .unwrap()
+    };
+    let (source_id, target_id) = (id(&nodes[source]), id(&nodes[target]));
+    // The slot starts moving, as a reshard does it: new keys of it belong on the target.
+    let _: () = redis::cmd("CLUSTER")
+        .arg(&["SETSLOT", &slot.to_string(), "IMPORTING", &source_id])
+        .query(&mut nodes[target].admin())
+        .unwrap();
+    let _: () = redis::cmd("CLUSTER")
+        .arg(&["SETSLOT", &slot.to_string(), "MIGRATING", &target_id])
+        .query(&mut nodes[source].admin())
+        .unwrap();
+
+    let locker =
+        Locker::new(ConnSpec::from_uri(&format!("redis+cluster://{}", addrs[0])).unwrap()).unwrap();
+    let lease = locker
+        .acquire(&LockParams::from_secs("migrating", 60, 0).unwrap())
+        .unwrap()
+        .expect("a free lock is won during the migration");
+    // Counted by slot: the target does not serve the slot to a plain EXISTS yet.
+    let keys_on = |n: &RedisServer| -> i64 {
+        redis::cmd("CLUSTER")
+            .arg("COUNTKEYSINSLOT")
+            .arg(slot)
+            .query(&mut n.admin())
+            .unwrap()
+    };
+    assert_eq!(
+        keys_on(&nodes[target]),
+        1,
+        "taken on the target, after ASKING"
+    );
+    assert_eq!(keys_on(&nodes[source]), 0);
+    assert!(matches!(
+        locker
+            .execute(&LockParams::from_secs("migrating", 60, 0).unwrap(), || ())
+            .unwrap(),
+        Outcome::Skipped
+    ));
+    assert_eq!(lease.release().ended, Ended::Released);
+    assert_eq!(keys_on(&nodes[target]), 0, "released on the target too");
+}
+
+#[test]
+fn a_wrong_cluster_password_is_an_authentication_error() {
+    let (_nodes, addrs) = start_cluster(&["--requirepass", "right-pw"], Some("right-pw"));
+    let spec = ConnSpec::from_uri(&format!("redis+cluster://:wrong-pw@{}", addrs[0])).unwrap();
+    let err = Locker::new(spec)
+        .unwrap()
+        .execute(&LockParams::from_secs("auth", 10, 0).unwrap(), || ())
+        .unwrap_err();
+    assert!(matches!(err, dibs::Error::Authentication(_)), "{err:?}");
+    assert!(!err.message().contains("wrong-pw"), "{err}");
+}
