@@ -43,9 +43,14 @@ python3 scripts/check-natives.py --jar target/jvm/dibs-*-SNAPSHOT.jar
 echo "== Spring Boot example: 3 instances, each tick runs exactly once"
 bash scripts/spring-boot-check.sh
 
+echo "== The ShedLock provider (dibs-shedlock): the lock contract and ShedLock's provider cases"
+mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true install   # the jar and its test-jar, for the module
+mvn -B -ntp -f dibs-shedlock/pom.xml verify 2>&1 | tee target/jvm/shedlock-maven.log
+
 echo "== No JNI warnings, no leaked password"
 bash scripts/check-jni-warnings.sh
-bash scripts/check-no-leaks.sh target/cargo-test.log target/cargo-fuzz.log target/jvm/maven.log
+bash scripts/check-no-leaks.sh target/cargo-test.log target/cargo-fuzz.log target/jvm/maven.log \
+  target/jvm/shedlock-maven.log
 
 echo "== The release meets Maven Central's rules (signed with a throwaway key, to a file repository)"
 bash scripts/check-release.sh --all-platforms

@@ -1,0 +1,129 @@
+package dibs.shedlock;
+
+import static java.time.Duration.ZERO;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dibs.Dibs;
+import dibs.DibsClient;
+import dibs.RedisServer;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.LockExtender;
+import net.javacrumbs.shedlock.core.LockingTaskExecutor;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * ShedLock's own {@link DefaultLockingTaskExecutor} (what {@code @SchedulerLock} goes through)
+ * on {@link DibsLockProvider}, against a real redis-server.
+ */
+class DibsLockingTaskExecutorTest {
+    private static final AtomicInteger NAMES = new AtomicInteger();
+
+    private static RedisServer redis;
+    private static DibsClient client;
+    private static DibsLockProvider provider;
+    private static LockingTaskExecutor executor;
+
+    @BeforeAll
+    static void start() throws IOException {
+        redis = RedisServer.launch();
+        client = Dibs.client(redis.uri());
+        provider = new DibsLockProvider(client);
+        executor = new DefaultLockingTaskExecutor(provider);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (client != null) {
+            client.close();
+        }
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    private static String name(String base) {
+        return "executor-" + base + "-" + ProcessHandle.current().pid() + "-" + NAMES.incrementAndGet();
+    }
+
+    private static LockConfiguration config(String name, Duration atMost, Duration atLeast) {
+        return new LockConfiguration(Instant.now(), name, atMost, atLeast);
+    }
+
+    private static boolean keyExists(String name) throws IOException {
+        return "1".equals(redis.command("EXISTS", RedisServer.lockKey(name)));
+    }
+
+    @Test
+    void runsTheTaskUnderTheLockAndReleasesIt() throws IOException {
+        String name = name("runs");
+        AtomicBoolean heldInside = new AtomicBoolean();
+        executor.executeWithLock((Runnable) () -> {
+            try {
+                heldInside.set(keyExists(name));
+            } catch (IOException e) {
+                throw new AssertionError(e);
+            }
+        }, config(name, Duration.ofSeconds(30), ZERO));
+        assertTrue(heldInside.get(), "the lock is held while the task runs");
+        assertFalse(keyExists(name), "released after");
+    }
+
+    @Test
+    void skipsTheTaskWhileTheLockIsHeldElsewhere() throws Throwable {
+        String name = name("skips");
+        SimpleLock elsewhere = provider.lock(config(name, Duration.ofSeconds(30), ZERO)).orElseThrow();
+        AtomicBoolean ran = new AtomicBoolean();
+        executor.executeWithLock((Runnable) () -> ran.set(true), config(name, Duration.ofSeconds(30), ZERO));
+        assertFalse(ran.get(), "skipped");
+        LockingTaskExecutor.TaskResult<String> result =
+                executor.executeWithLock(() -> "ran", config(name, Duration.ofSeconds(30), ZERO));
+        assertFalse(result.wasExecuted());
+        elsewhere.unlock();
+        result = executor.executeWithLock(() -> "ran", config(name, Duration.ofSeconds(30), ZERO));
+        assertTrue(result.wasExecuted());
+        assertEquals("ran", result.getResult());
+    }
+
+    @Test
+    void theTasksExceptionComesThroughAndTheLockIsReleased() throws IOException {
+        String name = name("throws");
+        IllegalStateException thrown = new IllegalStateException("task failed");
+        IllegalStateException caught = assertThrows(IllegalStateException.class,
+                () -> executor.executeWithLock((Runnable) () -> {
+                    throw thrown;
+                }, config(name, Duration.ofSeconds(30), ZERO)));
+        assertSame(thrown, caught, "the very same exception");
+        assertFalse(keyExists(name), "released after the failure");
+        Exception checked = new Exception("checked");
+        Throwable caughtChecked = assertThrows(Exception.class, () -> executor.executeWithLock(() -> {
+            throw checked;
+        }, config(name, Duration.ofSeconds(30), Duration.ofSeconds(5))));
+        assertSame(checked, caughtChecked, "a Task's checked exception comes through as is");
+        long pttl = Long.parseLong(redis.command("PTTL", RedisServer.lockKey(name)));
+        assertTrue(pttl > 4_000 && pttl <= 5_000, "kept for lockAtLeastFor after a failure too: PTTL " + pttl);
+    }
+
+    @Test
+    void lockExtenderExtendsTheActiveLock() throws Throwable {
+        String name = name("extender");
+        executor.executeWithLock((LockingTaskExecutor.Task) () -> {
+            LockExtender.extendActiveLock(Duration.ofSeconds(20), ZERO);
+            long pttl = Long.parseLong(redis.command("PTTL", RedisServer.lockKey(name)));
+            assertTrue(pttl > 15_000 && pttl <= 20_000, "extended from inside the task: PTTL " + pttl);
+        }, config(name, Duration.ofMillis(500), ZERO));
+        assertFalse(keyExists(name), "the extended lock is the one released");
+    }
+}
