@@ -223,6 +223,13 @@ tasks.check {
 }
 
 // 4. Publishing, same coordinates as pom.xml.
+// The test classes as a jar (classifier "tests"), as the pom's test-jar: dibs-shedlock runs the
+// same dibs.LockContract.
+val testJar by tasks.registering(Jar::class) {
+    archiveClassifier.set("tests")
+    from(sourceSets.test.get().output)
+}
+
 publishing {
     publications {
         create<MavenPublication>("maven") {
@@ -230,6 +237,7 @@ publishing {
             artifactId = dibsArtifact
             version = dibsVersion
             from(components["java"])
+            artifact(testJar) // the test classes, for dibs-shedlock's LockContract, as the pom's test-jar
             pom {
                 name.set("dibs")
                 description.set(
