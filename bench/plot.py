@@ -22,6 +22,7 @@ COLOURS = {
     "ShedLock-Jedis": "#1f77b4",
     "ShedLock-Lettuce": "#2ca02c",
     "raw Jedis": "#7f7f7f",
+    "Redisson": "#9467bd",
 }
 
 

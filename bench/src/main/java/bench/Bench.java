@@ -13,21 +13,20 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.params.SetParams;
 
 /**
- * dibs side by side with ShedLock and the raw Redis limit, against one redis-server that
+ * dibs side by side with ShedLock, Redisson and the raw Redis limit, against one redis-server that
  * bench/run.sh started for this run. Every workload runs every contender, in alternating order
  * over {@code --rounds} rounds; the tables show medians over rounds. Prints figures as it goes,
  * then writes bench/results/results.md and the CSVs behind the plots.
  *
  * <p>Usage: {@code Bench --port P [--host H] [--rounds N] [--window-ms MS] [--samples N]
- * [--leak-calls N] [--leak-all] [--pinning TEXT] [--out DIR]}
+ * [--leak-calls N] [--leak-all] [--pinning TEXT] [--jdk25 JAVA] [--out DIR]}
  */
 public final class Bench {
     private static final int MAX_THREADS = 64;
-    private static final int CYCLE_WARMUP = 2_000;
-    private static final int SKIP_SAMPLES = 10_000;
+    static final int CYCLE_WARMUP = 2_000;
+    static final int SKIP_SAMPLES = 10_000;
     private static final String HELD = "held-elsewhere";
     private static final long SPAWN_TIMEOUT_S = 180;
     /** A point during which other processes used more of the machine than this is measured again. */
@@ -70,6 +69,7 @@ public final class Bench {
         throughput();
         contended();
         firstCall();
+        virtualThreads();
         leakCheck();
 
         double[] shares = othersShares.stream().mapToDouble(Double::doubleValue).toArray();
@@ -161,6 +161,25 @@ public final class Bench {
         }
     }
 
+    private void virtualThreads() throws Exception {
+        if (opt.jdk25 == null) {
+            section("(f) virtual threads: skipped (no --jdk25)");
+            return;
+        }
+        section("(f) virtual threads: " + VirtualPin.THREADS + " virtual threads on 2 carriers, each a dibs call whose"
+                + " task sleeps " + VirtualPin.SLEEP_MS + " ms, in a fresh JVM on " + opt.jdk25);
+        for (int round = 0; round < opt.rounds; round++) {
+            double[] f = measured("virtual threads", () -> {
+                Map<String, String> out = spawnWith(opt.jdk25, VirtualPin.class.getName(), VirtualPin.FLAGS,
+                        "redis://" + opt.host + ":" + opt.port, Integer.toString(VirtualPin.THREADS),
+                        Long.toString(VirtualPin.SLEEP_MS));
+                return new double[] {Double.parseDouble(out.get("dibs_ms")), Double.parseDouble(out.get("plain_ms"))};
+            });
+            results.virtual.add(f);
+            print("round %d  %,6.0f ms with dibs, %,6.0f ms without: %.2f×", round + 1, f[0], f[1], f[0] / f[1]);
+        }
+    }
+
     private void leakCheck() throws Exception {
         section("(d) leak check: " + String.format("%,d", opt.leakCalls) + " cycles in a fresh JVM, RSS after "
                 + String.format("%,d", Fresh.RSS_MARK) + " and at the end");
@@ -199,6 +218,11 @@ public final class Bench {
         s.put("(a)", String.format("%,d timed cycles per round after %,d warm-up calls; skip path: %,d on a lock"
                 + " held by another value", opt.samples, CYCLE_WARMUP, SKIP_SAMPLES));
         s.put("(b), (c)", String.format("%d ms window per point after %d ms unmeasured", opt.windowMs, opt.warmupMs));
+        if (opt.jdk25 != null) {
+            s.put("(f)", "dibs only, a fresh JVM per round on " + opt.jdk25 + " with " + String.join(" ", VirtualPin.FLAGS)
+                    + ": " + VirtualPin.THREADS + " virtual threads each run `Dibs.execute(uri, \"pin-\" + i, 30, 0, task)`,"
+                    + " the task sleeping " + VirtualPin.SLEEP_MS + " ms; then the same sleeps without dibs");
+        }
         s.put("CPU pressure before the run", cpuPressure());
         System.out.println("== dibs benchmark");
         s.forEach((k, v) -> System.out.println(k + ": " + v));
@@ -216,7 +240,8 @@ public final class Bench {
             return "unknown";
         }
         return "ShedLock " + p.getProperty("shedlock") + ", Spring Data Redis " + p.getProperty("spring-data-redis")
-                + ", Lettuce " + p.getProperty("lettuce") + ", Jedis " + p.getProperty("jedis");
+                + ", Lettuce " + p.getProperty("lettuce") + ", Jedis " + p.getProperty("jedis") + ", Redisson "
+                + p.getProperty("redisson");
     }
 
     private static String infoField(String info, String prefix) {
@@ -282,7 +307,8 @@ public final class Bench {
         }
         return String.format("EVALSHA %s; EVAL %s (dibs, raw Jedis and ShedLock-Lettuce release with EVALSHA and"
                 + " fall back to EVAL on NOSCRIPT, so failed EVALSHAs are script misses; ShedLock-Jedis sends"
-                + " the script with EVAL on every release, as ShedLock's Jedis provider does)",
+                + " the script with EVAL on every release, as ShedLock's Jedis provider does; Redisson runs both its"
+                + " acquire and its release as scripts)",
                 commandStat(stats, "evalsha"), commandStat(stats, "eval"));
     }
 
@@ -305,7 +331,7 @@ public final class Bench {
     private void holdElsewhere() {
         try (Jedis jedis = new Jedis(opt.host, opt.port)) {
             for (Contender c : contenders.values()) {
-                jedis.set(c.key(HELD), "someone-else", SetParams.setParams().px(3_600_000));
+                c.holdElsewhere(jedis, HELD, 3_600_000);
             }
         }
     }
@@ -340,8 +366,15 @@ public final class Bench {
 
     /** Runs {@link Fresh} in a new JVM (pinned like this one) and parses its key=value line. */
     private Map<String, String> spawn(List<String> jvmFlags, String... args) throws IOException, InterruptedException {
+        return spawnWith(Paths.get(System.getProperty("java.home"), "bin", "java").toString(), Fresh.class.getName(),
+                jvmFlags, args);
+    }
+
+    /** Runs {@code mainClass} with {@code java} in a new JVM (pinned like this one); its key=value pairs. */
+    private Map<String, String> spawnWith(String java, String mainClass, List<String> jvmFlags, String... args)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
-        command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        command.add(java);
         command.add("--enable-native-access=ALL-UNNAMED");
         // A library chosen for this run (BENCH_JAVA_OPTS in run.sh) is the one the fresh JVMs load too.
         String nativePath = System.getProperty("dibs.native.path");
@@ -351,7 +384,7 @@ public final class Bench {
         command.addAll(jvmFlags);
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
-        command.add(Fresh.class.getName());
+        command.add(mainClass);
         command.addAll(List.of(args));
         // Output to a file, so that a chatty child can never block on a full pipe.
         Path log = Files.createTempFile("dibs-bench-", ".out");
@@ -401,6 +434,7 @@ public final class Bench {
         long leakCalls = 1_000_000;
         boolean leakAll;
         String pinning = "not pinned";
+        String jdk25;
         Path out = Paths.get("bench/results");
 
         static Options parse(String[] args) {
@@ -424,6 +458,7 @@ public final class Bench {
                     case "--samples": o.samples = Integer.parseInt(v); break;
                     case "--leak-calls": o.leakCalls = Long.parseLong(v); break;
                     case "--pinning": o.pinning = v; break;
+                    case "--jdk25": o.jdk25 = v; break;
                     case "--out": o.out = Paths.get(v); break;
                     default: throw new IllegalArgumentException("unknown option " + a);
                 }

@@ -2,6 +2,9 @@ package bench;
 
 import java.util.List;
 
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.params.SetParams;
+
 /**
  * One way of running a lock cycle: SET NX PX, a no-op task, a token-checked release. Every
  * contender uses the same lock parameters ({@link #AT_MOST_SEC} s at most, 0 at least, so that
@@ -13,7 +16,7 @@ interface Contender extends AutoCloseable {
 
     /** The contenders, in the order of the tables. */
     List<String> NAMES = List.of(DibsContender.NAME, ShedLockContender.JEDIS, ShedLockContender.LETTUCE,
-            RawJedisContender.NAME);
+            RawJedisContender.NAME, RedissonContender.NAME);
 
     /**
      * Builds a contender by name. It may connect lazily; {@link #close()} frees what it made.
@@ -30,6 +33,8 @@ interface Contender extends AutoCloseable {
                 return ShedLockContender.lettuce(host, port);
             case RawJedisContender.NAME:
                 return new RawJedisContender(host, port, maxThreads);
+            case RedissonContender.NAME:
+                return new RedissonContender(host, port, maxThreads);
             default:
                 throw new IllegalArgumentException("unknown contender " + name + "; known: " + NAMES);
         }
@@ -39,6 +44,11 @@ interface Contender extends AutoCloseable {
 
     /** The Redis key this contender uses for lock {@code lockName}. */
     String key(String lockName);
+
+    /** Makes lock {@code lockName} held by another holder for {@code millis}, for the skip path. */
+    default void holdElsewhere(Jedis jedis, String lockName, long millis) {
+        jedis.set(key(lockName), "someone-else", SetParams.setParams().px(millis));
+    }
 
     /**
      * A caller of lock {@code lockName} for the current thread; make it on the thread that uses

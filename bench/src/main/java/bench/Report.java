@@ -15,6 +15,7 @@ final class Report {
     private static final String SL_JEDIS = ShedLockContender.JEDIS;
     private static final String SL_LETTUCE = ShedLockContender.LETTUCE;
     private static final String RAW = RawJedisContender.NAME;
+    private static final String REDISSON = RedissonContender.NAME;
 
     private final Results r;
 
@@ -36,7 +37,7 @@ final class Report {
 
     private String markdown() {
         StringBuilder md = new StringBuilder();
-        md.append("# dibs side by side with ShedLock and the raw Redis limit\n\n");
+        md.append("# dibs side by side with ShedLock, Redisson and the raw Redis limit\n\n");
         md.append("Produced by `bash bench/run.sh`. One redis-server, every contender in the same run.\n\n");
         r.setup.forEach((k, v) -> md.append("- ").append(k).append(": ").append(v).append('\n'));
         md.append("- contenders: **dibs** `Dibs.execute(uri, name, 10, 0, task)` (Java, JNI, Rust);"
@@ -45,13 +46,26 @@ final class Report {
                 + " **ShedLock-Lettuce** `DefaultLockingTaskExecutor` with the Spring Data Redis"
                 + " `RedisLockProvider` on a `LettuceConnectionFactory`, safeUpdate on; **raw Jedis** one"
                 + " pooled connection per thread doing only `SET NX PX` and `EVALSHA` of dibs's release"
-                + " script, the floor for a two-round-trip cycle\n");
+                + " script, the floor for a two-round-trip cycle; **Redisson** `RLock lock ="
+                + " redisson.getLock(name); lock.tryLock(0, 10 s)`, the no-op task, `lock.unlock()` on a"
+                + " single-server client (connection pool sized for the thread count)\n");
+        md.append("- Redisson's lock is not the same protocol, so its column compares the call a service would make"
+                + " for the same job, not the same commands. Its lock is a hash (field `<client id>:<thread id>`"
+                + " holding a re-entry count), taken by one script (EXISTS, HEXISTS, HINCRBY, PEXPIRE; PTTL when"
+                + " held); its unlock is a second script (GET of an unlock-latch key, HEXISTS, HINCRBY -1, DEL,"
+                + " PUBLISH to the lock's pub/sub channel for waiters, SET of the latch key), then a DEL of the latch"
+                + " key that the caller does not wait for. Both scripts go by EVALSHA (SCRIPT LOAD on a miss),"
+                + " every call through Netty's event loop and back to the caller's thread. So a won cycle is two round trips for the caller"
+                + " plus one more command for the server, a skip one round trip. A lease time is given, so no"
+                + " watchdog runs; a wait time of 0 means a skipped call returns at once and never subscribes:"
+                + " re-entrancy, the watchdog and waiting through pub/sub, what the hash and the PUBLISH are"
+                + " for, are not exercised\n");
         md.append("- ratios are dibs / the other: below 1 is better for dibs on latencies, above 1 on rates\n\n");
 
         md.append("## Figures\n\n");
-        md.append("| workload | figure | dibs | ShedLock-Jedis | ShedLock-Lettuce | raw Jedis | dibs / ShedLock-Jedis"
-                + " | dibs / ShedLock-Lettuce | dibs / raw |\n");
-        md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        md.append("| workload | figure | dibs | ShedLock-Jedis | ShedLock-Lettuce | raw Jedis | Redisson"
+                + " | dibs / ShedLock-Jedis | dibs / ShedLock-Lettuce | dibs / raw | dibs / Redisson |\n");
+        md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         row(md, "(a) uncontended, 1 thread", "cycle p50, µs", c -> Results.median(r.cycle, c, Samples::p50), 1);
         row(md, "", "cycle p99, µs", c -> Results.median(r.cycle, c, Samples::p99), 1);
         row(md, "skip path, 1 thread, lock held by another", "p50, µs",
@@ -72,11 +86,17 @@ final class Report {
         row(md, "(d) leak check, fresh JVM", String.format("RSS growth %,dk → %,dk cycles, MB", Fresh.RSS_MARK / 1000,
                 r.leakCalls / 1000), r::rssGrowthMb, 1, false);
         if (!r.leak.containsKey(SL_JEDIS)) {
-            md.append("| | (ShedLock providers: `bash bench/run.sh --leak-all`, about a minute more) | | | | | | | |\n");
+            md.append("| | (ShedLock providers: `bash bench/run.sh --leak-all`, about a minute more) | | | | | | | | | |\n");
         }
         row(md, "(e) fresh JVM", "setup + first call, ms", c -> Results.median(r.firstCall, c, f -> f[0]), 1);
         row(md, "", "second call, µs", c -> Results.median(r.firstCall, c, f -> f[1]), 0);
         row(md, "", "whole JVM run (start to exit), ms", c -> Results.median(r.firstCall, c, f -> f[2]), 0);
+        if (!r.virtual.isEmpty()) {
+            row(md, "(f) " + VirtualPin.THREADS + " virtual threads, 2 carriers, task sleeps " + VirtualPin.SLEEP_MS
+                    + " ms", "wall time with dibs, ms", c -> dibsOnly(c, f -> f[0]), 0, false);
+            row(md, "", "without dibs (the sleeps alone), ms", c -> dibsOnly(c, f -> f[1]), 0, false);
+            row(md, "", "with / without dibs", c -> dibsOnly(c, f -> f[0] / f[1]), 2, false);
+        }
 
         md.append("\n## redis-benchmark, same server, same pinning\n\n");
         md.append("`redis-benchmark -t set -n " + RedisBenchmark.REQUESTS + " -c <clients> -q --csv`: one SET per"
@@ -133,10 +153,18 @@ final class Report {
         for (String c : Contender.NAMES) {
             md.append(" | ").append(num(value.applyAsDouble(c), decimals));
         }
-        for (String c : List.of(SL_JEDIS, SL_LETTUCE, RAW)) {
+        for (String c : List.of(SL_JEDIS, SL_LETTUCE, RAW, REDISSON)) {
             md.append(" | ").append(ratios ? ratio(dibs / value.applyAsDouble(c)) : "");
         }
         md.append(" |\n");
+    }
+
+    /** A figure of (f), measured for dibs only: the median over rounds, NaN for the other contenders. */
+    private double dibsOnly(String contender, ToDoubleFunction<double[]> figure) {
+        if (!DIBS.equals(contender)) {
+            return Double.NaN;
+        }
+        return Samples.median(r.virtual.stream().mapToDouble(figure).toArray());
     }
 
     private static void target(StringBuilder md, String what, String measured, double ratio, double bound,
@@ -219,6 +247,10 @@ final class Report {
         perRound(csv, "c-contended", Results.CONTENDED_THREADS, r.contended, "skip_p99_us", w -> w.skips.p99());
         perRound(csv, "e-first-call", 1, r.firstCall, "first_ms", f -> f[0]);
         perRound(csv, "e-first-call", 1, r.firstCall, "jvm_ms", f -> f[2]);
+        for (int i = 0; i < r.virtual.size(); i++) {
+            csv.append(String.format(Locale.ROOT, "f-virtual,dibs,%d,%d,dibs_ms,%.2f\nf-virtual,dibs,%d,%d,plain_ms,%.2f\n",
+                    VirtualPin.THREADS, i + 1, r.virtual.get(i)[0], VirtualPin.THREADS, i + 1, r.virtual.get(i)[1]));
+        }
         r.leak.forEach((c, kb) -> csv.append(String.format(Locale.ROOT, "d-leak,%s,%d,1,rss_mark_kb,%d\n"
                 + "d-leak,%s,%d,1,rss_end_kb,%d\n", c, Results.CONTENDED_THREADS, kb[0], c,
                 Results.CONTENDED_THREADS, kb[1])));

@@ -26,6 +26,8 @@ final class Results {
     long leakCalls;
     /** (e) fresh JVM: in-process ns to the end of the first call, the second call, whole process ms. */
     final Map<String, List<double[]>> firstCall = new LinkedHashMap<>();
+    /** (f) dibs only: wall ms of the virtual callers with dibs and of the sleeps alone, per round. */
+    final List<double[]> virtual = new ArrayList<>();
     /** redis-benchmark by client count. */
     final Map<Integer, List<RedisBenchmark.Result>> redisBenchmark = new TreeMap<>();
 
