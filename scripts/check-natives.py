@@ -12,7 +12,7 @@ With --jar JAR instead: lists the libraries the jar carries, and fails unless it
 four Linux ones and stays under 25 MB.
 
 Reads the files with binutils' readelf. Usage: python3 scripts/check-natives.py [natives-dir]
-or python3 scripts/check-natives.py --jar JAR
+or python3 scripts/check-natives.py --jar JAR, or --symbols to print the JNI entry points checked
 (exit 0: all pass; 1: a check failed; 2: a platform's library is missing or unreadable)
 """
 
@@ -26,10 +26,24 @@ GLIBC_BASELINE = (2, 17)
 GLIBC_LIBS = re.compile(r"^(libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1"
                         r"|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1)$")
 MACHINE = {"x86_64": "Advanced Micro Devices X86-64", "aarch64": "AArch64"}
-# The entry points every Java class with native methods binds (NativeLib, NativeLoader).
-JNI_SYMBOLS = ["Java_dibs_NativeLoader_version", "Java_dibs_NativeLib_connectUri",
-               "Java_dibs_NativeLib_connectMap", "Java_dibs_NativeLib_execute",
-               "Java_dibs_NativeLib_inspect", "Java_dibs_NativeLib_close"]
+# The Java classes whose native methods the library must export. The entry points are read from
+# their sources, so a method added or removed on the Java side is checked without a list to edit.
+NATIVE_CLASSES = ["NativeLib", "NativeLoader"]
+JAVA_SOURCES = Path(__file__).resolve().parent.parent / "java/src/main/java/dibs"
+
+
+def jni_symbols() -> list:
+    symbols = []
+    for cls in NATIVE_CLASSES:
+        source = (JAVA_SOURCES / f"{cls}.java").read_text()
+        names = re.findall(r"^\s*(?:[a-z]+\s+)*native\s+[\w\[\]<>]+\s+(\w+)\s*\(", source, re.M)
+        if not names:
+            sys.exit(f"check-natives: no native method found in {cls}.java")
+        symbols += [f"Java_dibs_{cls}_{name}" for name in names]
+    return symbols
+
+
+JNI_SYMBOLS = jni_symbols()
 PLATFORMS = ["linux-x86_64", "linux-aarch64", "linux-x86_64-musl", "linux-aarch64-musl"]
 JAR_LIMIT = 25 * 1024 * 1024
 
@@ -92,6 +106,9 @@ def check_jar(jar: Path) -> int:
 
 
 def main() -> int:
+    if sys.argv[1:] == ["--symbols"]:
+        print(" ".join(JNI_SYMBOLS))
+        return 0
     if len(sys.argv) == 3 and sys.argv[1] == "--jar":
         return check_jar(Path(sys.argv[2]))
     natives = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("target/natives")

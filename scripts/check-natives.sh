@@ -34,7 +34,7 @@ zig="$(ls -d target/cross-tools/venv-*/bin | head -n 1)/python3 -m ziglang"
 musl-gcc -O1 -o "$out/dlopen_check-x86_64-musl" tests/native/dlopen_check.c
 $zig cc -target aarch64-linux-musl -dynamic -O1 -o "$out/dlopen_check-aarch64-musl" tests/native/dlopen_check.c
 musl_arm64=$PWD/target/cross-tools/musl-arm64
-symbols=(Java_dibs_NativeLoader_version Java_dibs_NativeLib_execute Java_dibs_NativeLib_connectUri)
+read -r -a symbols <<< "$(python3 scripts/check-natives.py --symbols)"
 run() { # arch file...
   local arch=$1; shift
   if [ "$arch" = aarch64 ]; then
