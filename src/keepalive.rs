@@ -27,11 +27,11 @@ pub(crate) struct KeepAlive {
 impl KeepAlive {
     /// Starts extending `key` (holding `value`) back to `at_most_ms`, a third of it after the
     /// last extension that succeeded (the first counts from `acquired`). A failed one is retried
-    /// soon (a tenth of the period, 50 ms to 1 s), until just before the lock would lapse; past
-    /// that, the lock is taken as lost. Each attempt waits at most the read timeout (and once
-    /// more on a fresh connection). `None` when no thread can be had (a
-    /// limit, no memory): the task still runs and is released after, as without keep-alive,
-    /// since failing here would leave the lock held and nothing run.
+    /// soon (a tenth of the period, 50 ms to 1 s). No attempt starts later than one attempt's
+    /// time (connect + 2 × read, at most the period) before the lock would lapse, so the last one
+    /// ends before the lapse; when the next would start later, the lock is taken as lost then. `None` when no
+    /// thread can be had (a limit, no memory): the task still runs and is released after, as
+    /// without keep-alive, since failing here would leave the lock held and nothing run.
     pub(crate) fn start(
         pool: Arc<Pool>,
         name: String,
@@ -40,12 +40,9 @@ impl KeepAlive {
         at_most_ms: u64,
         acquired: Instant,
     ) -> Option<KeepAlive> {
+        let schedule = Schedule::new(at_most_ms, pool.attempt_time());
+        let (period, retry, margin) = (schedule.period, schedule.retry, schedule.margin);
         let at_most = Duration::from_millis(at_most_ms);
-        let period = at_most / 3;
-        let retry = (period / 10).clamp(Duration::from_millis(50), Duration::from_secs(1));
-        // No attempt starts later than this before the lapse: one that late would likely land
-        // after it.
-        let margin = Duration::from_millis(50).min(period);
         let lost = Arc::new(AtomicBool::new(false));
         let lost_seen = lost.clone();
         let (stop, stopped) = mpsc::channel::<()>();
@@ -55,17 +52,19 @@ impl KeepAlive {
                 let mut extended = acquired; // when the lock's TTL was last set to at_most
                 let mut next = acquired + period;
                 loop {
+                    // The last attempt must start one attempt's time before the lapse; when the
+                    // next one would start later, the lock will lapse: say so now, while the
+                    // task can still stop before a rival starts.
+                    if next + margin > extended + at_most {
+                        lost_seen.store(true, Ordering::Release);
+                        return;
+                    }
                     let wait = next.saturating_duration_since(Instant::now());
                     match stopped.recv_timeout(wait) {
                         Err(RecvTimeoutError::Timeout) => {}
                         _ => return, // the lease is being released
                     }
                     let started = Instant::now();
-                    if started + margin > extended + at_most {
-                        // No attempt can end before the lapse: the lock may be gone.
-                        lost_seen.store(true, Ordering::Release);
-                        return;
-                    }
                     match extend(&pool, &name, &key, &value, at_most_ms) {
                         Ok(true) => {
                             // The server set the TTL after we sent the script: count from then.
@@ -110,6 +109,45 @@ impl Drop for KeepAlive {
     fn drop(&mut self) {
         // Wakes the extender, which ends by itself; joining here could block a dropping thread.
         self.stop.take();
+    }
+}
+
+/// When keep-alive extends a lock whose expiry is `atMost`.
+pub(crate) struct Schedule {
+    /// From the last extension that succeeded to the next one: a third of `atMost`.
+    pub(crate) period: Duration,
+    /// From a failed extension to the next try.
+    pub(crate) retry: Duration,
+    /// No attempt starts later than this before the lapse: the most one attempt may wait (see
+    /// `Pool::attempt_time`), but no more than a period, so that the regular extension and at
+    /// least one retry fit in any `atMost`.
+    pub(crate) margin: Duration,
+}
+
+impl Schedule {
+    pub(crate) fn new(at_most_ms: u64, attempt: Duration) -> Schedule {
+        let period = Duration::from_millis(at_most_ms) / 3;
+        Schedule {
+            period,
+            retry: (period / 10).clamp(Duration::from_millis(50), Duration::from_secs(1)),
+            margin: attempt.min(period),
+        }
+    }
+
+    /// The warning for lock `name` when an extension that waits out its timeouts can land
+    /// after the lapse: `atMost` is shorter than 3 × the most one attempt waits, so the margin
+    /// had to be cut to a period. `None` when the schedule holds.
+    pub(crate) fn warning(name: &str, at_most_ms: u64, attempt: Duration) -> Option<String> {
+        let attempt_ms = attempt.as_millis();
+        (u128::from(at_most_ms) < attempt_ms * 3).then(|| {
+            format!(
+                "lock '{name}': with keep-alive, atMost {at_most_ms} ms is shorter than 3 x the \
+                 {attempt_ms} ms one extension may wait (connect + 2 x read timeout), so a slow \
+                 extension can land after the lock lapsed; make atMost at least {} ms, or the \
+                 timeouts shorter (said once per locker and atMost)",
+                attempt_ms * 3
+            )
+        })
     }
 }
 

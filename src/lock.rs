@@ -10,7 +10,7 @@
 //!   received, in whole milliseconds rounded down. Both choices err towards holding the lock a
 //!   little longer than `atLeast`, never shorter.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -21,7 +21,7 @@ use crate::conn::Conn;
 use crate::ending::{Ended, Ending};
 use crate::error::{Error, Result};
 use crate::holder::{self, Holder, LockState};
-use crate::keepalive::KeepAlive;
+use crate::keepalive::{KeepAlive, Schedule};
 use crate::pool::Pool;
 use crate::script;
 use crate::spec::{ConnSpec, ServerSpec};
@@ -154,6 +154,8 @@ pub struct Lease {
     at_most_ms: u64,
     at_least_ms: u64,
     keep_alive: Option<KeepAlive>,
+    /// What the acquire found worth a warning (a keep-alive schedule that cannot hold).
+    warning: Option<String>,
     released: bool,
 }
 
@@ -187,6 +189,17 @@ impl Lease {
     /// held. Always false without keep-alive (the release tells).
     pub fn is_lost(&self) -> bool {
         self.keep_alive.as_ref().is_some_and(KeepAlive::is_lost)
+    }
+
+    /// The acquire's warning, once: keep-alive's schedule cannot hold for this `atMost` and
+    /// these timeouts. Said for the first lease of each `atMost` of a locker.
+    pub fn take_warning(&mut self) -> Option<String> {
+        self.warning.take()
+    }
+
+    /// Whether [`take_warning`](Lease::take_warning) has one to give.
+    pub fn has_warning(&self) -> bool {
+        self.warning.is_some()
     }
 
     /// If the lock is still ours, sets its expiry to `at_most_ms` from now and counts
@@ -278,6 +291,9 @@ pub struct Locker {
     /// The whole spec: the pool is made for its server part; the key prefix and keep-alive are
     /// this locker's own.
     spec: ConnSpec,
+    /// The `atMost` values already warned about (keep-alive's schedule); touched only when a
+    /// warning is due.
+    warned: Mutex<HashSet<u64>>,
 }
 
 /// The process-wide lockers, one per spec, and their pools, one per server.
@@ -293,6 +309,7 @@ impl Locker {
         Ok(Locker {
             pool: Arc::new(Pool::new(spec.server().clone())?),
             spec,
+            warned: Mutex::default(),
         })
     }
 
@@ -320,6 +337,7 @@ impl Locker {
         let locker: &'static Locker = Box::leak(Box::new(Locker {
             pool,
             spec: spec.clone(),
+            warned: Mutex::default(),
         }));
         registry.lockers.insert(spec, locker);
         Ok(locker)
@@ -430,6 +448,11 @@ impl Locker {
             return Ok(None);
         }
         let acquired = Instant::now();
+        let warning = if self.spec.keep_alive() {
+            self.schedule_warning(name, params.at_most_ms)
+        } else {
+            None
+        };
         let keep_alive = if self.spec.keep_alive() {
             KeepAlive::start(
                 self.pool.clone(),
@@ -451,8 +474,16 @@ impl Locker {
             at_most_ms: params.at_most_ms,
             at_least_ms: params.at_least_ms,
             keep_alive,
+            warning,
             released: false,
         }))
+    }
+
+    /// Keep-alive's warning for `atMost`, the first time it is due in this locker.
+    fn schedule_warning(&self, name: &str, at_most_ms: u64) -> Option<String> {
+        let warning = Schedule::warning(name, at_most_ms, self.pool.attempt_time())?;
+        let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
+        warned.insert(at_most_ms).then_some(warning)
     }
 
     /// [`Lease::release`], for callers that hold the locker anyway.

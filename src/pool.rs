@@ -49,6 +49,12 @@ impl Pool {
         })
     }
 
+    /// The most one [`run`](Pool::run) of a single command waits once it has a connection: a
+    /// reused one that times out (read), then the retry on a fresh one (connect + read).
+    pub(crate) fn attempt_time(&self) -> Duration {
+        self.spec.connect_timeout() + self.spec.read_timeout() * 2
+    }
+
     /// Runs `op` on a pooled connection. `what` names the operation in error messages; it is
     /// formatted only when an error needs it, so that a call that succeeds allocates no message.
     ///

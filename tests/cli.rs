@@ -43,6 +43,51 @@ fn runs_the_command_when_it_wins_and_exits_with_its_code() {
 }
 
 #[test]
+fn a_keep_alive_schedule_that_cannot_hold_is_warned_before_the_command_runs() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    // The command prints after dibs's warning, which must come first: it is said at acquire.
+    let out = run(
+        &uri,
+        "tight",
+        "2s",
+        &[
+            "--keep-alive",
+            "--redis-opt",
+            "timeout-ms=1000",
+            "--",
+            "sh",
+            "-c",
+            "echo ran >&2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let warning = "dibs: warning: lock 'tight': with keep-alive, atMost 2000 ms is shorter than 3 x the 3000 ms";
+    assert!(
+        stderr.starts_with(warning) && stderr.ends_with("ran\n"),
+        "{stderr}"
+    );
+    let out = run(
+        &uri,
+        "roomy",
+        "9s",
+        &[
+            "--keep-alive",
+            "--redis-opt",
+            "timeout-ms=1000",
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(
+        text(&out.stderr),
+        "",
+        "a schedule that holds is not warned about"
+    );
+}
+
+#[test]
 fn skips_with_the_chosen_exit_code_and_a_line_on_stderr() {
     let server = RedisServer::start();
     let _: () = server.admin().set_ex("dibs:busy", "someone", 60).unwrap();

@@ -184,32 +184,17 @@ fn inspect_reports_the_holder_and_never_changes_the_lock() {
 #[test]
 fn a_failed_extension_is_retried_soon_and_the_lock_survives_a_short_freeze() {
     let server = RedisServer::start();
-    let holder = Locker::new(
-        ConnSpec::from_map(&[
-            ("uri".into(), SpecValue::Str(server.uri())),
-            ("keep-alive".into(), SpecValue::Bool(true)),
-            ("timeout-ms".into(), SpecValue::Int(300)),
-        ])
-        .unwrap(),
-    )
-    .unwrap();
-    let pid = server.pid().to_string();
-    let signal = |sig: &str| {
-        assert!(std::process::Command::new("kill")
-            .args([sig, &pid])
-            .status()
-            .unwrap()
-            .success());
-    };
-    // atMost 1200 ms: the first extension is due at 400 ms, into a freeze from 250 to 1050 ms.
-    // It fails at about 1000 ms (a timeout, and one on a fresh connection); waiting a whole
-    // third again (1400 ms) would miss the lapse at 1200 ms, so it must be retried soon.
+    let holder = keep_alive_locker(&server, 100);
+    // timeout-ms 100: one attempt waits at most 300 ms (read, then connect + read on a fresh
+    // connection). atMost 1200 ms: the first extension is due at 400 ms, into a freeze from 250
+    // to 750 ms. It fails at about 600 ms; waiting a whole third again (1000 ms) would leave no
+    // room for an attempt before the lapse at 1200 ms, so it must be retried soon.
     let outcome = holder
         .execute(&ms("frozen-extension", 1200), || {
             thread::sleep(Duration::from_millis(250));
-            signal("-STOP");
-            thread::sleep(Duration::from_millis(800));
-            signal("-CONT");
+            signal(&server, "-STOP");
+            thread::sleep(Duration::from_millis(500));
+            signal(&server, "-CONT");
             thread::sleep(Duration::from_millis(1500));
         })
         .unwrap();
@@ -222,4 +207,92 @@ fn a_failed_extension_is_retried_soon_and_the_lock_survives_a_short_freeze() {
         "held throughout {:?}",
         ending.elapsed
     );
+}
+
+#[test]
+fn a_lock_that_cannot_be_extended_is_known_lost_before_it_lapses() {
+    let server = RedisServer::start();
+    let holder = keep_alive_locker(&server, 100);
+    // atMost 1500 ms, one attempt at most 300 ms: attempts run from 500 ms until the next one
+    // would start later than 1200 ms; the lease is lost then, before the lapse at 1500 ms.
+    let mut lease = holder.acquire(&ms("known-lost", 1500)).unwrap().unwrap();
+    let acquired = Instant::now();
+    assert_eq!(
+        lease.take_warning(),
+        None,
+        "a schedule that holds is not warned about"
+    );
+    thread::sleep(Duration::from_millis(100));
+    signal(&server, "-STOP");
+    while !lease.is_lost() && acquired.elapsed() < Duration::from_secs(3) {
+        thread::sleep(Duration::from_millis(5));
+    }
+    let seen = acquired.elapsed();
+    signal(&server, "-CONT");
+    eprintln!(
+        "keep-alive: Redis frozen from 100 ms; the lease known lost at {seen:?} (lapse at 1500 ms)"
+    );
+    assert!(lease.is_lost(), "never known lost");
+    assert!(
+        seen >= Duration::from_millis(1100) && seen < Duration::from_millis(1500),
+        "known lost at {seen:?}: should be after the last attempt that can end in time (~1200 ms) and before the lapse (1500 ms)"
+    );
+    assert_eq!(lease.release().ended, Ended::LostWhileRunning);
+}
+
+#[test]
+fn a_keep_alive_schedule_that_cannot_hold_is_warned_at_acquire_once_per_at_most() {
+    let server = RedisServer::start();
+    // timeout-ms 1000: one extension may wait 3000 ms, so atMost below 9000 ms is too short.
+    let holder = keep_alive_locker(&server, 1000);
+    let take = |name: &str, at_most: i64| {
+        let mut lease = holder.acquire(&ms(name, at_most)).unwrap().unwrap();
+        let warning = lease.take_warning();
+        assert_eq!(lease.take_warning(), None, "a warning is given once");
+        lease.release();
+        warning
+    };
+    let warning = take("tight", 6000).expect("atMost 6000 ms with 1 s timeouts is warned");
+    assert!(
+        warning.contains("lock 'tight'")
+            && warning.contains("atMost 6000 ms")
+            && warning.contains("3000 ms")
+            && warning.contains("at least 9000 ms"),
+        "{warning}"
+    );
+    assert_eq!(take("tight", 6000), None, "once per atMost, not every tick");
+    assert!(
+        take("other", 3000).is_some(),
+        "another atMost is warned too"
+    );
+    assert_eq!(take("roomy", 9000), None);
+    let plain = locker(&server, false);
+    let mut lease = plain.acquire(&ms("plain", 100)).unwrap().unwrap();
+    assert_eq!(
+        lease.take_warning(),
+        None,
+        "no keep-alive, no schedule to warn about"
+    );
+    lease.release();
+}
+
+fn keep_alive_locker(server: &RedisServer, timeout_ms: i128) -> Locker {
+    Locker::new(
+        ConnSpec::from_map(&[
+            ("uri".into(), SpecValue::Str(server.uri())),
+            ("keep-alive".into(), SpecValue::Bool(true)),
+            ("timeout-ms".into(), SpecValue::Int(timeout_ms)),
+        ])
+        .unwrap(),
+    )
+    .unwrap()
+}
+
+/// Sends `sig` (`-STOP`, `-CONT`) to the server.
+fn signal(server: &RedisServer, sig: &str) {
+    assert!(std::process::Command::new("kill")
+        .args([sig, &server.pid().to_string()])
+        .status()
+        .unwrap()
+        .success());
 }

@@ -95,7 +95,9 @@ pub extern "system" fn Java_dibs_NativeLib_inspect<'l>(
 }
 
 /// Validates the arguments, then `SET key value NX PX atMost`: the id of the lease when won, 0
-/// when another holder has the lock. With keep-alive in the conn, the extender starts here.
+/// when another holder has the lock, and minus the id when won with a warning to take with
+/// `takeWarning` (rare: no second call on the common path). With keep-alive in the conn, the
+/// extender starts here.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
     mut env: JNIEnv<'l>,
@@ -110,6 +112,7 @@ pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
         let name = read_string(env, &lock_name, "lockName")?;
         let params = LockParams::new(&name, at_most, at_least, unit_ms)?;
         Ok(match handles::locker(handle)?.acquire(&params)? {
+            Some(lease) if lease.has_warning() => -leases::put(lease),
             Some(lease) => leases::put(lease),
             None => 0,
         })
@@ -153,6 +156,22 @@ pub extern "system" fn Java_dibs_NativeLib_extend<'l>(
         let ours = held.extend(at_most_ms, at_least_ms);
         leases::put_back(lease, held);
         Ok(jboolean::from(ours?))
+    })
+}
+
+/// The warning the acquire of a lease found (a keep-alive schedule that cannot hold), once; null
+/// when none.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_takeWarning<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+) -> jstring {
+    entry(&mut env, |env| {
+        Ok(match leases::take_warning(lease)? {
+            Some(text) => env.new_string(text)?.into_raw(),
+            None => std::ptr::null_mut(),
+        })
     })
 }
 

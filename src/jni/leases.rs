@@ -45,12 +45,22 @@ pub(super) fn put_back(id: i64, lease: Lease) {
 
 /// Whether keep-alive found the lease's lock lost (no I/O).
 pub(super) fn is_lost(id: i64) -> Result<bool, Failure> {
+    with(id, |lease| lease.is_lost())
+}
+
+/// The acquire's warning about the lease, once (no I/O).
+pub(super) fn take_warning(id: i64) -> Result<Option<String>, Failure> {
+    with(id, crate::Lease::take_warning)
+}
+
+/// Runs `f` on the lease `id`, left in the table.
+fn with<T>(id: i64, f: impl FnOnce(&mut Lease) -> T) -> Result<T, Failure> {
     LEASES
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .as_ref()
-        .and_then(|leases| leases.get(&id))
-        .map(crate::Lease::is_lost)
+        .as_mut()
+        .and_then(|leases| leases.get_mut(&id))
+        .map(f)
         .ok_or_else(|| {
             Failure::State(format!(
                 "lease {id} was already released, or never acquired"

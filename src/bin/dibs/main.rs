@@ -12,7 +12,7 @@ use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use args::{Command, Conn, USAGE};
-use dibs::{ConnSpec, Error, LockParams, Locker, Outcome, SpecValue};
+use dibs::{ConnSpec, Error, LockParams, Locker, SpecValue};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
@@ -66,20 +66,29 @@ fn run(command: Command) -> Result<u8, Error> {
                     return Ok(EX_SOFTWARE);
                 }
             };
-            let outcome = locker.execute(&params, || forwarder.run_child(&program, &args));
-            forwarder.stop();
-            match outcome? {
-                Outcome::Skipped => {
+            let mut lease = match locker.acquire(&params) {
+                Ok(Some(lease)) => lease,
+                Ok(None) => {
+                    forwarder.stop();
                     eprintln!("dibs: lock '{lock}' is held by another holder; {program} not run");
-                    Ok(skip_exit)
+                    return Ok(skip_exit);
                 }
-                Outcome::Ran { value, ending } => {
-                    if let Some(warning) = ending.warning() {
-                        eprintln!("dibs: warning: {warning}");
-                    }
-                    Ok(value)
+                Err(e) => {
+                    forwarder.stop();
+                    return Err(e);
                 }
+            };
+            if let Some(warning) = lease.take_warning() {
+                eprintln!("dibs: warning: {warning}");
             }
+            // A panic here drops the lease, which releases it.
+            let code = forwarder.run_child(&program, &args);
+            let ending = lease.release();
+            forwarder.stop();
+            if let Some(warning) = ending.warning() {
+                eprintln!("dibs: warning: {warning}");
+            }
+            Ok(code)
         }
         Command::Status { conn, lock } => {
             match locker(&conn, false)?.inspect(&lock)? {

@@ -127,7 +127,7 @@ public final class DibsLease implements AutoCloseable {
         boolean release() {
             released = true;
             long[] facts = new long[2];
-            Lifecycle.logEnding(NativeIo.release(id, facts));
+            Lifecycle.logWarning(NativeIo.release(id, facts));
             return Ending.ownedToTheEnd((int) facts[0]);
         }
 

@@ -47,9 +47,19 @@ final class Lifecycle {
         checkNotNull(atMost, "atMost");
         checkNotNull(atLeast, "atLeast");
         long lease = fitsMillis(atMost) && fitsMillis(atLeast)
-                ? NativeIo.acquire(handle, lockName, atMost.toMillis(), atLeastMillis(atMost, atLeast), MILLIS)
-                : NativeIo.acquire(handle, lockName, atMost.getSeconds(), atLeast.getSeconds(), SECONDS);
+                ? acquire(handle, lockName, atMost.toMillis(), atLeastMillis(atMost, atLeast), MILLIS)
+                : acquire(handle, lockName, atMost.getSeconds(), atLeast.getSeconds(), SECONDS);
         return lease == 0 ? null : new DibsLease(lease, lockName);
+    }
+
+    /** The native acquire: a lease id, or 0. Logs the warning Rust found at acquire, if any. */
+    private static long acquire(long handle, String lockName, long atMost, long atLeast, long unitMs) {
+        long lease = NativeIo.acquire(handle, lockName, atMost, atLeast, unitMs);
+        if (lease < 0) { // won, with a warning: keep-alive's schedule cannot hold
+            lease = -lease;
+            logWarning(NativeLib.takeWarning(lease));
+        }
+        return lease;
     }
 
     /**
@@ -74,8 +84,8 @@ final class Lifecycle {
         return NativeLib.isLost(lease);
     }
 
-    /** Logs the warning Rust wrote about how a call ended, if any. */
-    static void logEnding(String warning) {
+    /** Logs a warning Rust wrote (how a call ended, or what its acquire found), if any. */
+    static void logWarning(String warning) {
         if (warning != null) {
             LOG.log(Level.WARNING, warning);
         }
@@ -91,7 +101,7 @@ final class Lifecycle {
         Events events = listener == null ? Events.NONE : new Events(listener);
         long[] facts = new long[2]; // before the task: nothing to allocate after it, should it exhaust memory
         events.attempt(lockName);
-        long lease = NativeIo.acquire(handle, lockName, atMost, atLeast, unitMs);
+        long lease = acquire(handle, lockName, atMost, atLeast, unitMs);
         if (lease == 0) {
             events.skipped(lockName);
             return DibsResult.skipped();
@@ -131,7 +141,7 @@ final class Lifecycle {
         }
         int ending = (int) facts[0];
         Duration elapsed = Duration.ofMillis(facts[1]);
-        logEnding(warning);
+        logWarning(warning);
         boolean owned = Ending.ownedToTheEnd(ending);
         if (owned) {
             events.released(lockName, elapsed);

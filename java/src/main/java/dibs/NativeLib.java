@@ -38,7 +38,8 @@ final class NativeLib {
      * conn, a Rust thread (which never calls the JVM) extends the lock until {@link #release}.
      *
      * @param unitMs 1000 when {@code atMost}/{@code atLeast} are seconds, 1 when milliseconds
-     * @return the id of the lease (&gt; 0) when won; 0 when another holder has the lock
+     * @return the id of the lease (&gt; 0) when won; 0 when another holder has the lock; minus
+     *     the id when won with a warning to take with {@link #takeWarning} (rare)
      * @throws IllegalArgumentException on an invalid name or duration, before any I/O
      * @throws DibsException (a subclass where one fits) when the lock could not be tried
      */
@@ -64,6 +65,12 @@ final class NativeLib {
      * @throws DibsException when Redis could not be reached
      */
     static native boolean extend(long lease, long atMostMs, long atLeastMs);
+
+    /**
+     * The warning the acquire of a lease found (keep-alive's schedule cannot hold for its atMost
+     * and timeouts), once; null when none. For a negative {@link #acquire} result. No I/O.
+     */
+    static native String takeWarning(long lease);
 
     /**
      * Whether keep-alive found the lease's lock taken, or could not extend it in time. No I/O.

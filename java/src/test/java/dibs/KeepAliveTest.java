@@ -44,6 +44,16 @@ class KeepAliveTest extends RedisTestBase {
         return Long.parseLong(redis.command("PTTL", lockKey(name)));
     }
 
+    /**
+     * The warnings about {@code name} but keep-alive's schedule warning at acquire: these tests
+     * use atMost values far below 3 x the default timeouts, which that warning is about.
+     */
+    private static List<String> endingWarnings(TestSupport.LogCapture log, String name) {
+        List<String> out = new ArrayList<>(log.warningsAbout(name));
+        out.removeIf(w -> w.contains("with keep-alive, atMost"));
+        return out;
+    }
+
     private static DibsOptions keepAlive() {
         return DibsOptions.builder().uri(redis.uri()).keepAlive(true).build();
     }
@@ -102,7 +112,7 @@ class KeepAliveTest extends RedisTestBase {
                 running.set(false);
                 return "done";
             });
-            assertEquals(List.of(), log.warningsAbout(name));
+            assertEquals(List.of(), endingWarnings(log, name));
         } finally {
             running.set(false);
             started.countDown();
@@ -117,6 +127,29 @@ class KeepAliveTest extends RedisTestBase {
         assertTrue(r.ownedToTheEnd(), "keep-alive held the lock to the end: " + r);
         assertTrue(r.elapsed().toMillis() >= 3 * atMost, r.toString());
         assertFalse(exists(name), "atLeast 0: released at the end");
+    }
+
+    @Test
+    void aScheduleThatCannotHoldIsWarnedAtAcquireOncePerAtMost() {
+        // 1 s timeouts: one extension may wait 3 s (read, then connect + read), so an atMost
+        // under 9 s leaves keep-alive too little room.
+        DibsOptions options = DibsOptions.builder().uri(redis.uri()).keepAlive(true)
+                .connectTimeout(Duration.ofSeconds(1)).readTimeout(Duration.ofSeconds(1)).build();
+        String name = uniqueName("ka-tight");
+        try (DibsClient client = Dibs.client(options); TestSupport.LogCapture log = new TestSupport.LogCapture()) {
+            List<String> seenByTheTask = new ArrayList<>();
+            assertTrue(client.execute(name, Duration.ofSeconds(2), Duration.ZERO,
+                    () -> seenByTheTask.addAll(log.warningsAbout(name))));
+            assertEquals(1, seenByTheTask.size(), "logged at acquire, before the task: " + log.messages());
+            String w = seenByTheTask.get(0);
+            assertTrue(w.contains("atMost 2000 ms") && w.contains("3000 ms") && w.contains("at least 9000 ms"), w);
+
+            assertTrue(client.execute(name, Duration.ofSeconds(2), Duration.ZERO, () -> {}));
+            assertTrue(client.tryLock(name, Duration.ofSeconds(9), Duration.ZERO).map(DibsLease::release).orElse(false));
+            assertEquals(1, log.warningsAbout(name).size(), "once per atMost, and none for 9 s: " + log.messages());
+            assertTrue(client.tryLock(name, Duration.ofSeconds(3), Duration.ZERO).map(DibsLease::release).orElse(false));
+            assertEquals(2, log.warningsAbout(name).size(), "a lease of another atMost is warned: " + log.messages());
+        }
     }
 
     @Test
@@ -188,7 +221,7 @@ class KeepAliveTest extends RedisTestBase {
             assertTrue(r.acquired());
             assertEquals("finished anyway", r.value());
             assertFalse(r.ownedToTheEnd(), r.toString());
-            List<String> warnings = log.warningsAbout(name);
+            List<String> warnings = endingWarnings(log, name);
             assertEquals(1, warnings.size(), "one warning: " + log.messages());
             assertTrue(warnings.get(0).contains("taken by another holder while the task ran"), warnings.get(0));
         }
