@@ -11,7 +11,7 @@ mkdir -p target/reliability target/jvm
 echo "== Rust: format, lints, unit and integration tests"
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
-cargo test 2>&1 | tee target/cargo-test.log
+DIBS_REQUIRE_NAMESPACES=1 cargo test 2>&1 | tee target/cargo-test.log   # as root: the name-resolution tests
 
 echo "== Rust: fuzzing the parsers, 150,000 cases per target"
 DIBS_FUZZ_CASES=150000 timeout 900 cargo test --release --test fuzz 2>&1 | tee target/cargo-fuzz.log

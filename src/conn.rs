@@ -231,7 +231,15 @@ impl Opener {
                 let client = client.clone();
                 within(deadline, move || client.get_connection())?
             }
-            Opener::Direct(client) => client.get_connection_with_timeout(spec.connect_timeout())?,
+            Opener::Direct(client) => {
+                // TLS. The redis crate resolves the name itself, with no timeout: wait for it on
+                // another thread, up to the deadline. It then tries the addresses in order within
+                // the one timeout it is given, so a blackholed first address uses it up: the
+                // crate can connect only by name, which its certificate check needs.
+                let client = client.clone();
+                let budget = left(deadline)?;
+                within(deadline, move || client.get_connection_with_timeout(budget))?
+            }
             Opener::Sentinel {
                 sentinels,
                 master,
@@ -336,6 +344,11 @@ fn handshake(
     if spec.db() != 0 {
         commands.push(redis::cmd("SELECT").arg(spec.db()).to_owned());
     }
+    if commands.is_empty() && spec.tls() {
+        // The TLS handshake runs with the first command: make it this one, so that it is bounded
+        // by the connect timeout, as AUTH would.
+        commands.push(redis::cmd("PING"));
+    }
     for command in commands {
         set_timeouts(&conn, left(deadline)?)?;
         command.query::<()>(&mut conn)?;
@@ -387,11 +400,26 @@ fn master_address(
     Err(last_error.unwrap_or_else(|| (ErrorKind::EmptySentinelList, "no Sentinels given").into()))
 }
 
-/// A plain TCP connection to `host:port` by `deadline`: the name is resolved within it (on
-/// another thread, since the system resolver has no timeout), then each address is tried with
-/// an equal share of what is left, so a blackholed first address (dual stack, several A
-/// records) cannot use up the time of the others.
+/// A plain TCP connection to `host:port` by `deadline`: the name is resolved within it, then
+/// each address is tried with an equal share of what is left, so a blackholed first address
+/// (dual stack, several A records) cannot use up the time of the others.
 fn connect_tcp(host: &str, port: u16, deadline: Instant) -> RedisResult<Connection> {
+    let addrs = resolve(host, port, deadline)?;
+    let mut last_error = None;
+    for (i, addr) in addrs.iter().enumerate() {
+        let share = left(deadline)? / (addrs.len() - i) as u32;
+        let info = plain_info(ConnectionAddr::Tcp(addr.ip().to_string(), addr.port()))?;
+        match Client::open(info)?.get_connection_with_timeout(share) {
+            Ok(conn) => return Ok(conn),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(last_error.expect("at least one address was tried"))
+}
+
+/// The addresses of `host:port` (at least one), by `deadline`: the system resolver has no timeout
+/// of its own, so it runs on another thread.
+fn resolve(host: &str, port: u16, deadline: Instant) -> RedisResult<Vec<SocketAddr>> {
     let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
         Ok(ip) => vec![SocketAddr::new(ip, port)],
         Err(_) => {
@@ -410,16 +438,7 @@ fn connect_tcp(host: &str, port: u16, deadline: Instant) -> RedisResult<Connecti
             host.to_owned(),
         )));
     }
-    let mut last_error = None;
-    for (i, addr) in addrs.iter().enumerate() {
-        let share = left(deadline)? / (addrs.len() - i) as u32;
-        let info = plain_info(ConnectionAddr::Tcp(addr.ip().to_string(), addr.port()))?;
-        match Client::open(info)?.get_connection_with_timeout(share) {
-            Ok(conn) => return Ok(conn),
-            Err(e) => last_error = Some(e),
-        }
-    }
-    Err(last_error.expect("at least one address was tried"))
+    Ok(addrs)
 }
 
 /// Runs a blocking step that has no timeout of its own on another thread, and waits for it up to

@@ -2,97 +2,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
+use common::pki::Pki;
 use common::RedisServer;
 use dibs::{ConnSpec, Error, LockParams, Locker, Outcome, SpecValue};
-
-struct Pki {
-    dir: PathBuf,
-}
-
-impl Pki {
-    /// A CA, a server certificate it signs for 127.0.0.1 and localhost, and an unrelated CA.
-    fn new() -> Pki {
-        let dir = std::env::temp_dir().join(format!("dibs-tls-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let run = |args: &[&str]| {
-            let out = Command::new("openssl")
-                .args(args)
-                .current_dir(&dir)
-                .output()
-                .expect("openssl");
-            assert!(
-                out.status.success(),
-                "openssl {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        };
-        for ca in ["ca", "other-ca"] {
-            run(&[
-                "req",
-                "-x509",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-days",
-                "2",
-                "-subj",
-                &format!("/CN=dibs test {ca}"),
-                "-keyout",
-                &format!("{ca}.key"),
-                "-out",
-                &format!("{ca}.pem"),
-            ]);
-        }
-        run(&[
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-subj",
-            "/CN=localhost",
-            "-keyout",
-            "server.key",
-            "-out",
-            "server.csr",
-        ]);
-        std::fs::write(
-            dir.join("san.ext"),
-            "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
-        )
-        .unwrap();
-        run(&[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "2",
-            "-extfile",
-            "san.ext",
-            "-out",
-            "server.pem",
-        ]);
-        Pki { dir }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-}
-
-impl Drop for Pki {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 fn tls_locker(server: &RedisServer, ca: Option<&Path>) -> Locker {
     let mut entries = vec![(
@@ -177,4 +92,51 @@ fn an_unreadable_ca_file_is_an_invalid_argument() {
         matches!(err, Error::InvalidArgument { arg: "ca-cert", .. }),
         "{err:?}"
     );
+}
+
+#[test]
+fn a_frozen_tls_server_is_given_up_within_the_connect_timeout_handshake_included() {
+    let pki = Pki::new();
+    let server = RedisServer::start_tls(
+        &pki.path("server.pem"),
+        &pki.path("server.key"),
+        &pki.path("ca.pem"),
+    );
+    let locker = Locker::new(
+        ConnSpec::from_map(&[
+            (
+                "uri".into(),
+                SpecValue::Str(format!("rediss://127.0.0.1:{}", server.port)),
+            ),
+            (
+                "ca-cert".into(),
+                SpecValue::Str(pki.path("ca.pem").display().to_string()),
+            ),
+            ("conn-timeout-ms".into(), SpecValue::Int(300)),
+            ("read-timeout-ms".into(), SpecValue::Int(3000)),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    let pid = server.pid().to_string();
+    let signal = |sig: &str| {
+        assert!(Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+            .success())
+    };
+    // The kernel still completes the TCP handshake of a frozen server; the TLS handshake then
+    // gets no answer. It belongs to connecting: the connect timeout bounds it, not the read one.
+    signal("-STOP");
+    let started = std::time::Instant::now();
+    let err = locker
+        .execute(&LockParams::from_secs("frozen-tls", 10, 0).unwrap(), || ())
+        .unwrap_err();
+    let took = started.elapsed();
+    signal("-CONT");
+    eprintln!("frozen TLS server, connect 300 ms, read 3000 ms: gave up after {took:?}");
+    assert!(matches!(err, Error::Timeout(_)), "{err:?}");
+    assert!(err.to_string().contains("no answer within 300 ms"), "{err}");
+    assert!(took < std::time::Duration::from_millis(1000), "{took:?}");
 }

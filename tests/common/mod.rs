@@ -2,6 +2,8 @@
 //! server that happens to be running: each fixture starts its own and kills it on drop.
 #![allow(dead_code)]
 
+pub mod pki;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -29,13 +31,18 @@ impl RedisServer {
 
     /// A server that speaks TLS only, with the given certificate files.
     pub fn start_tls(cert: &Path, key: &Path, ca: &Path) -> RedisServer {
+        RedisServer::start_tls_with(cert, key, ca, &[])
+    }
+
+    /// The same, with extra `redis-server` arguments.
+    pub fn start_tls_with(cert: &Path, key: &Path, ca: &Path, extra: &[&str]) -> RedisServer {
         let tls = ["--tls-cert-file", "--tls-key-file", "--tls-ca-cert-file"]
             .iter()
             .zip([cert, key, ca])
             .flat_map(|(flag, path)| [flag.to_string(), path.display().to_string()])
             .chain(["--tls-auth-clients".to_owned(), "no".to_owned()])
             .collect();
-        RedisServer::start_full(&[], tls)
+        RedisServer::start_full(extra, tls)
     }
 
     fn start_full(extra: &[&str], tls: Vec<String>) -> RedisServer {
