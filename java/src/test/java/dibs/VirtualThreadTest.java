@@ -137,7 +137,9 @@ class VirtualThreadTest extends RedisTestBase {
                     waited.toMillis(), gapMs);
             assertEquals(4, failures.size(), "each caller timed out: " + failures);
             assertTrue(failures.stream().allMatch(f -> f instanceof DibsTimeoutException), failures.toString());
-            assertTrue(gapMs < 50, "the ticker stalled for " + gapMs + " ms");
+            // Pinned carriers would stall it for the whole read timeout (1500 ms); a third of
+            // that leaves room for the scheduling noise of a loaded 2-core machine (57 ms seen).
+            assertTrue(gapMs < 500, "the ticker stalled for " + gapMs + " ms");
         }
     }
 
