@@ -13,6 +13,7 @@
 use std::collections::{HashMap, HashSet};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use redis::RedisResult;
@@ -301,6 +302,36 @@ pub struct Locker {
 struct Registry {
     lockers: HashMap<ConnSpec, &'static Locker>,
     pools: HashMap<ServerSpec, Arc<Pool>>,
+    /// Whether the reaper thread runs.
+    reaping: bool,
+}
+
+impl Registry {
+    fn get() -> std::sync::MutexGuard<'static, Registry> {
+        static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
+        REGISTRY
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The reaper: closes the shared pools' connections that sat idle past their idle timeout,
+    /// every shortest idle timeout (100 ms to 30 s).
+    fn reap() {
+        loop {
+            let pools: Vec<Arc<Pool>> = Registry::get().pools.values().cloned().collect();
+            let every = pools
+                .iter()
+                .map(|p| p.idle_timeout())
+                .min()
+                .unwrap_or(Duration::MAX)
+                .clamp(Duration::from_millis(100), Duration::from_secs(30));
+            for pool in pools {
+                pool.close_stale();
+            }
+            thread::sleep(every);
+        }
+    }
 }
 
 impl Locker {
@@ -314,15 +345,13 @@ impl Locker {
     }
 
     /// The process-wide locker for `spec`: made on first use, then shared by every caller
-    /// that passes an equal spec. It lives as long as the process. Lockers whose specs differ
-    /// only in the key prefix or keep-alive are distinct, but share one pool: one server, one
-    /// pool.
+    /// that passes an equal spec. It lives as long as the process (a few hundred bytes per spec
+    /// ever used). Lockers whose specs differ only in the key prefix or keep-alive are distinct,
+    /// but share one pool: one server, one pool. A shared pool's connections are closed once
+    /// idle past its idle timeout, by a reaper thread, so a spec no longer used (a rotated
+    /// password) holds no socket.
     pub fn shared(spec: ConnSpec) -> Result<&'static Locker> {
-        static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
-        let mut registry = REGISTRY
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut registry = Registry::get();
         if let Some(locker) = registry.lockers.get(&spec) {
             return Ok(locker);
         }
@@ -331,6 +360,13 @@ impl Locker {
             None => {
                 let pool = Arc::new(Pool::new(spec.server().clone())?);
                 registry.pools.insert(spec.server().clone(), pool.clone());
+                if !registry.reaping {
+                    // Without a thread, stale connections are still dropped at their next use.
+                    registry.reaping = thread::Builder::new()
+                        .name("dibs-idle-reaper".into())
+                        .spawn(Registry::reap)
+                        .is_ok();
+                }
                 pool
             }
         };

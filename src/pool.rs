@@ -227,6 +227,21 @@ impl Pool {
         }
     }
 
+    /// Closes the idle connections that sat unused past the idle timeout: they would not be
+    /// reused anyway, and a pool nobody calls any more (its password rotated, say) should not
+    /// hold sockets open on the server for ever.
+    pub(crate) fn close_stale(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let before = state.idle.len();
+        let limit = self.spec.idle_timeout();
+        state.idle.retain(|(_, since)| since.elapsed() <= limit);
+        state.open -= before - state.idle.len();
+    }
+
+    pub(crate) fn idle_timeout(&self) -> Duration {
+        self.spec.idle_timeout()
+    }
+
     fn drop_idle(&self) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let dropped = std::mem::take(&mut state.idle);

@@ -193,3 +193,52 @@ fn a_unix_socket_with_a_full_backlog_is_a_timeout_within_the_connect_timeout() {
     drop(listener);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_shared_pool_closes_its_connections_once_idle_past_the_idle_timeout() {
+    let server = RedisServer::start();
+    // Others' connections: the admin one, counted out below.
+    let clients = || -> usize {
+        let list: String = redis::cmd("CLIENT")
+            .arg("LIST")
+            .query(&mut server.admin())
+            .unwrap();
+        list.lines().count() - 1
+    };
+    let spec = |idle_ms: i128| {
+        ConnSpec::from_map(&[
+            ("uri".into(), SpecValue::Str(server.uri())),
+            ("idle-timeout-ms".into(), SpecValue::Int(idle_ms)),
+        ])
+        .unwrap()
+    };
+    // As a password rotation would leave one: a shared locker that is used, then never again.
+    let locker = Locker::shared(spec(300)).unwrap();
+    assert!(matches!(
+        locker.execute(&params("reaped"), || ()).unwrap(),
+        Outcome::Ran { .. }
+    ));
+    assert_eq!(clients(), 1, "the pooled connection is open after the call");
+    let started = Instant::now();
+    while clients() > 0 && started.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let closed_after = started.elapsed();
+    eprintln!(
+        "idle-timeout-ms 300: the unused shared pool's connection closed after {closed_after:?}"
+    );
+    assert_eq!(clients(), 0, "still open after {closed_after:?}");
+    assert!(
+        closed_after >= Duration::from_millis(250),
+        "{closed_after:?}"
+    );
+
+    // The control: within its idle timeout, a pool keeps its connection for the next call.
+    let kept = Locker::shared(spec(60_000)).unwrap();
+    assert!(matches!(
+        kept.execute(&params("kept"), || ()).unwrap(),
+        Outcome::Ran { .. }
+    ));
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(clients(), 1, "a connection idle within its timeout is kept");
+}
