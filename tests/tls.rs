@@ -10,6 +10,11 @@ use common::RedisServer;
 use dibs::{ConnSpec, Error, LockParams, Locker, Outcome, SpecValue};
 
 fn tls_locker(server: &RedisServer, ca: Option<&Path>) -> Locker {
+    tls_locker_with(server, ca, &[("timeout-ms", 2000)])
+}
+
+/// A locker for `server` over TLS, trusting `ca`, with these timeout keys.
+fn tls_locker_with(server: &RedisServer, ca: Option<&Path>, timeouts: &[(&str, i128)]) -> Locker {
     let mut entries = vec![(
         "uri".to_owned(),
         SpecValue::Str(format!("rediss://127.0.0.1:{}", server.port)),
@@ -20,7 +25,9 @@ fn tls_locker(server: &RedisServer, ca: Option<&Path>) -> Locker {
             SpecValue::Str(ca.display().to_string()),
         ));
     }
-    entries.push(("timeout-ms".to_owned(), SpecValue::Int(2000)));
+    for (key, ms) in timeouts {
+        entries.push((key.to_string(), SpecValue::Int(*ms)));
+    }
     Locker::new(ConnSpec::from_map(&entries).unwrap()).unwrap()
 }
 
@@ -102,22 +109,11 @@ fn a_frozen_tls_server_is_given_up_within_the_connect_timeout_handshake_included
         &pki.path("server.key"),
         &pki.path("ca.pem"),
     );
-    let locker = Locker::new(
-        ConnSpec::from_map(&[
-            (
-                "uri".into(),
-                SpecValue::Str(format!("rediss://127.0.0.1:{}", server.port)),
-            ),
-            (
-                "ca-cert".into(),
-                SpecValue::Str(pki.path("ca.pem").display().to_string()),
-            ),
-            ("conn-timeout-ms".into(), SpecValue::Int(300)),
-            ("read-timeout-ms".into(), SpecValue::Int(3000)),
-        ])
-        .unwrap(),
-    )
-    .unwrap();
+    let locker = tls_locker_with(
+        &server,
+        Some(&pki.path("ca.pem")),
+        &[("conn-timeout-ms", 300), ("read-timeout-ms", 3000)],
+    );
     let pid = server.pid().to_string();
     let signal = |sig: &str| {
         assert!(Command::new("kill")
