@@ -171,4 +171,7 @@ if [ -n "$before_jar" ]; then
 fi
 stop_redis
 
-python3 bench/plot.py "$out"
+# The plots are of the main tables: a before/after section alone has none to draw.
+if ! $skip_main || [ -f "$out/reference.csv" ]; then
+  python3 bench/plot.py "$out"
+fi
