@@ -132,6 +132,7 @@ final class Lifecycle {
         } catch (Throwable e) {
             // Only the JVM failing (out of memory) or a broken lease gets here: the task's own
             // outcome still wins, and the release failure rides along.
+            events.releaseFailed(lockName, Duration.ZERO);
             if (thrown != null) {
                 thrown.addSuppressed(e);
                 throw Lifecycle.<RuntimeException>sneaky(thrown);
@@ -145,7 +146,9 @@ final class Lifecycle {
         boolean owned = Ending.ownedToTheEnd(ending);
         if (owned) {
             events.released(lockName, elapsed);
-        } else if (ending != Ending.RELEASE_FAILED) {
+        } else if (ending == Ending.RELEASE_FAILED) {
+            events.releaseFailed(lockName, elapsed);
+        } else {
             events.expired(lockName, elapsed);
         }
         if (thrown != null) {
@@ -218,6 +221,12 @@ final class Lifecycle {
         void expired(String name, Duration d) {
             if (listener != null) {
                 call(name, "expired", () -> listener.expired(name, d));
+            }
+        }
+
+        void releaseFailed(String name, Duration d) {
+            if (listener != null) {
+                call(name, "releaseFailed", () -> listener.releaseFailed(name, d));
             }
         }
 

@@ -152,6 +152,40 @@ class FaultTest {
     }
 
     @Test
+    void killedMidTaskTheListenerHearsThatTheReleaseFailed() throws IOException {
+        String name = uniqueName("sigkill-listener");
+        List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        DibsOptions options = DibsOptions.builder().uri(authUri()).listener(new DibsListener() {
+            @Override
+            public void acquired(String lockName) {
+                events.add("acquired");
+            }
+
+            @Override
+            public void released(String lockName, java.time.Duration heldFor) {
+                events.add("released");
+            }
+
+            @Override
+            public void expired(String lockName, java.time.Duration heldFor) {
+                events.add("expired");
+            }
+
+            @Override
+            public void releaseFailed(String lockName, java.time.Duration heldFor) {
+                events.add("releaseFailed " + lockName);
+            }
+        }).build();
+        try (TestSupport.LogCapture log = new TestSupport.LogCapture()) {
+            assertTrue(Dibs.execute(options, name, 10, 0, FaultTest::killRedis));
+            assertReleaseFailureLogged(log, name);
+        }
+        assertEquals(List.of("acquired", "releaseFailed " + name), events);
+        redis.start();
+        survived();
+    }
+
+    @Test
     void killedMidTaskTheExceptionIsRethrownAsTheSameObject() throws IOException {
         String name = uniqueName("sigkill-throw");
         IOException boom = new IOException("task failed"); // checked, thrown sneakily
