@@ -99,13 +99,13 @@ final class Lifecycle {
     private static <T> DibsResult<T> run(long handle, DibsListener listener, String lockName,
             long atMost, long atLeast, long unitMs, Supplier<T> task) {
         Events events = listener == null ? Events.NONE : new Events(listener);
-        long[] facts = new long[2]; // before the task: nothing to allocate after it, should it exhaust memory
         events.attempt(lockName);
         long lease = acquire(handle, lockName, atMost, atLeast, unitMs);
         if (lease == 0) {
             events.skipped(lockName);
             return DibsResult.skipped();
         }
+        long[] facts = new long[2]; // before the task: nothing to allocate after it, should it exhaust memory
         T value = null;
         Throwable thrown = null;
         long[] current = CURRENT.get();
