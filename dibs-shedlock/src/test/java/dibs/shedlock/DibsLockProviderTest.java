@@ -22,8 +22,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,33 +30,11 @@ import org.junit.jupiter.api.Test;
  * (written here: that artifact is not served to this build), against a real redis-server.
  * {@link #assertLocked} and {@link #assertUnlocked} check both the Redis key and the provider.
  */
-class DibsLockProviderTest {
+class DibsLockProviderTest extends ProviderFixture {
     private static final Duration LOCK_AT_LEAST_FOR = Duration.ofSeconds(2);
-    private static final AtomicInteger NAMES = new AtomicInteger();
-
-    private static RedisServer redis;
-    private static DibsClient client;
-    private static DibsLockProvider provider;
-
-    @BeforeAll
-    static void start() throws IOException {
-        redis = RedisServer.launch();
-        client = Dibs.client(redis.uri());
-        provider = new DibsLockProvider(client);
-    }
-
-    @AfterAll
-    static void stop() {
-        if (client != null) {
-            client.close();
-        }
-        if (redis != null) {
-            redis.close();
-        }
-    }
 
     private static String name(String base) {
-        return "shedlock-" + base + "-" + ProcessHandle.current().pid() + "-" + NAMES.incrementAndGet();
+        return uniqueName("shedlock", base);
     }
 
     private static LockConfiguration lockConfig(String name) {

@@ -7,20 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dibs.Dibs;
-import dibs.DibsClient;
 import dibs.RedisServer;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.LockExtender;
 import net.javacrumbs.shedlock.core.LockingTaskExecutor;
 import net.javacrumbs.shedlock.core.SimpleLock;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -28,34 +24,16 @@ import org.junit.jupiter.api.Test;
  * ShedLock's own {@link DefaultLockingTaskExecutor} (what {@code @SchedulerLock} goes through)
  * on {@link DibsLockProvider}, against a real redis-server.
  */
-class DibsLockingTaskExecutorTest {
-    private static final AtomicInteger NAMES = new AtomicInteger();
-
-    private static RedisServer redis;
-    private static DibsClient client;
-    private static DibsLockProvider provider;
+class DibsLockingTaskExecutorTest extends ProviderFixture {
     private static LockingTaskExecutor executor;
 
     @BeforeAll
-    static void start() throws IOException {
-        redis = RedisServer.launch();
-        client = Dibs.client(redis.uri());
-        provider = new DibsLockProvider(client);
+    static void startExecutor() {
         executor = new DefaultLockingTaskExecutor(provider);
     }
 
-    @AfterAll
-    static void stop() {
-        if (client != null) {
-            client.close();
-        }
-        if (redis != null) {
-            redis.close();
-        }
-    }
-
     private static String name(String base) {
-        return "executor-" + base + "-" + ProcessHandle.current().pid() + "-" + NAMES.incrementAndGet();
+        return uniqueName("executor", base);
     }
 
     private static LockConfiguration config(String name, Duration atMost, Duration atLeast) {
