@@ -32,19 +32,42 @@ class NetworkFaultTest extends RedisTestBase {
         return (System.nanoTime() - startNs) / 1_000_000;
     }
 
+    /** How the tick after a fault went: whether it ran, and how long its caller waited. */
+    private static final class AfterFault {
+        final boolean ran;
+        final long waitedMs;
+
+        AfterFault(boolean ran, long waitedMs) {
+            this.ran = ran;
+            this.waitedMs = waitedMs;
+        }
+    }
+
+    /**
+     * A tick on {@code conn} (so that a pooled connection exists), then {@code fault}, then
+     * the next tick, timed and reported as {@code label}.
+     */
+    private static AfterFault tickAfter(Map<String, Object> conn, String label, Runnable fault) {
+        assertTrue(tick(conn, uniqueName("before")), "the tick before the fault");
+        fault.run();
+        long start = System.nanoTime();
+        boolean ran = tick(conn, uniqueName("after"));
+        long waited = millisSince(start);
+        report(label, waited, ran ? 0 : 1, 0);
+        return new AfterFault(ran, waited);
+    }
+
     @Test
     void anIdleFlowDroppedByANatCostsNoTickAndNoReadTimeout() throws Exception {
         try (FaultProxy proxy = FaultProxy.start(redis.port())) {
             Map<String, Object> conn = Map.of("uri", proxy.uri(), "timeout-ms", TIMEOUT_MS, "idle-timeout-ms", 300);
-            assertTrue(tick(conn, uniqueName("idle")), "before the drop");
-            proxy.blackholeExisting(); // the NAT forgets the idle flow; new flows pass
-            TestSupport.sleep(400); // idle past idle-timeout-ms
-            long start = System.nanoTime();
-            boolean ran = tick(conn, uniqueName("idle"));
-            long waited = millisSince(start);
-            report("idle flow dropped (idle past idle-timeout-ms)", waited, ran ? 0 : 1, 0);
-            assertTrue(ran, "the tick after the drop ran");
-            assertTrue(waited < TIMEOUT_MS / 2, "a fresh connection, not a read timeout: waited " + waited + " ms");
+            AfterFault after = tickAfter(conn, "idle flow dropped (idle past idle-timeout-ms)", () -> {
+                proxy.blackholeExisting(); // the NAT forgets the idle flow; new flows pass
+                TestSupport.sleep(400); // idle past idle-timeout-ms
+            });
+            assertTrue(after.ran, "the tick after the drop ran");
+            assertTrue(after.waitedMs < TIMEOUT_MS / 2,
+                    "a fresh connection, not a read timeout: waited " + after.waitedMs + " ms");
         }
     }
 
@@ -52,15 +75,10 @@ class NetworkFaultTest extends RedisTestBase {
     void aFlowDroppedWhileStillFreshCostsOneReadTimeoutAndNoTick() throws Exception {
         try (FaultProxy proxy = FaultProxy.start(redis.port())) {
             Map<String, Object> conn = Map.of("uri", proxy.uri(), "timeout-ms", TIMEOUT_MS);
-            assertTrue(tick(conn, uniqueName("fresh-drop")));
-            proxy.blackholeExisting();
-            long start = System.nanoTime();
-            boolean ran = tick(conn, uniqueName("fresh-drop"));
-            long waited = millisSince(start);
-            report("flow dropped within idle-timeout-ms", waited, ran ? 0 : 1, 0);
-            assertTrue(ran, "retried on a fresh connection after the reused one timed out");
-            assertTrue(waited >= TIMEOUT_MS && waited < 2 * TIMEOUT_MS, "one read timeout, then a fresh round trip: "
-                    + waited + " ms");
+            AfterFault after = tickAfter(conn, "flow dropped within idle-timeout-ms", proxy::blackholeExisting);
+            assertTrue(after.ran, "retried on a fresh connection after the reused one timed out");
+            assertTrue(after.waitedMs >= TIMEOUT_MS && after.waitedMs < 2 * TIMEOUT_MS,
+                    "one read timeout, then a fresh round trip: " + after.waitedMs + " ms");
         }
     }
 
@@ -114,14 +132,9 @@ class NetworkFaultTest extends RedisTestBase {
     void aResetFlowIsRetriedOnAFreshConnection() throws Exception {
         try (FaultProxy proxy = FaultProxy.start(redis.port())) {
             Map<String, Object> conn = Map.of("uri", proxy.uri(), "timeout-ms", TIMEOUT_MS);
-            assertTrue(tick(conn, uniqueName("reset")));
-            proxy.reset();
-            long start = System.nanoTime();
-            boolean ran = tick(conn, uniqueName("reset"));
-            long waited = millisSince(start);
-            report("flow reset", waited, ran ? 0 : 1, 0);
-            assertTrue(ran);
-            assertTrue(waited < TIMEOUT_MS / 2, "waited " + waited + " ms");
+            AfterFault after = tickAfter(conn, "flow reset", proxy::reset);
+            assertTrue(after.ran);
+            assertTrue(after.waitedMs < TIMEOUT_MS / 2, "waited " + after.waitedMs + " ms");
         }
     }
 
