@@ -193,24 +193,7 @@ fn sentinel_specs_from_maps_and_errors() {
 
 #[test]
 fn cluster_locks_spread_over_the_slots_and_survive_a_reshard() {
-    let nodes: Vec<RedisServer> = (0..3)
-        .map(|_| {
-            RedisServer::start_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"])
-        })
-        .collect();
-    let addrs: Vec<String> = nodes
-        .iter()
-        .map(|n| format!("127.0.0.1:{}", n.port))
-        .collect();
-    let status = Command::new("redis-cli")
-        .args(["--cluster", "create"])
-        .args(&addrs)
-        .args(["--cluster-replicas", "0", "--cluster-yes"])
-        .stdout(Stdio::null())
-        .status()
-        .expect("redis-cli (apt-get install redis-tools)");
-    assert!(status.success());
-    wait_until("the cluster to be ok", || nodes.iter().all(cluster_ok));
+    let (nodes, addrs) = start_cluster(&[], None);
 
     // One seed is enough: the client learns the slot map from it.
     let locker =

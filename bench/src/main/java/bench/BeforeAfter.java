@@ -312,15 +312,6 @@ public final class BeforeAfter {
             Files.deleteIfExists(log);
         }
         others.computeIfAbsent(version, k -> new ArrayList<>()).add(CpuMonitor.othersShare(before, cpu.read()));
-        Map<String, String> values = new LinkedHashMap<>();
-        for (String line : text.split("\n")) {
-            for (String pair : line.trim().split(" ")) {
-                int eq = pair.indexOf('=');
-                if (eq > 0) {
-                    values.put(pair.substring(0, eq), pair.substring(eq + 1));
-                }
-            }
-        }
-        return values;
+        return Bench.keyValues(text);
     }
 }

@@ -402,6 +402,11 @@ public final class Bench {
         } finally {
             Files.deleteIfExists(log);
         }
+        return keyValues(text);
+    }
+
+    /** The {@code key=value} pairs a child JVM printed, separated by spaces or lines. */
+    static Map<String, String> keyValues(String text) {
         Map<String, String> values = new LinkedHashMap<>();
         for (String line : text.split("\n")) {
             for (String pair : line.trim().split(" ")) {
