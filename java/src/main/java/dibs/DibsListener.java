@@ -9,7 +9,8 @@ import java.time.Duration;
  *
  * <p>Methods run on the calling thread, in this order: {@code attempt}, then either
  * {@code skipped}, or {@code acquired}, the task, {@code finished}, and one of {@code released}
- * or {@code expired} (neither when the release itself failed: that is logged). A call that
+ * or {@code expired}, or {@code releaseFailed} when the release itself failed (that is logged
+ * too). A call that
  * throws before the task runs (an invalid argument, Redis unreachable) hears {@code attempt}
  * only. A listener that throws is logged at WARNING and ignored: it never breaks
  * the lock's lifecycle or changes the call's outcome.
@@ -35,4 +36,10 @@ public interface DibsListener {
      * the task ran, and another instance may have run concurrently.
      */
     default void expired(String lockName, Duration heldFor) {}
+
+    /**
+     * The release could not be done (Redis unreachable, say): the lock stays until it expires
+     * by itself, within atMost. The task's outcome is unchanged.
+     */
+    default void releaseFailed(String lockName, Duration heldFor) {}
 }
