@@ -5,6 +5,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -60,6 +61,8 @@ public class DibsActuatorAutoConfiguration {
     /** Boot 4: org.springframework.boot.health.contributor. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.boot.health.contributor.AbstractHealthIndicator")
+    // Never both: Boot 3's API wins where a stray Boot 4 health jar sits beside it.
+    @ConditionalOnMissingClass("org.springframework.boot.actuate.health.AbstractHealthIndicator")
     @ConditionalOnProperty(prefix = "management.health.dibs", name = "enabled", matchIfMissing = true)
     static class Boot4Health {
         @Bean
