@@ -39,8 +39,8 @@ final class RedisSettings {
     final boolean sentinelPasswordSet;
     final boolean sentinelUsernameSet;
     final List<String> clusterNodes;
-    /** The CA file of the SSL bundle, resolved to a file dibs can read; null without one. */
-    final Path caCert;
+    /** Where the CA is read from, for {@link #toOptions()}; not resolved until then. */
+    private final Binder binder;
 
     private RedisSettings(Binder b) {
         url = get(b, "url", String.class);
@@ -60,7 +60,7 @@ final class RedisSettings {
         sentinelPasswordSet = get(b, "sentinel.password", String.class) != null;
         sentinelUsernameSet = get(b, "sentinel.username", String.class) != null;
         clusterNodes = b.bind(PREFIX + ".cluster.nodes", Bindable.listOf(String.class)).orElse(null);
-        caCert = sslEnabled && sslBundle != null ? bundleCa(b, sslBundle) : null;
+        binder = b;
     }
 
     /** Binds {@code spring.data.redis.*}; throws, naming the property, when one cannot be read. */
@@ -144,7 +144,13 @@ final class RedisSettings {
                     + (sentinel ? "sentinel" : "cluster") + ".*: give one of them");
         }
         if (url != null) {
-            o.uri(checkedUrl());
+            String uri = checkedUrl();
+            // As in Spring Boot, either rediss:// or ssl.enabled turns TLS on; dibs wants the
+            // scheme to say so rather than a contradicting "ssl" key.
+            if (sslEnabled && uri.regionMatches(true, 0, "redis://", 0, 8)) {
+                uri = "rediss://" + uri.substring(8);
+            }
+            o.uri(uri);
         }
         if (sentinel) {
             if (sentinelMaster == null) {
@@ -181,11 +187,12 @@ final class RedisSettings {
         if (database != null && database != 0 && !(url != null && urlHasDatabase())) {
             o.db(database);
         }
-        if (sslEnabled && (url == null || !url.toLowerCase(Locale.ROOT).startsWith("rediss:"))) {
+        if (sslEnabled && url == null) {
             o.ssl(true);
         }
-        if (caCert != null) {
-            o.caCert(caCert);
+        if (sslEnabled && sslBundle != null) {
+            // Resolved here, once per client: a classpath or inline CA becomes a temporary file.
+            o.caCert(bundleCa(binder, sslBundle));
         }
         if (timeout != null) {
             o.readTimeout(positive("timeout", timeout));

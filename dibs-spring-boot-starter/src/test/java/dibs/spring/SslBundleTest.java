@@ -86,6 +86,15 @@ class SslBundleTest {
     }
 
     @Test
+    void sslEnabledTurnsAPlainRedisUrlIntoTls() {
+        Contexts.runner()
+                .withPropertyValues("spring.data.redis.url=redis://127.0.0.1:" + tlsPort,
+                        "spring.data.redis.ssl.enabled=true", "spring.data.redis.ssl.bundle=redis",
+                        "spring.ssl.bundle.pem.redis.truststore.certificate=file:" + pki.resolve("ca.pem"))
+                .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
+    }
+
+    @Test
     void anotherCaOrNoneIsRefusedByTheServerCheck() {
         Contexts.runner()
                 .withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
