@@ -21,7 +21,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh   # redis-server via apt-get when missing; checks java, mvn, python3
-command -v curl >/dev/null || { echo "spring-boot-check: curl is needed (apt-get install curl)" >&2; exit 1; }
 
 instances=3
 seconds=${DIBS_SPRING_SECONDS:-15}
