@@ -10,6 +10,7 @@ import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.ensureActive
 import kotlinx.coroutines.withContext
+import kotlin.time.toJavaDuration
 
 /**
  * What a suspending block under a dibs lock can ask while it runs: whether the lock is known
@@ -121,3 +122,31 @@ private suspend fun release(lease: DibsLease, failure: Throwable?): Boolean =
             false
         }
     }
+
+/**
+ * As [attemptSuspending] with [java.time.Duration]s, for Kotlin's durations:
+ * `dibs.attemptSuspending("report", 10.minutes, 30.seconds) { buildReport() }`.
+ */
+public suspend fun <T> DibsClient.attemptSuspending(
+    lockName: String,
+    atMost: kotlin.time.Duration,
+    atLeast: kotlin.time.Duration = kotlin.time.Duration.ZERO,
+    block: suspend DibsLockScope.() -> T,
+): DibsOutcome<T> = attemptSuspending(lockName, atMost.toJava("atMost"), atLeast.toJava("atLeast"), block)
+
+/**
+ * As [executeSuspending] with [java.time.Duration]s, for Kotlin's durations:
+ * `dibs.executeSuspending("sync", 5.minutes) { syncPartners() }`.
+ */
+public suspend fun DibsClient.executeSuspending(
+    lockName: String,
+    atMost: kotlin.time.Duration,
+    atLeast: kotlin.time.Duration = kotlin.time.Duration.ZERO,
+    block: suspend DibsLockScope.() -> Unit,
+): Boolean = attemptSuspending(lockName, atMost, atLeast, block) is DibsOutcome.Ran
+
+/** An infinite Kotlin duration has no java.time form: an argument error, as dibs's own are. */
+private fun kotlin.time.Duration.toJava(name: String): Duration {
+    require(isFinite()) { "$name must be finite, got $this" }
+    return toJavaDuration()
+}

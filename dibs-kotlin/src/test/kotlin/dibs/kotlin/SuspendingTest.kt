@@ -14,6 +14,7 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
+import kotlin.time.Duration.Companion.seconds
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
@@ -48,7 +49,7 @@ class SuspendingTest {
     private fun exists(name: String): String = redis.command("EXISTS", RedisServer.lockKey(name))
 
     @Test
-    fun runsTheBlockUnderTheLockAndReleasesIt() = runBlocking {
+    fun runsTheBlockUnderTheLockAndReleasesIt(): Unit = runBlocking {
         var seen = ""
         val ran = client.executeSuspending("suspend-runs", Duration.ofSeconds(10)) {
             delay(10)
@@ -60,7 +61,7 @@ class SuspendingTest {
     }
 
     @Test
-    fun theValueComesBackAndAHeldLockSkips() = runBlocking {
+    fun theValueComesBackAndAHeldLockSkips(): Unit = runBlocking {
         val outcome = client.attemptSuspending("suspend-value", Duration.ofSeconds(10), Duration.ofSeconds(10)) { 42 }
         assertEquals(DibsOutcome.Ran(42, true), outcome)
         val runs = AtomicInteger()
@@ -72,7 +73,7 @@ class SuspendingTest {
     }
 
     @Test
-    fun cancellationReleasesTheLock() = runBlocking {
+    fun cancellationReleasesTheLock(): Unit = runBlocking {
         val started = CompletableDeferred<Unit>()
         val job = launch(Dispatchers.Default) {
             client.executeSuspending("suspend-cancel", Duration.ofSeconds(30)) {
@@ -91,7 +92,7 @@ class SuspendingTest {
     }
 
     @Test
-    fun cancellationKeepsTheLockForWhatIsLeftOfAtLeast() = runBlocking {
+    fun cancellationKeepsTheLockForWhatIsLeftOfAtLeast(): Unit = runBlocking {
         val started = CompletableDeferred<Unit>()
         val job = launch {
             client.executeSuspending("suspend-cancel-atleast", Duration.ofSeconds(30), Duration.ofSeconds(5)) {
@@ -107,7 +108,7 @@ class SuspendingTest {
     }
 
     @Test
-    fun anExceptionPassesThroughAsTheSameObjectAfterTheRelease() = runBlocking {
+    fun anExceptionPassesThroughAsTheSameObjectAfterTheRelease(): Unit = runBlocking {
         val boom = IllegalStateException("boom")
         val thrown = assertThrows(IllegalStateException::class.java) {
             runBlocking {
@@ -123,7 +124,7 @@ class SuspendingTest {
     }
 
     @Test
-    fun keepAliveHoldsTheLockAcrossSuspensionPointsAndThreads() = runBlocking {
+    fun keepAliveHoldsTheLockAcrossSuspensionPointsAndThreads(): Unit = runBlocking {
         // atMost 600 ms, a block of 1.5 s that suspends 15 times and hops dispatchers: only
         // keep-alive, which extends the lease whatever thread the coroutine is on, keeps it ours.
         val outcome = keepAliveClient.attemptSuspending("suspend-keepalive", Duration.ofMillis(600)) {
@@ -136,7 +137,7 @@ class SuspendingTest {
     }
 
     @Test
-    fun withoutKeepAliveTheSameBlockOutlivesItsLock() = runBlocking {
+    fun withoutKeepAliveTheSameBlockOutlivesItsLock(): Unit = runBlocking {
         // The contrast to the test above: it would pass without keep-alive only if this failed.
         val outcome = client.attemptSuspending("suspend-no-keepalive", Duration.ofMillis(600)) {
             repeat(15) { delay(100) }
@@ -145,7 +146,19 @@ class SuspendingTest {
     }
 
     @Test
-    fun invalidArgumentsThrowBeforeAnyIo() = runBlocking {
+    fun kotlinDurationsWork(): Unit = runBlocking {
+        val outcome = client.attemptSuspending("suspend-kotlin-duration", 10.seconds, 3.seconds) { "ok" }
+        assertEquals(DibsOutcome.Ran("ok", true), outcome)
+        // Kept for atLeast (3 s), counted from acquisition.
+        val pttl = redis.command("PTTL", RedisServer.lockKey("suspend-kotlin-duration")).toLong()
+        assertTrue(pttl in 1..3000, "PTTL $pttl")
+        assertThrows(IllegalArgumentException::class.java) {
+            runBlocking { client.executeSuspending("x", kotlin.time.Duration.INFINITE) {} }
+        }
+    }
+
+    @Test
+    fun invalidArgumentsThrowBeforeAnyIo(): Unit = runBlocking {
         assertThrows(IllegalArgumentException::class.java) {
             runBlocking { client.executeSuspending("", Duration.ofSeconds(1)) {} }
         }
