@@ -58,9 +58,6 @@ dependencies {
     testImplementation(platform("org.springframework.boot:spring-boot-dependencies:$springBootVersion"))
     testImplementation("io.micrometer:micrometer-core")
     testImplementation("org.springframework.boot:spring-boot-actuator")
-    // As in the POM (provided scope is on Maven's test classpath): the Boot 3 run also proves
-    // that a stray Boot 4 health jar does not win over Boot 3's API.
-    testImplementation("org.springframework.boot:spring-boot-health:$springBoot4Version") { isTransitive = false }
     testImplementation("org.springframework.boot:spring-boot-actuator-autoconfigure")
     testImplementation("org.springframework.boot:spring-boot-test")
     testImplementation("org.junit.jupiter:junit-jupiter")
