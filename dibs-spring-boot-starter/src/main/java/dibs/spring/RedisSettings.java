@@ -176,16 +176,18 @@ final class RedisSettings {
             // Spring's defaults, which are dibs's too; given so that dibs checks them here.
             o.host(host == null ? "localhost" : host).port(port == null ? 6379 : port);
         }
-        if (url == null || !urlHasUserInfo()) {
+        // As in Spring Boot, a url overrides host, port, username, password and database, set
+        // or not in the url itself.
+        if (url == null) {
             if (username != null) {
                 o.username(username);
             }
             if (password != null) {
                 o.password(password);
             }
-        }
-        if (database != null && database != 0 && !(url != null && urlHasDatabase())) {
-            o.db(database);
+            if (database != null && database != 0) {
+                o.db(database);
+            }
         }
         if (sslEnabled && url == null) {
             o.ssl(true);
@@ -227,14 +229,6 @@ final class RedisSettings {
         int slash = rest.indexOf('/');
         String authority = slash < 0 ? rest : rest.substring(0, slash);
         return authority.contains("@");
-    }
-
-    private boolean urlHasDatabase() {
-        String rest = url.substring(url.indexOf("://") + 3);
-        int at = rest.lastIndexOf('@');
-        String afterUser = at < 0 ? rest : rest.substring(at + 1);
-        int slash = afterUser.indexOf('/');
-        return slash >= 0 && slash < afterUser.length() - 1;
     }
 
     private static Duration positive(String name, Duration d) {

@@ -1,6 +1,7 @@
 package dibs.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dibs.Dibs;
 import dibs.DibsAuthenticationException;
@@ -60,11 +61,20 @@ class DibsAutoConfigurationTest {
     }
 
     @Test
-    void urlKeyPrefixAndDatabaseAreUsed() {
+    void databaseAndKeyPrefixAreUsed() {
         Contexts.runner()
-                .withPropertyValues("spring.data.redis.url=redis://127.0.0.1:" + redis.port(),
-                        "spring.data.redis.database=3", "dibs.key-prefix=svc:")
+                .withPropertyValues("spring.data.redis.port=" + redis.port(), "spring.data.redis.database=3",
+                        "dibs.key-prefix=svc:")
                 .run(context -> assertThat(existsWhileRunning(context.getBean(DibsClient.class), redis, 3, "svc:job"))
+                        .isEqualTo("1"));
+    }
+
+    @Test
+    void theUrlsDatabaseWinsOverTheDatabasePropertyAsInSpringBoot() {
+        Contexts.runner()
+                .withPropertyValues("spring.data.redis.url=redis://127.0.0.1:" + redis.port() + "/4",
+                        "spring.data.redis.database=5")
+                .run(context -> assertThat(existsWhileRunning(context.getBean(DibsClient.class), redis, 4, "dibs:job"))
                         .isEqualTo("1"));
     }
 
@@ -86,6 +96,17 @@ class DibsAutoConfigurationTest {
                             .isEqualTo("1");
                     assertThat(context.getBean(DibsProperties.class).toString()).doesNotContain(PASSWORD);
                 });
+    }
+
+    @Test
+    void aUrlWithoutCredentialsOverridesThePasswordPropertyAsInSpringBoot() {
+        // Boot's documented rule: the url overrides username and password, even when it has none.
+        Contexts.runner()
+                .withPropertyValues("spring.data.redis.url=redis://127.0.0.1:" + secured.port(),
+                        "spring.data.redis.password=" + PASSWORD)
+                .run(context -> assertThatThrownBy(() -> context.getBean(DibsClient.class)
+                        .execute("job", Duration.ofSeconds(5), Duration.ZERO, () -> {}))
+                        .isInstanceOf(DibsAuthenticationException.class));
     }
 
     @Test
