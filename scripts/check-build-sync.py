@@ -9,6 +9,11 @@ the POM metadata Maven Central requires: url, license, developer, scm (pom.xml's
 "release-metadata" block, build.gradle.kts' "build-sync: release metadata" block). Both build files keep these values in blocks marked
 "build-sync"; this script reads only those blocks (and the pom's coordinates).
 
+The modules beside the root (dibs-shedlock, dibs-spring-boot-starter, dibs-kotlin), each a build
+of its own with a pom.xml and a build.gradle.kts, are compared too: coordinates, the versions
+they build against, the Java or JVM target, the test JVM arguments and the release metadata,
+from the pom and from build.gradle.kts' top-level vals (MODULE_VALS below).
+
 Usage: python3 scripts/check-build-sync.py [repo-root]   (exit 0: in sync, 1: drift, 2: unreadable)
 """
 
@@ -163,6 +168,59 @@ def gradle_release_metadata(path: Path) -> dict:
     return {key: vals[name] for key, name in keys.items()}
 
 
+MODULES = ["dibs-shedlock", "dibs-spring-boot-starter", "dibs-kotlin"]
+# pom.xml property -> build.gradle.kts top-level val, compared where the pom has the property.
+MODULE_VALS = {
+    "dibs.version": "dibsVersion",
+    "shedlock.version": "shedlockVersion",
+    "junit.version": "junitVersion",
+    "spring-boot.version": "springBootVersion",
+    "spring-boot4.version": "springBoot4Version",
+    "coroutines.version": "coroutinesVersion",
+    "maven.compiler.release": "javaRelease",
+    "kotlin.compiler.jvmTarget": "jvmRelease",
+    "dibs.test.jvmArgs": "testJvmArgs",
+}
+
+
+def module_drift(root: Path, module: str) -> list:
+    """What a module's pom.xml and build.gradle.kts disagree on, as lines for the report."""
+    pom_path, gradle_path = root / module / "pom.xml", root / module / "build.gradle.kts"
+    try:
+        pom_root = ET.parse(pom_path).getroot()
+        source = gradle_path.read_text(encoding="utf-8")
+    except (OSError, ET.ParseError) as e:
+        raise Unreadable(f"{module}: {e}")
+    vals = {}
+    for name, expr in re.findall(r"^val\s+(\w+)\s*=\s*(.+?)\s*$", source, re.M):
+        try:
+            vals[name] = parse_kotlin(expr, gradle_path, name)
+        except Unreadable:
+            pass  # not a literal (a task, a configuration): not compared
+    pom = {}
+    gradle = {}
+    for tag, val in (("groupId", "dibsGroup"), ("artifactId", "dibsArtifact"), ("version", "dibsVersion")):
+        pom[tag] = pom_root.findtext(f"m:{tag}", "", POM_NS).strip()
+        gradle[tag] = vals.get(val)
+    for prop, val in MODULE_VALS.items():
+        text = pom_root.findtext(f"m:properties/m:{prop}", None, POM_NS)
+        if text is None:
+            continue
+        pom[prop] = text.split() if prop == "dibs.test.jvmArgs" else text.strip()
+        gradle[prop] = vals.get(val)
+    kotlin = pom_root.findtext("m:properties/m:kotlin.version", None, POM_NS)
+    if kotlin is not None:
+        m = re.search(r'kotlin\("jvm"\)\s+version\s+"([^"]+)"', source)
+        pom["kotlin.version"] = kotlin.strip()
+        gradle["kotlin.version"] = m.group(1) if m else None
+    pom.update(pom_release_metadata(pom_path))
+    for key, val in (("POM url", "pomUrl"), ("POM license", "pomLicense"), ("POM developer", "pomDeveloper"),
+                     ("POM scm", "pomScm")):
+        gradle[key] = vals.get(val)
+    return [f"  {module}: {key}: pom.xml has {pom[key]!r}, build.gradle.kts has {gradle[key]!r}"
+            for key in pom if pom[key] != gradle[key]]
+
+
 def main() -> int:
     root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
     pom_path, gradle_path = root / "pom.xml", root / "build.gradle.kts"
@@ -179,6 +237,13 @@ def main() -> int:
         return 2
 
     drift = []
+    try:
+        for module in MODULES:
+            if (root / module / "pom.xml").exists():
+                drift += module_drift(root, module)
+    except Unreadable as e:
+        print(f"check-build-sync: cannot read the build files: {e}", file=sys.stderr)
+        return 2
     for key in pom:
         if pom[key] != gradle[key]:
             drift.append(f"  {key}: pom.xml has {pom[key]!r}, build.gradle.kts has {gradle[key]!r}")
@@ -196,7 +261,8 @@ def main() -> int:
         print("Change both (the 'build-sync' blocks) so that they say the same.", file=sys.stderr)
         return 1
     summary = ", ".join(f"{k}={' '.join(v) if isinstance(v, list) else v}" for k, v in pom.items())
-    print(f"check-build-sync: pom.xml and build.gradle.kts agree ({summary})")
+    print(f"check-build-sync: pom.xml and build.gradle.kts agree ({summary}); so do those of "
+          f"{', '.join(m for m in MODULES if (root / m / 'pom.xml').exists())}")
     return 0
 
 

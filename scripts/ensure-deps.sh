@@ -5,6 +5,7 @@ need=()
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v redis-benchmark >/dev/null || need+=(redis-tools)
 command -v openssl >/dev/null || need+=(openssl)  # the TLS tests make a throwaway CA
+command -v curl >/dev/null || need+=(curl)  # spring-boot-check.sh reads the actuator over HTTP
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

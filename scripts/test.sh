@@ -47,10 +47,21 @@ echo "== The ShedLock provider (dibs-shedlock): the lock contract and ShedLock's
 mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true install   # the jar and its test-jar, for the module
 mvn -B -ntp -f dibs-shedlock/pom.xml verify 2>&1 | tee target/jvm/shedlock-maven.log
 
+echo "== The Spring Boot starter: its tests on Boot 3.5, then the same tests on Boot 4.0 (boot4/)"
+# install: boot4/ takes the starter's jar and test-jar from ~/.m2 (the root was installed above).
+mvn -B -ntp -f dibs-spring-boot-starter/pom.xml install 2>&1 | tee target/jvm/starter-maven.log
+mvn -B -ntp -f dibs-spring-boot-starter/boot4/pom.xml verify 2>&1 | tee target/jvm/starter-boot4-maven.log
+
+echo "== Kotlin coroutines (dibs-kotlin): executeSuspending, cancellation, keep-alive"
+mvn -B -ntp -f dibs-kotlin/pom.xml verify 2>&1 | tee target/jvm/kotlin-maven.log
+
 echo "== No JNI warnings, no leaked password"
 bash scripts/check-jni-warnings.sh
+mapfile -t module_reports < <(find dibs-spring-boot-starter/target dibs-spring-boot-starter/boot4/target \
+  dibs-kotlin/target -path '*surefire-reports*' -type f)
 bash scripts/check-no-leaks.sh target/cargo-test.log target/cargo-fuzz.log target/jvm/maven.log \
-  target/jvm/shedlock-maven.log
+  target/jvm/shedlock-maven.log target/jvm/starter-maven.log target/jvm/starter-boot4-maven.log \
+  target/jvm/kotlin-maven.log "${module_reports[@]}"
 
 echo "== The release meets Maven Central's rules (signed with a throwaway key, to a file repository)"
 bash scripts/check-release.sh --all-platforms

@@ -3,19 +3,20 @@
 // NOTE: written to match pom.xml but never run on the machines dibs is developed on (no Gradle
 // there); pom.xml is the build that scripts/spring-boot-check.sh runs. Meant for Gradle 8.
 //
-// dibs 0.1.0-SNAPSHOT comes from the local Maven repository: install it first from the
-// repository root, with `mvn -DskipTests install` or `gradle publishToMavenLocal`.
+// dibs and dibs-spring-boot-starter 0.1.0-SNAPSHOT come from the local Maven repository: install
+// them first, with `mvn -DskipTests install` at the repository root and in
+// dibs-spring-boot-starter/ (or `gradle publishToMavenLocal` in each).
 // Then: gradle bootJar, and java -jar build/libs/dibs-spring-boot-example-0.1.0-SNAPSHOT.jar
 
 import org.jetbrains.kotlin.gradle.tasks.KotlinCompile
 import org.springframework.boot.gradle.plugin.SpringBootPlugin
 
 plugins {
-    id("org.springframework.boot") version "3.5.16"
-    // The Kotlin version Spring Boot 3.5 manages (kotlin.version in its Maven parent).
-    kotlin("jvm") version "1.9.25"
+    id("org.springframework.boot") version "3.5.7"
+    // The Kotlin of dibs's own build (kotlin.version in pom.xml).
+    kotlin("jvm") version "2.2.21"
     // Opens @Component, @Configuration, ... classes, which Kotlin makes final.
-    kotlin("plugin.spring") version "1.9.25"
+    kotlin("plugin.spring") version "2.2.21"
 }
 
 group = "io.github.dibs.examples"
@@ -37,9 +38,12 @@ repositories {
 dependencies {
     // Spring Boot's versions, as the Maven parent gives them.
     implementation(platform(SpringBootPlugin.BOM_COORDINATES))
-    // Core Spring Boot only: no web server, no Redis client (dibs talks to Redis itself).
-    implementation("org.springframework.boot:spring-boot-starter")
-    implementation("io.github.dibs:dibs:0.1.0-SNAPSHOT")
+    // No Redis client: dibs talks to Redis itself. The web server is there for Actuator's HTTP
+    // endpoints (health, metrics, dibs), which scripts/spring-boot-check.sh reads.
+    implementation("org.springframework.boot:spring-boot-starter-web")
+    implementation("org.springframework.boot:spring-boot-starter-actuator")
+    // The DibsClient bean, its meters, health indicator and endpoint; brings dibs itself.
+    implementation("io.github.dibs:dibs-spring-boot-starter:0.1.0-SNAPSHOT")
     implementation("org.jetbrains.kotlin:kotlin-stdlib")
     // Spring reads Kotlin constructors (nullability, defaults) through kotlin-reflect.
     implementation("org.jetbrains.kotlin:kotlin-reflect")

@@ -1,0 +1,152 @@
+@file:JvmName("DibsSuspending")
+
+package dibs.kotlin
+
+import dibs.DibsClient
+import dibs.DibsLease
+import java.time.Duration
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.currentCoroutineContext
+import kotlinx.coroutines.ensureActive
+import kotlinx.coroutines.withContext
+import kotlin.time.toJavaDuration
+
+/**
+ * What a suspending block under a dibs lock can ask while it runs: whether the lock is known
+ * lost (keep-alive found it taken, or could not extend it in time). Check it between steps of
+ * work that must not go on without the lock.
+ */
+public class DibsLockScope internal constructor(private val lease: DibsLease) {
+    /** The lock's name. */
+    public val lockName: String get() = lease.lockName()
+
+    /** True if the lock is known lost (with keep-alive); always false without it. No I/O. */
+    public fun isLost(): Boolean = lease.isLost
+}
+
+/** How a suspending locked call ended. */
+public sealed interface DibsOutcome<out T> {
+    /**
+     * The lock was won and the block ran.
+     *
+     * @property value what the block returned
+     * @property ownedToTheEnd whether the lock was still ours when it was released; false means
+     *   it expired while the block ran, and another instance may have run too
+     */
+    public data class Ran<out T>(val value: T, val ownedToTheEnd: Boolean) : DibsOutcome<T>
+
+    /** Another holder had the lock: the block did not run. */
+    public data object Skipped : DibsOutcome<Nothing>
+}
+
+/**
+ * Runs the suspending [block] if this process wins the lock [lockName], as [DibsClient.attempt]
+ * does for a blocking task, and releases the lock when the block returns, throws or is
+ * cancelled (the release is not cancellable, so a cancelled coroutine still frees the lock, for
+ * what is left of [atLeast]). The block may suspend and resume on any thread: the lock is
+ * held by a [DibsLease], not by a thread, and with keep-alive (`dibs.keep-alive` or
+ * `DibsOptions.keepAlive`) it is extended across suspension points.
+ *
+ * Taking and releasing the lock are blocking network calls (bounded by the client's timeouts):
+ * they run on [Dispatchers.IO], never on the caller's dispatcher.
+ *
+ * ```kotlin
+ * when (val outcome = dibs.attemptSuspending("nightly-report", Duration.ofMinutes(10)) { buildReport() }) {
+ *     is DibsOutcome.Ran -> log.info("report: {}", outcome.value)
+ *     DibsOutcome.Skipped -> log.debug("another instance runs it")
+ * }
+ * ```
+ *
+ * @param lockName the lock's name
+ * @param atMost how long the lock is held at most (its expiry, extended by keep-alive)
+ * @param atLeast how long the lock is held at least, from acquisition
+ * @return [DibsOutcome.Ran] with the block's value, or [DibsOutcome.Skipped]
+ * @throws IllegalArgumentException for an invalid name or durations, before any I/O
+ * @throws dibs.DibsException if the lock could not be tried; the block did not run
+ * @throws Throwable whatever the block throws, the very same object, after the release
+ */
+public suspend fun <T> DibsClient.attemptSuspending(
+    lockName: String,
+    atMost: Duration,
+    atLeast: Duration = Duration.ZERO,
+    block: suspend DibsLockScope.() -> T,
+): DibsOutcome<T> {
+    // Not cancellable: a lease taken while the caller was cancelled must still be released below,
+    // not dropped on the floor until atMost.
+    val lease = withContext(NonCancellable + Dispatchers.IO) {
+        tryLock(lockName, atMost, atLeast).orElse(null)
+    } ?: return DibsOutcome.Skipped
+    val value = try {
+        currentCoroutineContext().ensureActive()
+        DibsLockScope(lease).block()
+    } catch (t: Throwable) { // cancellation included: the lock is released either way
+        release(lease, t)
+        throw t
+    }
+    return DibsOutcome.Ran(value, release(lease, null))
+}
+
+/**
+ * As [attemptSuspending], for a block whose value is not needed.
+ *
+ * ```kotlin
+ * @Scheduled(cron = "0 0 3 * * *")
+ * fun nightly() = runBlocking {
+ *     dibs.executeSuspending("nightly-report", Duration.ofMinutes(10), Duration.ofSeconds(30)) {
+ *         sendReport()   // a suspend fun
+ *     }
+ * }
+ * ```
+ *
+ * @return true if the lock was won and the block ran
+ */
+public suspend fun DibsClient.executeSuspending(
+    lockName: String,
+    atMost: Duration,
+    atLeast: Duration = Duration.ZERO,
+    block: suspend DibsLockScope.() -> Unit,
+): Boolean = attemptSuspending(lockName, atMost, atLeast, block) is DibsOutcome.Ran
+
+/**
+ * Releases [lease] whatever the coroutine's state. When the block failed ([failure] not null), a
+ * release failure is added to it as suppressed: the block's own exception wins.
+ */
+private suspend fun release(lease: DibsLease, failure: Throwable?): Boolean =
+    withContext(NonCancellable + Dispatchers.IO) {
+        try {
+            lease.release()
+        } catch (e: Throwable) {
+            if (failure == null) throw e
+            failure.addSuppressed(e)
+            false
+        }
+    }
+
+/**
+ * As [attemptSuspending] with [java.time.Duration]s, for Kotlin's durations:
+ * `dibs.attemptSuspending("report", 10.minutes, 30.seconds) { buildReport() }`.
+ */
+public suspend fun <T> DibsClient.attemptSuspending(
+    lockName: String,
+    atMost: kotlin.time.Duration,
+    atLeast: kotlin.time.Duration = kotlin.time.Duration.ZERO,
+    block: suspend DibsLockScope.() -> T,
+): DibsOutcome<T> = attemptSuspending(lockName, atMost.toJava("atMost"), atLeast.toJava("atLeast"), block)
+
+/**
+ * As [executeSuspending] with [java.time.Duration]s, for Kotlin's durations:
+ * `dibs.executeSuspending("sync", 5.minutes) { syncPartners() }`.
+ */
+public suspend fun DibsClient.executeSuspending(
+    lockName: String,
+    atMost: kotlin.time.Duration,
+    atLeast: kotlin.time.Duration = kotlin.time.Duration.ZERO,
+    block: suspend DibsLockScope.() -> Unit,
+): Boolean = attemptSuspending(lockName, atMost, atLeast, block) is DibsOutcome.Ran
+
+/** An infinite Kotlin duration has no java.time form: an argument error, as dibs's own are. */
+private fun kotlin.time.Duration.toJava(name: String): Duration {
+    require(isFinite()) { "$name must be finite, got $this" }
+    return toJavaDuration()
+}

@@ -1,0 +1,171 @@
+package dibs.kotlin
+
+import dibs.Dibs
+import dibs.DibsClient
+import dibs.DibsOptions
+import dibs.RedisServer
+import java.time.Duration
+import java.util.concurrent.atomic.AtomicInteger
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.awaitCancellation
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
+import kotlinx.coroutines.withTimeout
+import kotlin.time.Duration.Companion.seconds
+import org.junit.jupiter.api.AfterAll
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
+import org.junit.jupiter.api.Assertions.assertSame
+import org.junit.jupiter.api.Assertions.assertThrows
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.BeforeAll
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.TestInstance
+
+/** executeSuspending / attemptSuspending against a real redis-server. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SuspendingTest {
+    private lateinit var redis: RedisServer
+    private lateinit var client: DibsClient
+    private lateinit var keepAliveClient: DibsClient
+
+    @BeforeAll
+    fun start() {
+        redis = RedisServer.launch()
+        client = Dibs.client(DibsOptions.of(redis.uri()))
+        keepAliveClient = Dibs.client(DibsOptions.builder().uri(redis.uri()).keepAlive(true).build())
+    }
+
+    @AfterAll
+    fun stop() {
+        client.close()
+        keepAliveClient.close()
+        redis.close()
+    }
+
+    private fun exists(name: String): String = redis.command("EXISTS", RedisServer.lockKey(name))
+
+    @Test
+    fun runsTheBlockUnderTheLockAndReleasesIt(): Unit = runBlocking {
+        var seen = ""
+        val ran = client.executeSuspending("suspend-runs", Duration.ofSeconds(10)) {
+            delay(10)
+            seen = exists("suspend-runs")
+        }
+        assertTrue(ran)
+        assertEquals("1", seen, "the block ran without its lock")
+        assertEquals("0", exists("suspend-runs"), "atLeast 0: the lock is deleted after the block")
+    }
+
+    @Test
+    fun theValueComesBackAndAHeldLockSkips(): Unit = runBlocking {
+        val outcome = client.attemptSuspending("suspend-value", Duration.ofSeconds(10), Duration.ofSeconds(10)) { 42 }
+        assertEquals(DibsOutcome.Ran(42, true), outcome)
+        val runs = AtomicInteger()
+        // Kept for atLeast (10 s): the next try skips, and its block never runs.
+        assertEquals(DibsOutcome.Skipped, client.attemptSuspending("suspend-value", Duration.ofSeconds(10)) {
+            runs.incrementAndGet()
+        })
+        assertEquals(0, runs.get())
+    }
+
+    @Test
+    fun cancellationReleasesTheLock(): Unit = runBlocking {
+        val started = CompletableDeferred<Unit>()
+        val job = launch(Dispatchers.Default) {
+            client.executeSuspending("suspend-cancel", Duration.ofSeconds(30)) {
+                started.complete(Unit)
+                awaitCancellation()
+            }
+        }
+        withTimeout(10_000) { started.await() }
+        assertEquals("1", exists("suspend-cancel"))
+        job.cancel()
+        job.join()
+        assertTrue(job.isCancelled)
+        // Released by the cancelled coroutine, not left to expire after 30 s.
+        assertEquals("0", exists("suspend-cancel"), "a cancelled block kept its lock")
+        assertTrue(client.executeSuspending("suspend-cancel", Duration.ofSeconds(5)) {})
+    }
+
+    @Test
+    fun cancellationKeepsTheLockForWhatIsLeftOfAtLeast(): Unit = runBlocking {
+        val started = CompletableDeferred<Unit>()
+        val job = launch {
+            client.executeSuspending("suspend-cancel-atleast", Duration.ofSeconds(30), Duration.ofSeconds(5)) {
+                started.complete(Unit)
+                awaitCancellation()
+            }
+        }
+        started.await()
+        job.cancel()
+        job.join()
+        val pttl = redis.command("PTTL", RedisServer.lockKey("suspend-cancel-atleast")).toLong()
+        assertTrue(pttl in 1..5000, "released for the rest of atLeast (5 s), PTTL $pttl")
+    }
+
+    @Test
+    fun anExceptionPassesThroughAsTheSameObjectAfterTheRelease(): Unit = runBlocking {
+        val boom = IllegalStateException("boom")
+        val thrown = assertThrows(IllegalStateException::class.java) {
+            runBlocking {
+                client.executeSuspending("suspend-throws", Duration.ofSeconds(10)) {
+                    delay(5)
+                    throw boom
+                }
+            }
+        }
+        assertSame(boom, thrown)
+        assertEquals(0, thrown.suppressed.size)
+        assertEquals("0", exists("suspend-throws"))
+    }
+
+    @Test
+    fun keepAliveHoldsTheLockAcrossSuspensionPointsAndThreads(): Unit = runBlocking {
+        // atMost 600 ms, a block of 1.5 s that suspends 15 times and hops dispatchers: only
+        // keep-alive, which extends the lease whatever thread the coroutine is on, keeps it ours.
+        val outcome = keepAliveClient.attemptSuspending("suspend-keepalive", Duration.ofMillis(600)) {
+            repeat(15) { i ->
+                withContext(if (i % 2 == 0) Dispatchers.Default else Dispatchers.IO) { delay(100) }
+            }
+            isLost()
+        }
+        assertEquals(DibsOutcome.Ran(false, true), outcome)
+    }
+
+    @Test
+    fun withoutKeepAliveTheSameBlockOutlivesItsLock(): Unit = runBlocking {
+        // The contrast to the test above: it would pass without keep-alive only if this failed.
+        val outcome = client.attemptSuspending("suspend-no-keepalive", Duration.ofMillis(600)) {
+            repeat(15) { delay(100) }
+        }
+        assertEquals(DibsOutcome.Ran(Unit, false), outcome)
+    }
+
+    @Test
+    fun kotlinDurationsWork(): Unit = runBlocking {
+        val outcome = client.attemptSuspending("suspend-kotlin-duration", 10.seconds, 3.seconds) { "ok" }
+        assertEquals(DibsOutcome.Ran("ok", true), outcome)
+        // Kept for atLeast (3 s), counted from acquisition.
+        val pttl = redis.command("PTTL", RedisServer.lockKey("suspend-kotlin-duration")).toLong()
+        assertTrue(pttl in 1..3000, "PTTL $pttl")
+        assertThrows(IllegalArgumentException::class.java) {
+            runBlocking { client.executeSuspending("x", kotlin.time.Duration.INFINITE) {} }
+        }
+    }
+
+    @Test
+    fun invalidArgumentsThrowBeforeAnyIo(): Unit = runBlocking {
+        assertThrows(IllegalArgumentException::class.java) {
+            runBlocking { client.executeSuspending("", Duration.ofSeconds(1)) {} }
+        }
+        var ran = false
+        assertThrows(IllegalArgumentException::class.java) {
+            runBlocking { client.executeSuspending("x", Duration.ofSeconds(1), Duration.ofSeconds(2)) { ran = true } }
+        }
+        assertFalse(ran)
+    }
+}

@@ -1,0 +1,62 @@
+package dibs.spring;
+
+import dibs.DibsListener;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+
+/**
+ * The locks whose tasks run on this instance now, heard through {@link DibsListener}: added on
+ * {@code acquired}, removed on {@code finished} (which every acquired call hears, however its
+ * release went, so a failed release cannot leave an entry behind). Read by the
+ * {@code /actuator/dibs} endpoint and the {@code dibs.locks.active} gauge. Thread-safe.
+ *
+ * <p>Only the locked calls of the auto-configured {@code DibsClient} ({@code execute},
+ * {@code attempt}, ...) are seen: a {@code DibsLease} from {@code tryLock} is not heard by
+ * listeners.
+ */
+public final class DibsHeldLocks implements DibsListener {
+    /** Per lock name, how many calls of this instance hold it and since when (the first). */
+    private final ConcurrentMap<String, Held> held = new ConcurrentHashMap<>();
+
+    DibsHeldLocks() {}
+
+    @Override
+    public void acquired(String lockName) {
+        held.compute(lockName, (name, h) -> h == null ? new Held(Instant.now(), 1) : new Held(h.since, h.count + 1));
+    }
+
+    @Override
+    public void finished(String lockName, Duration duration) {
+        held.computeIfPresent(lockName, (name, h) -> h.count <= 1 ? null : new Held(h.since, h.count - 1));
+    }
+
+    /** @return how many locks this instance holds now */
+    public int count() {
+        return held.size();
+    }
+
+    /** @return the locks held now, the longest-held first */
+    public List<Entry> snapshot() {
+        Instant now = Instant.now();
+        List<Entry> list = new ArrayList<>();
+        held.forEach((name, h) -> list.add(new Entry(name, h.since, Duration.between(h.since, now))));
+        list.sort(Comparator.comparing(Entry::since));
+        return list;
+    }
+
+    /**
+     * One lock held now.
+     *
+     * @param name the lock's name
+     * @param since when this instance acquired it
+     * @param heldFor how long it has been held
+     */
+    public record Entry(String name, Instant since, Duration heldFor) {}
+
+    private record Held(Instant since, int count) {}
+}

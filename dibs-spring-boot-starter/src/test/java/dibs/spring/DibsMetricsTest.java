@@ -1,0 +1,158 @@
+package dibs.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dibs.DibsClient;
+import dibs.DibsListener;
+import dibs.RedisServer;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** The Micrometer meters, fed by real locked calls against a real redis-server. */
+class DibsMetricsTest {
+    private static RedisServer redis;
+
+    @BeforeAll
+    static void start() throws IOException {
+        redis = RedisServer.launch();
+    }
+
+    @AfterAll
+    static void stop() {
+        redis.close();
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Registry {
+        @Bean
+        MeterRegistry meterRegistry() {
+            return new SimpleMeterRegistry();
+        }
+    }
+
+    private static double count(MeterRegistry r, String name, String lock) {
+        var counter = r.find(name).tag("lock", lock).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    @Test
+    void attemptsAcquiredSkippedExecutionAndActiveAreCountedPerStableName() {
+        Contexts.runner().withUserConfiguration(Registry.class)
+                .withPropertyValues("spring.data.redis.port=" + redis.port())
+                .run(context -> {
+                    DibsClient client = context.getBean(DibsClient.class);
+                    MeterRegistry r = context.getBean(MeterRegistry.class);
+                    double[] activeInside = new double[1];
+                    // The same report on two days: one tag value, "report".
+                    assertThat(client.execute("report-2026-12-01", Duration.ofSeconds(10), Duration.ofSeconds(10), () ->
+                            activeInside[0] = r.get("dibs.lock.active").tag("lock", "report").gauge().value()))
+                            .isTrue();
+                    assertThat(client.execute("report-2026-12-02", Duration.ofSeconds(10), Duration.ZERO, () -> {}))
+                            .isTrue();
+                    // The first day's lock is kept for atLeast: a second try is skipped.
+                    assertThat(client.execute("report-2026-12-01", Duration.ofSeconds(10), Duration.ZERO, () -> {}))
+                            .isFalse();
+
+                    assertThat(activeInside[0]).isEqualTo(1.0);
+                    assertThat(r.get("dibs.lock.active").tag("lock", "report").gauge().value()).isZero();
+                    assertThat(count(r, "dibs.lock.attempts", "report")).isEqualTo(3);
+                    assertThat(count(r, "dibs.lock.acquired", "report")).isEqualTo(2);
+                    assertThat(count(r, "dibs.lock.skipped", "report")).isEqualTo(1);
+                    assertThat(count(r, "dibs.lock.expired", "report")).isZero();
+                    assertThat(r.get("dibs.lock.execution").tag("lock", "report").timer().count()).isEqualTo(2);
+                    assertThat(r.find("dibs.lock.attempts").tag("lock", "report-2026-12-01").counter()).isNull();
+                });
+    }
+
+    @Test
+    void aLockThatExpiresUnderItsTaskIsCountedExpired() {
+        Contexts.runner().withUserConfiguration(Registry.class)
+                .withPropertyValues("spring.data.redis.port=" + redis.port())
+                .run(context -> {
+                    DibsClient client = context.getBean(DibsClient.class);
+                    MeterRegistry r = context.getBean(MeterRegistry.class);
+                    client.execute("slow", Duration.ofMillis(200), Duration.ZERO, () -> DibsAutoConfigurationTest.sleep(600));
+                    assertThat(count(r, "dibs.lock.expired", "slow")).isEqualTo(1);
+                    assertThat(r.get("dibs.lock.execution").tag("lock", "slow").timer()
+                            .totalTime(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(600);
+                });
+    }
+
+    @Test
+    void releaseFailuresAreCountedWhenTheListenerHearsThem() {
+        // The core's lifecycle calls DibsListener.releaseFailed once Lifecycle dispatches it;
+        // here the event is sent as dibs would, through the client's listener chain.
+        Contexts.runner().withUserConfiguration(Registry.class)
+                .withPropertyValues("spring.data.redis.port=" + redis.port())
+                .run(context -> {
+                    MeterRegistry r = context.getBean(MeterRegistry.class);
+                    DibsListener metrics = context.getBean(DibsMetrics.class);
+                    metrics.releaseFailed("report-2026-12-01", Duration.ofSeconds(1));
+                    assertThat(count(r, "dibs.lock.release.failures", "report")).isEqualTo(1);
+                });
+    }
+
+    @Test
+    void aTagFunctionBeanReplacesTheDefault() {
+        Contexts.runner().withUserConfiguration(Registry.class)
+                .withBean(DibsLockTag.class, () -> DibsLockTag.NAME)
+                .withPropertyValues("spring.data.redis.port=" + redis.port())
+                .run(context -> {
+                    context.getBean(DibsClient.class).execute("tick-42", Duration.ofSeconds(5), Duration.ZERO, () -> {});
+                    assertThat(count(context.getBean(MeterRegistry.class), "dibs.lock.acquired", "tick-42")).isEqualTo(1);
+                });
+    }
+
+    @Test
+    void noRegistryOrMetricsOffMeansNoMeters() {
+        Contexts.runner()
+                .withPropertyValues("spring.data.redis.port=" + redis.port())
+                .run(context -> assertThat(context).doesNotHaveBean(DibsMetrics.class).hasSingleBean(DibsClient.class));
+        Contexts.runner().withUserConfiguration(Registry.class)
+                .withPropertyValues("spring.data.redis.port=" + redis.port(), "dibs.metrics.enabled=false")
+                .run(context -> {
+                    assertThat(context).doesNotHaveBean(DibsMetrics.class);
+                    context.getBean(DibsClient.class).execute("job", Duration.ofSeconds(5), Duration.ZERO, () -> {});
+                    assertThat(context.getBean(MeterRegistry.class).find("dibs.lock.attempts").counters()).isEmpty();
+                });
+    }
+
+    @Test
+    void activeGaugeCountsATaskRunningOnAnotherThread() {
+        Contexts.runner().withUserConfiguration(Registry.class)
+                .withPropertyValues("spring.data.redis.port=" + redis.port())
+                .run(context -> {
+                    DibsClient client = context.getBean(DibsClient.class);
+                    MeterRegistry r = context.getBean(MeterRegistry.class);
+                    CountDownLatch running = new CountDownLatch(1);
+                    CountDownLatch done = new CountDownLatch(1);
+                    Thread t = new Thread(() -> client.execute("nightly", Duration.ofSeconds(10), Duration.ZERO, () -> {
+                        running.countDown();
+                        await(done);
+                    }));
+                    t.start();
+                    assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+                    assertThat(r.get("dibs.lock.active").tag("lock", "nightly").gauge().value()).isEqualTo(1.0);
+                    done.countDown();
+                    t.join(10_000);
+                    assertThat(r.get("dibs.lock.active").tag("lock", "nightly").gauge().value()).isZero();
+                });
+    }
+
+    static void await(CountDownLatch latch) {
+        try {
+            latch.await(20, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package dibs.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * A property dibs cannot use fails the startup, with a message that names the property, and
+ * never shows a password. No Redis is needed: nothing here gets as far as I/O.
+ */
+class StartupFailureTest {
+    private static final String PASSWORD = "hunter2-Secret";
+
+    private static String failure(String... properties) {
+        String[] message = new String[1];
+        Contexts.runner().withPropertyValues(properties).run(context -> {
+            assertThat(context).hasFailed();
+            message[0] = Contexts.messages(context.getStartupFailure());
+        });
+        assertThat(message[0]).doesNotContain(PASSWORD);
+        return message[0];
+    }
+
+    private static DibsStartupException startupFailure(String... properties) {
+        DibsStartupException[] found = new DibsStartupException[1];
+        Contexts.runner().withPropertyValues(properties).run(context -> {
+            assertThat(context).hasFailed();
+            found[0] = Contexts.startupException(context.getStartupFailure());
+        });
+        assertThat(found[0].getMessage()).doesNotContain(PASSWORD);
+        return found[0];
+    }
+
+    @Test
+    void unparsableValuesNameTheirProperty() {
+        assertThat(failure("spring.data.redis.port=six", "spring.data.redis.password=" + PASSWORD))
+                .contains("spring.data.redis.port");
+        assertThat(failure("spring.data.redis.timeout=soon")).contains("spring.data.redis.timeout");
+        assertThat(failure("spring.data.redis.database=x")).contains("spring.data.redis.database");
+        assertThat(failure("spring.data.redis.ssl.enabled=perhaps")).contains("spring.data.redis.ssl.enabled");
+        assertThat(failure("dibs.at-least=a-while")).contains("dibs.at-least");
+        assertThat(failure("dibs.keep-alive=sometimes")).contains("dibs.keep-alive");
+    }
+
+    @Test
+    void valuesDibsRejectsNameTheSpringProperty() {
+        assertThat(startupFailure("spring.data.redis.port=70000").property()).isEqualTo("spring.data.redis.port");
+        assertThat(startupFailure("spring.data.redis.timeout=0s").property()).isEqualTo("spring.data.redis.timeout");
+        assertThat(startupFailure("spring.data.redis.connect-timeout=-1s").property())
+                .isEqualTo("spring.data.redis.connect-timeout");
+        assertThat(startupFailure("dibs.at-least=-1s").property()).isEqualTo("dibs.at-least");
+        assertThat(startupFailure("spring.data.redis.cluster.nodes=127.0.0.1:7000", "spring.data.redis.database=2")
+                .property()).isEqualTo("spring.data.redis.database");
+    }
+
+    @Test
+    void aUrlThatIsNotRedisIsNamedButNotEchoed() {
+        DibsStartupException e = startupFailure("spring.data.redis.url=http://user:" + PASSWORD + "@host:6379");
+        assertThat(e.property()).isEqualTo("spring.data.redis.url");
+    }
+
+    @Test
+    void sentinelNeedsBothMasterAndNodes() {
+        assertThat(startupFailure("spring.data.redis.sentinel.nodes=127.0.0.1:26379").property())
+                .isEqualTo("spring.data.redis.sentinel.master");
+        assertThat(startupFailure("spring.data.redis.sentinel.master=mymaster").property())
+                .isEqualTo("spring.data.redis.sentinel.nodes");
+    }
+
+    @Test
+    void aSentinelPasswordIsRefusedRatherThanIgnored() {
+        DibsStartupException e = startupFailure("spring.data.redis.sentinel.master=mymaster",
+                "spring.data.redis.sentinel.nodes=127.0.0.1:26379", "spring.data.redis.sentinel.password=" + PASSWORD);
+        assertThat(e.property()).isEqualTo("spring.data.redis.sentinel.password");
+    }
+
+    @Test
+    void sentinelAndClusterTogetherAreRefused() {
+        assertThat(startupFailure("spring.data.redis.sentinel.master=m", "spring.data.redis.sentinel.nodes=h:1",
+                "spring.data.redis.cluster.nodes=h:2").property()).isEqualTo("spring.data.redis.cluster.nodes");
+    }
+
+    @Test
+    void aMissingSslBundleIsNamed() {
+        DibsStartupException e = startupFailure("spring.data.redis.ssl.bundle=redis-ca");
+        assertThat(e.property()).isEqualTo("spring.data.redis.ssl.bundle");
+        assertThat(e.getMessage()).contains("spring.ssl.bundle.pem.redis-ca.truststore.certificate");
+        assertThat(startupFailure("spring.data.redis.ssl.bundle=redis-ca",
+                "spring.ssl.bundle.pem.redis-ca.truststore.certificate=file:/nonexistent/ca.pem").property())
+                .isEqualTo("spring.ssl.bundle.pem.redis-ca.truststore.certificate");
+    }
+}
