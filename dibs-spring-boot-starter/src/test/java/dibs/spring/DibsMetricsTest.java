@@ -3,7 +3,6 @@ package dibs.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsClient;
-import dibs.DibsListener;
 import dibs.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -88,17 +87,25 @@ class DibsMetricsTest {
     }
 
     @Test
-    void releaseFailuresAreCountedWhenTheListenerHearsThem() {
-        // The core's lifecycle calls DibsListener.releaseFailed once Lifecycle dispatches it;
-        // here the event is sent as dibs would, through the client's listener chain.
-        Contexts.runner().withUserConfiguration(Registry.class)
-                .withPropertyValues("spring.data.redis.port=" + redis.port())
-                .run(context -> {
-                    MeterRegistry r = context.getBean(MeterRegistry.class);
-                    DibsListener metrics = context.getBean(DibsMetrics.class);
-                    metrics.releaseFailed("report-2026-12-01", Duration.ofSeconds(1));
-                    assertThat(count(r, "dibs.lock.release.failures", "report")).isEqualTo(1);
-                });
+    void aReleaseThatFailsIsCounted() throws Exception {
+        // Its own server, killed while the task runs: the release then cannot be done.
+        try (RedisServer doomed = RedisServer.launch()) {
+            Contexts.runner().withUserConfiguration(Registry.class)
+                    .withPropertyValues("spring.data.redis.port=" + doomed.port(), "spring.data.redis.timeout=500ms")
+                    .run(context -> {
+                        MeterRegistry r = context.getBean(MeterRegistry.class);
+                        assertThat(context.getBean(DibsClient.class).execute("report-2026-12-01",
+                                Duration.ofSeconds(10), Duration.ZERO, () -> {
+                                    try {
+                                        doomed.kill();
+                                    } catch (IOException e) {
+                                        throw new java.io.UncheckedIOException(e);
+                                    }
+                                })).isTrue();
+                        assertThat(count(r, "dibs.lock.release.failures", "report")).isEqualTo(1);
+                        assertThat(count(r, "dibs.lock.expired", "report")).isZero();
+                    });
+        }
     }
 
     @Test
