@@ -117,6 +117,44 @@ class DibsTest extends RedisTestBase {
     }
 
     @Test
+    void aRealStackOverflowAndARealOutOfMemoryReachTheCallerAndTheLockIsReleased() throws IOException {
+        // Thrown by the JVM itself, not constructed: the release runs after the stack unwound,
+        // and allocates nothing the failed allocation could have starved.
+        String deep = uniqueName("stack-overflow");
+        java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+        StackOverflowError overflow = assertThrows(StackOverflowError.class, () -> Dibs.execute(redis.uri(), deep, 10, 0,
+                () -> {
+                    try {
+                        recurse(0);
+                    } catch (StackOverflowError e) {
+                        thrown.set(e);
+                        throw e;
+                    }
+                }));
+        assertSame(thrown.get(), overflow);
+        assertFalse(exists(deep), "released after a stack overflow");
+
+        String big = uniqueName("out-of-memory");
+        OutOfMemoryError oom = assertThrows(OutOfMemoryError.class, () -> Dibs.execute(redis.uri(), big, 10, 0, () -> {
+            try {
+                thrown.set(null);
+                long[] tooBig = new long[Integer.MAX_VALUE - 16]; // 16 GiB: more than any test heap
+                tooBig[0] = 1;
+            } catch (OutOfMemoryError e) {
+                thrown.set(e);
+                throw e;
+            }
+        }));
+        assertSame(thrown.get(), oom);
+        assertFalse(exists(big), "released after an OutOfMemoryError");
+        assertTrue(Dibs.execute(redis.uri(), big, 10, 0, () -> {}), "re-acquirable at once");
+    }
+
+    private static int recurse(int depth) {
+        return recurse(depth + 1) + 1;
+    }
+
+    @Test
     void checkedExceptionThrownSneakilyReachesTheCaller() throws IOException {
         String name = uniqueName("checked");
         IOException boom = new IOException("checked boom");
