@@ -10,26 +10,12 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /** The Micrometer meters, fed by real locked calls against a real redis-server. */
-class DibsMetricsTest {
-    private static RedisServer redis;
-
-    @BeforeAll
-    static void start() throws IOException {
-        redis = RedisServer.launch();
-    }
-
-    @AfterAll
-    static void stop() {
-        redis.close();
-    }
-
+class DibsMetricsTest extends RedisFixture {
     @Configuration(proxyBeanMethods = false)
     static class Registry {
         @Bean

@@ -3,14 +3,10 @@ package dibs.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsClient;
-import dibs.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -20,19 +16,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
  * is; with Boot's own metrics auto-configuration (not a registry the test declares), the meters
  * are registered in Boot's registry.
  */
-class OptionalDependenciesTest {
-    private static RedisServer redis;
-
-    @BeforeAll
-    static void start() throws IOException {
-        redis = RedisServer.launch();
-    }
-
-    @AfterAll
-    static void stop() {
-        redis.close();
-    }
-
+class OptionalDependenciesTest extends RedisFixture {
     @Test
     void withoutMicrometerOrActuatorTheClientStillWorks() {
         Contexts.runner()
