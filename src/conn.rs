@@ -1,6 +1,7 @@
 //! Opening connections, for every kind of address, and the connection type the pool holds.
 //!
-//! - A single server (TCP, TLS or a unix socket): one `redis::Client`.
+//! - A single server: plain TCP and unix sockets through the redis crate; TLS through dibs's own
+//!   connection ([`crate::tls`]), so that each address of a name gets its share of the timeout.
 //! - Sentinel: the master's address is asked of the Sentinels (`SENTINEL
 //!   get-master-addr-by-name`) for every new connection, so connections made after a failover
 //!   reach the new master. A pooled connection to a demoted master fails with READONLY, and the
@@ -24,6 +25,7 @@ use redis::{
 
 use crate::error::{redact, Error, Result};
 use crate::spec::{host_port, Address, ServerSpec};
+use crate::tls::{TlsClient, TlsConn};
 
 /// A pooled connection.
 pub(crate) enum Conn {
@@ -32,6 +34,8 @@ pub(crate) enum Conn {
     /// A one-off connection to the target of an `ASK`: every command goes after an `ASKING`,
     /// which admits only the one command that follows it.
     Asking(Connection),
+    /// TLS, opened by dibs itself (see [`crate::tls`]).
+    Tls(Box<TlsConn>),
 }
 
 /// `ASKING`, packed once.
@@ -47,8 +51,26 @@ impl Conn {
     /// dropped. A cluster connection routes per command and offers no such write: nothing is
     /// sent there.
     pub(crate) fn queue(&mut self, packed: &[u8]) {
-        if let Conn::Single(c) | Conn::Asking(c) = self {
-            let _ = c.send_packed_command(packed);
+        match self {
+            Conn::Single(c) | Conn::Asking(c) => {
+                let _ = c.send_packed_command(packed);
+            }
+            Conn::Tls(c) => {
+                let _ = c.send(packed);
+            }
+            Conn::Cluster(_) => {}
+        }
+    }
+
+    /// Read and write timeouts for the commands to come.
+    fn set_timeouts(&self, timeout: Duration) -> RedisResult<()> {
+        match self {
+            Conn::Single(c) | Conn::Asking(c) => {
+                c.set_read_timeout(Some(timeout))?;
+                c.set_write_timeout(Some(timeout))
+            }
+            Conn::Tls(c) => c.set_timeouts(timeout),
+            Conn::Cluster(_) => Ok(()), // the cluster client keeps its own
         }
     }
 }
@@ -58,6 +80,7 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) => c.req_packed_command(cmd),
             Conn::Cluster(c) => c.req_packed_command(cmd),
+            Conn::Tls(c) => c.req_packed_command(cmd),
             Conn::Asking(c) => {
                 let both = [asking(), cmd].concat();
                 let mut replies = c.req_packed_commands(&both, 1, 1)?;
@@ -77,6 +100,7 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) => c.req_packed_commands(cmd, offset, count),
             Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),
+            Conn::Tls(c) => c.req_packed_commands(cmd, offset, count),
             // dibs pipelines only inspect's GET and PTTL: one ASKING admits only the first.
             // Inspect during a migration then fails like any other error, never wrongly.
             Conn::Asking(_) => {
@@ -90,6 +114,7 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) => c.req_command(cmd),
             Conn::Cluster(c) => c.req_command(cmd),
+            Conn::Tls(c) => c.req_command(cmd),
             Conn::Asking(_) => self.req_packed_command(&cmd.get_packed_command()),
         }
     }
@@ -98,6 +123,7 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) | Conn::Asking(c) => c.get_db(),
             Conn::Cluster(c) => c.get_db(),
+            Conn::Tls(c) => c.get_db(),
         }
     }
 
@@ -105,6 +131,7 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) | Conn::Asking(c) => c.check_connection(),
             Conn::Cluster(c) => c.check_connection(),
+            Conn::Tls(c) => c.check_connection(),
         }
     }
 
@@ -112,6 +139,7 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) | Conn::Asking(c) => c.is_open(),
             Conn::Cluster(c) => c.is_open(),
+            Conn::Tls(c) => c.is_open(),
         }
     }
 }
@@ -120,8 +148,15 @@ impl ConnectionLike for Conn {
 pub(crate) enum Opener {
     /// Plain TCP: the host is resolved, and each address tried, within the connect timeout.
     Tcp { host: String, port: u16 },
-    /// A unix socket, or TLS (whose certificate check needs the host name as given).
-    Direct(Client),
+    /// TLS: the host is resolved, and each address tried, within the connect timeout, the
+    /// certificate checked against the name as given.
+    Tls {
+        host: String,
+        port: u16,
+        client: TlsClient,
+    },
+    /// A unix socket.
+    Unix(Client),
     Sentinel {
         sentinels: Vec<(String, u16)>,
         master: String,
@@ -143,20 +178,21 @@ impl Opener {
                 format!("{arg} for {} rejected: {why}", spec.endpoint()),
             )
         };
-        let addr = match spec.address() {
-            Address::Tcp { host, port } if spec.tls() => ConnectionAddr::TcpTls {
-                host: host.clone(),
-                port: *port,
-                insecure: false,
-                tls_params: None,
-            },
+        let path = match spec.address() {
+            Address::Tcp { host, port } if spec.tls() => {
+                return Ok(Opener::Tls {
+                    host: host.clone(),
+                    port: *port,
+                    client: TlsClient::new(host, spec.ca_cert())?,
+                })
+            }
             Address::Tcp { host, port } => {
                 return Ok(Opener::Tcp {
                     host: host.clone(),
                     port: *port,
                 })
             }
-            Address::Unix(path) => ConnectionAddr::Unix(path.clone()),
+            Address::Unix(path) => path.clone(),
             Address::Sentinel { sentinels, master } => {
                 return Ok(Opener::Sentinel {
                     sentinels: sentinels.clone(),
@@ -190,31 +226,10 @@ impl Opener {
                 )));
             }
         };
-        let info = plain_info(addr).map_err(|e| bad_spec("conn", e))?;
-        let client = match spec.ca_cert() {
-            Some(path) => {
-                let pem = std::fs::read(path).map_err(|e| {
-                    Error::invalid(
-                        "ca-cert",
-                        format!("cannot read 'ca-cert' {}: {e}", path.display()),
-                    )
-                })?;
-                // An empty trust store would only fail later, at connect, with a vaguer message.
-                if !pem.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") {
-                    return Err(Error::invalid(
-                        "ca-cert",
-                        format!("'ca-cert' {} holds no PEM certificate", path.display()),
-                    ));
-                }
-                let certs = redis::TlsCertificates {
-                    client_tls: None,
-                    root_cert: Some(pem),
-                };
-                Client::build_with_tls(info, certs).map_err(|e| bad_spec("ca-cert", e))?
-            }
-            None => Client::open(info).map_err(|e| bad_spec("conn", e))?,
-        };
-        Ok(Opener::Direct(client))
+        let info = plain_info(ConnectionAddr::Unix(path)).map_err(|e| bad_spec("conn", e))?;
+        Ok(Opener::Unix(
+            Client::open(info).map_err(|e| bad_spec("conn", e))?,
+        ))
     }
 
     /// A ready connection (authenticated, db selected, command timeouts set), within the
@@ -222,31 +237,21 @@ impl Opener {
     pub(crate) fn open(&self, spec: &ServerSpec) -> RedisResult<Conn> {
         let deadline = Instant::now() + spec.connect_timeout();
         let conn = match self {
-            Opener::Tcp { host, port } => connect_tcp(host, *port, deadline)?,
-            Opener::Direct(client)
-                if matches!(client.get_connection_info().addr(), ConnectionAddr::Unix(_)) =>
-            {
+            Opener::Tcp { host, port } => Conn::Single(connect_tcp(host, *port, deadline)?),
+            Opener::Unix(client) => {
                 // A unix connect has no timeout, and waits as long as a frozen server's listen
                 // backlog stays full: wait for it on another thread, up to the deadline.
                 let client = client.clone();
-                within(deadline, move || client.get_connection())?
+                Conn::Single(within(deadline, move || client.get_connection())?)
             }
-            Opener::Direct(client) => {
-                // TLS. The redis crate resolves the name itself, with no timeout: wait for it on
-                // another thread, up to the deadline. It then tries the addresses in order within
-                // the one timeout it is given, so a blackholed first address uses it up: the
-                // crate can connect only by name, which its certificate check needs.
-                let client = client.clone();
-                let budget = left(deadline)?;
-                within(deadline, move || client.get_connection_with_timeout(budget))?
-            }
+            Opener::Tls { host, port, client } => connect_tls(client, host, *port, spec, deadline)?,
             Opener::Sentinel {
                 sentinels,
                 master,
                 last_good,
             } => {
                 let (host, port) = master_address(sentinels, master, last_good, deadline)?;
-                connect_tcp(&host, port, deadline)?
+                Conn::Single(connect_tcp(&host, port, deadline)?)
             }
             Opener::Cluster(client) => {
                 // The cluster client's own connect runs a PING with no read timeout: bound it.
@@ -257,7 +262,7 @@ impl Opener {
                 };
             }
         };
-        handshake(conn, spec, deadline).map(Conn::Single)
+        handshake(conn, spec, deadline)
     }
 
     /// A direct connection to one node of a cluster, `host:port` as a redirection names it,
@@ -275,8 +280,8 @@ impl Opener {
                     node.to_owned(),
                 ))
             })?;
-        let conn = connect_tcp(host, port, deadline)?;
-        handshake(conn, spec, deadline).map(Conn::Asking)
+        let conn = Conn::Asking(connect_tcp(host, port, deadline)?);
+        handshake(conn, spec, deadline)
     }
 
     /// The cluster client folds a seed's AUTH failure into a generic connection error; asked
@@ -289,7 +294,9 @@ impl Opener {
             return error;
         };
         let deadline = Instant::now() + spec.connect_timeout();
-        match connect_tcp(host, *port, deadline).and_then(|c| handshake(c, spec, deadline)) {
+        match connect_tcp(host, *port, deadline)
+            .and_then(|c| handshake(Conn::Single(c), spec, deadline))
+        {
             Err(auth)
                 if auth.kind() == ErrorKind::AuthenticationFailed
                     || matches!(auth.code(), Some("WRONGPASS" | "NOAUTH")) =>
@@ -311,28 +318,31 @@ fn plain_info(addr: ConnectionAddr) -> RedisResult<ConnectionInfo> {
         .set_tcp_settings(tcp_settings()))
 }
 
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+const KEEPALIVE_PROBES: u32 = 3;
+
 /// Nagle off: the redis crate leaves it on, which can double the latency of a small request.
 /// TCP keepalive on: probes after 30 s idle keep NAT and load-balancer mappings alive, and find
 /// a dead peer within 30 + 3 x 10 s even without a request.
 fn tcp_settings() -> TcpSettings {
     use redis::io::tcp::socket2::TcpKeepalive;
     let keepalive = TcpKeepalive::new()
-        .with_time(Duration::from_secs(30))
-        .with_interval(Duration::from_secs(10));
+        .with_time(KEEPALIVE_IDLE)
+        .with_interval(KEEPALIVE_INTERVAL);
     #[cfg(any(target_os = "linux", target_os = "macos"))]
-    let keepalive = keepalive.with_retries(3);
+    let keepalive = keepalive.with_retries(KEEPALIVE_PROBES);
     TcpSettings::default()
         .set_nodelay(true)
         .set_keepalive(keepalive)
 }
 
 /// AUTH and SELECT, one command at a time, each bounded by what is left of the connect
-/// timeout; then the command timeouts for the connection's life.
-fn handshake(
-    mut conn: Connection,
-    spec: &ServerSpec,
-    deadline: Instant,
-) -> RedisResult<Connection> {
+/// timeout; then the command timeouts for the connection's life. Over TLS without either, a PING,
+/// so that the TLS handshake (which runs with the first command) is bounded by the connect
+/// timeout too.
+fn handshake(mut conn: Conn, spec: &ServerSpec, deadline: Instant) -> RedisResult<Conn> {
     let mut commands = Vec::new();
     if let Some(password) = spec.password() {
         let mut auth = redis::cmd("AUTH");
@@ -344,16 +354,14 @@ fn handshake(
     if spec.db() != 0 {
         commands.push(redis::cmd("SELECT").arg(spec.db()).to_owned());
     }
-    if commands.is_empty() && spec.tls() {
-        // The TLS handshake runs with the first command: make it this one, so that it is bounded
-        // by the connect timeout, as AUTH would.
+    if commands.is_empty() && matches!(conn, Conn::Tls(_)) {
         commands.push(redis::cmd("PING"));
     }
     for command in commands {
-        set_timeouts(&conn, left(deadline)?)?;
+        conn.set_timeouts(left(deadline)?)?;
         command.query::<()>(&mut conn)?;
     }
-    set_timeouts(&conn, spec.read_timeout())?;
+    conn.set_timeouts(spec.read_timeout())?;
     Ok(conn)
 }
 
@@ -415,6 +423,39 @@ fn connect_tcp(host: &str, port: u16, deadline: Instant) -> RedisResult<Connecti
         }
     }
     Err(last_error.expect("at least one address was tried"))
+}
+
+/// A TLS connection to `host:port` by `deadline`, as [`connect_tcp`] makes a plain one: each
+/// address with an equal share of what is left, the certificate checked against `host`.
+fn connect_tls(
+    client: &TlsClient,
+    host: &str,
+    port: u16,
+    spec: &ServerSpec,
+    deadline: Instant,
+) -> RedisResult<Conn> {
+    let addrs = resolve(host, port, deadline)?;
+    let mut last_error = None;
+    for (i, addr) in addrs.iter().enumerate() {
+        let share = left(deadline)? / (addrs.len() - i) as u32;
+        match TlsConn::connect(client, addr, share, apply_tcp_settings, spec.db()) {
+            Ok(conn) => return Ok(Conn::Tls(Box::new(conn))),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(last_error.expect("at least one address was tried"))
+}
+
+/// What [`tcp_settings`] sets, on a socket dibs opened itself.
+fn apply_tcp_settings(socket: &std::net::TcpStream) -> std::io::Result<()> {
+    use redis::io::tcp::socket2::{SockRef, TcpKeepalive};
+    socket.set_nodelay(true)?;
+    let keepalive = TcpKeepalive::new()
+        .with_time(KEEPALIVE_IDLE)
+        .with_interval(KEEPALIVE_INTERVAL);
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    let keepalive = keepalive.with_retries(KEEPALIVE_PROBES);
+    SockRef::from(socket).set_tcp_keepalive(&keepalive)
 }
 
 /// The addresses of `host:port` (at least one), by `deadline`: the system resolver has no timeout

@@ -25,6 +25,7 @@ mod lock;
 mod pool;
 mod script;
 mod spec;
+mod tls;
 
 pub use ending::{Ended, Ending};
 pub use error::{Error, Result};
