@@ -134,20 +134,22 @@ impl Schedule {
         }
     }
 
-    /// The warning for lock `name` when an extension that waits out its timeouts can land
-    /// after the lapse: `atMost` is shorter than 3 × the most one attempt waits, so the margin
-    /// had to be cut to a period. `None` when the schedule holds.
-    pub(crate) fn warning(name: &str, at_most_ms: u64, attempt: Duration) -> Option<String> {
+    /// Whether an extension that waits out its timeouts can land after the lapse: `atMost` is
+    /// shorter than 3 × the most one attempt waits, so the margin had to be cut to a period.
+    pub(crate) fn is_tight(at_most_ms: u64, attempt: Duration) -> bool {
+        u128::from(at_most_ms) < attempt.as_millis() * 3
+    }
+
+    /// The warning for lock `name` when [`is_tight`](Schedule::is_tight).
+    pub(crate) fn warning(name: &str, at_most_ms: u64, attempt: Duration) -> String {
         let attempt_ms = attempt.as_millis();
-        (u128::from(at_most_ms) < attempt_ms * 3).then(|| {
-            format!(
-                "lock '{name}': with keep-alive, atMost {at_most_ms} ms is shorter than 3 x the \
-                 {attempt_ms} ms one extension may wait (connect + 2 x read timeout), so a slow \
-                 extension can land after the lock lapsed; make atMost at least {} ms, or the \
-                 timeouts shorter (said once per locker and atMost)",
-                attempt_ms * 3
-            )
-        })
+        format!(
+            "lock '{name}': with keep-alive, atMost {at_most_ms} ms is shorter than 3 x the \
+             {attempt_ms} ms one extension may wait (connect + 2 x read timeout), so a slow \
+             extension can land after the lock lapsed; make atMost at least {} ms, or the \
+             timeouts shorter (said once per locker and atMost)",
+            attempt_ms * 3
+        )
     }
 }
 

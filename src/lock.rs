@@ -516,10 +516,14 @@ impl Locker {
     }
 
     /// Keep-alive's warning for `atMost`, the first time it is due in this locker.
+    /// Nothing is formatted or locked unless the schedule is tight.
     fn schedule_warning(&self, name: &str, at_most_ms: u64) -> Option<String> {
-        let warning = Schedule::warning(name, at_most_ms, self.pool.attempt_time())?;
-        let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
-        warned.insert(at_most_ms).then_some(warning)
+        let attempt = self.pool.attempt_time();
+        if !Schedule::is_tight(at_most_ms, attempt) {
+            return None;
+        }
+        let first = (self.warned.lock().unwrap_or_else(|p| p.into_inner())).insert(at_most_ms);
+        first.then(|| Schedule::warning(name, at_most_ms, attempt))
     }
 
     /// [`Lease::release`], for callers that hold the locker anyway.
