@@ -1,0 +1,77 @@
+package dibs;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A redis-server serving TLS on a free loopback port, with a certificate (for 127.0.0.1 and
+ * localhost) from a throwaway CA that {@code openssl} makes in a folder of the test's; an
+ * unrelated CA ({@code other-ca.pem}) beside it. Public for the modules that reuse the test-jar.
+ */
+public final class TlsServer implements AutoCloseable {
+    private final Path pki;
+    private final RedisServer redis;
+    private final int tlsPort;
+
+    private TlsServer(Path pki, RedisServer redis, int tlsPort) {
+        this.pki = pki;
+        this.redis = redis;
+        this.tlsPort = tlsPort;
+    }
+
+    /** Makes the PKI in {@code pki}, then starts the server; {@code extraArgs} go to redis-server. */
+    public static TlsServer start(Path pki, String... extraArgs) throws IOException, InterruptedException {
+        for (String ca : List.of("ca", "other-ca")) {
+            openssl(pki, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=dibs test " + ca,
+                    "-keyout", ca + ".key", "-out", ca + ".pem");
+        }
+        openssl(pki, "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "server.key",
+                "-out", "server.csr");
+        Files.writeString(pki.resolve("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+        openssl(pki, "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                "-days", "2", "-extfile", "san.ext", "-out", "server.pem");
+        int tlsPort = RedisServer.freePort();
+        List<String> args = new ArrayList<>(List.of(extraArgs));
+        args.addAll(List.of("--tls-port", Integer.toString(tlsPort),
+                "--tls-cert-file", pki.resolve("server.pem").toString(),
+                "--tls-key-file", pki.resolve("server.key").toString(),
+                "--tls-ca-cert-file", pki.resolve("ca.pem").toString(),
+                "--tls-auth-clients", "no"));
+        return new TlsServer(pki, RedisServer.launch(args.toArray(new String[0])), tlsPort);
+    }
+
+    private static void openssl(Path dir, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("openssl"));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IOException("openssl " + cmd + ": " + out);
+        }
+    }
+
+    /** The port that speaks TLS. */
+    public int tlsPort() {
+        return tlsPort;
+    }
+
+    /** A file of the PKI: {@code ca.pem}, {@code other-ca.pem}, {@code server.pem}, ... */
+    public Path file(String name) {
+        return pki.resolve(name);
+    }
+
+    /** The server, for commands on its plain port (when it has one). */
+    public RedisServer redis() {
+        return redis;
+    }
+
+    @Override
+    public void close() {
+        redis.close();
+    }
+}
