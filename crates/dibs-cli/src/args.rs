@@ -1,0 +1,368 @@
+//! The command line: `dibs run ...` and `dibs status ...`, parsed by hand (two subcommands do
+//! not need a parser crate) into [`Command`].
+
+use std::time::Duration;
+
+pub const USAGE: &str = "\
+usage:
+  dibs run    --redis CONN --lock NAME --at-most DURATION [--at-least DURATION]
+              [--keep-alive] [--skip-exit N] [--redis-opt KEY=VALUE]... -- CMD [ARGS...]
+  dibs status --redis CONN --lock NAME [--redis-opt KEY=VALUE]...
+
+  CONN       a Redis URI, as for the library: redis://[user[:password]@]host[:port][/db],
+             rediss://, unix:///path.sock; or set DIBS_REDIS instead of --redis
+  --redis-opt  another conn-spec key, as in the library's maps: ca-cert=/ca.pem,
+             key-prefix=app:, timeout-ms=500, ...
+  DURATION   a whole number with a unit: 500ms, 30s, 10m, 1h
+  --skip-exit  the exit code when another holder has the lock (default 0)
+
+`dibs run` runs CMD only if it wins the lock, and exits with CMD's exit code (128 + the
+signal number if CMD was killed by a signal). SIGTERM, SIGINT and SIGHUP are passed on to
+CMD; the lock is released when CMD exits. Exit codes of dibs itself: 64 bad usage, 69 Redis
+unreachable or refusing, 70 internal error, 127 CMD could not be started.";
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Command {
+    Run {
+        server: ServerArg,
+        lock: String,
+        at_most: Duration,
+        at_least: Duration,
+        keep_alive: bool,
+        skip_exit: u8,
+        program: String,
+        args: Vec<String>,
+    },
+    Status {
+        server: ServerArg,
+        lock: String,
+    },
+    Help,
+}
+
+/// Where Redis is, as the command line names it (`--redis` or `DIBS_REDIS`, `--redis-opt`): the
+/// URI plus any extra spec keys.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ServerArg {
+    pub uri: String,
+    pub options: Vec<(String, String)>,
+}
+
+/// Parses the arguments after the program name. `redis_env` is `$DIBS_REDIS`.
+pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, String> {
+    let Some((sub, rest)) = args.split_first() else {
+        return Err("no command given".into());
+    };
+    if matches!(sub.as_str(), "-h" | "--help" | "help") {
+        return Ok(Command::Help);
+    }
+    let (flags, tail) = match rest.iter().position(|a| a == "--") {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let mut redis = redis_env;
+    let mut options = Vec::new();
+    let (mut lock, mut at_most, mut at_least) = (None, None, Duration::ZERO);
+    let (mut keep_alive, mut skip_exit) = (false, 0u8);
+    let mut it = flags.iter();
+    while let Some(arg) = it.next() {
+        // `--flag value` or `--flag=value`. Only the flag is ever echoed: a value may hold a
+        // password (`--redis=redis://:pw@host`).
+        let (flag, mut inline) = match arg.split_once('=') {
+            Some((flag, v)) if flag.starts_with("--") => (flag, Some(v.to_owned())),
+            _ => (arg.as_str(), None),
+        };
+        let has_inline = inline.is_some();
+        let mut value = |name: &str| {
+            inline
+                .take()
+                .or_else(|| it.next().cloned())
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match flag {
+            "-h" | "--help" => return Ok(Command::Help),
+            "--redis" => redis = Some(value("--redis")?),
+            "--redis-opt" => {
+                let kv = value("--redis-opt")?;
+                let (k, v) = kv
+                    .split_once('=')
+                    .ok_or("--redis-opt takes KEY=VALUE, and its value has no '='")?;
+                options.push((k.to_owned(), v.to_owned()));
+            }
+            "--lock" => lock = Some(value("--lock")?),
+            "--at-most" => at_most = Some(duration("--at-most", &value("--at-most")?)?),
+            "--at-least" => at_least = duration("--at-least", &value("--at-least")?)?,
+            "--keep-alive" if !has_inline => keep_alive = true,
+            "--keep-alive" => return Err("--keep-alive takes no value".into()),
+            "--skip-exit" => {
+                let v = value("--skip-exit")?;
+                skip_exit = v
+                    .parse()
+                    .map_err(|_| format!("--skip-exit must be 0 to 255, got '{v}'"))?;
+            }
+            other => return Err(format!("unknown option '{other}'")),
+        }
+    }
+    let server = ServerArg {
+        uri: redis.ok_or("--redis (or DIBS_REDIS) is required")?,
+        options,
+    };
+    let lock = lock.ok_or("--lock is required")?;
+    match sub.as_str() {
+        "run" => {
+            let at_most = at_most.ok_or("--at-most is required")?;
+            let (program, args) = tail
+                .and_then(|t| t.split_first())
+                .ok_or("the command to run goes after --")?;
+            Ok(Command::Run {
+                server,
+                lock,
+                at_most,
+                at_least,
+                keep_alive,
+                skip_exit,
+                program: program.clone(),
+                args: args.to_vec(),
+            })
+        }
+        "status" if tail.is_none() => Ok(Command::Status { server, lock }),
+        "status" => Err("status takes no command".into()),
+        other => Err(format!("unknown command '{other}'; expected run or status")),
+    }
+}
+
+/// `500ms`, `30s`, `10m`, `1h`.
+pub fn duration(flag: &str, text: &str) -> Result<Duration, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number.parse().map_err(|_| {
+        format!("{flag} must be a whole number with a unit (500ms, 30s, 10m, 1h), got '{text}'")
+    })?;
+    let ms = match unit {
+        "ms" => Some(n),
+        "s" => n.checked_mul(1000),
+        "m" => n.checked_mul(60_000),
+        "h" => n.checked_mul(3_600_000),
+        _ => {
+            return Err(format!(
+                "{flag}: unknown unit in '{text}'; use ms, s, m or h"
+            ))
+        }
+    };
+    ms.map(Duration::from_millis)
+        .ok_or_else(|| format!("{flag} = {text} is too long"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[&str]) -> Vec<String> {
+        args.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration("f", "500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(duration("f", "30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(duration("f", "10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(duration("f", "1h"), Ok(Duration::from_secs(3600)));
+        for bad in ["", "10", "s", "1.5s", "-1s", "10x", "99999999999999999999h"] {
+            assert!(duration("--at-most", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn run_and_status() {
+        let cmd = parse(
+            &strings(&[
+                "run",
+                "--redis",
+                "redis://h",
+                "--lock",
+                "job",
+                "--at-most",
+                "10m",
+                "--at-least",
+                "30s",
+                "--keep-alive",
+                "--skip-exit",
+                "3",
+                "--redis-opt",
+                "key-prefix=app:",
+                "--",
+                "echo",
+                "hi",
+                "--x",
+            ]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            cmd,
+            Command::Run {
+                server: ServerArg {
+                    uri: "redis://h".into(),
+                    options: vec![("key-prefix".into(), "app:".into())]
+                },
+                lock: "job".into(),
+                at_most: Duration::from_secs(600),
+                at_least: Duration::from_secs(30),
+                keep_alive: true,
+                skip_exit: 3,
+                program: "echo".into(),
+                args: strings(&["hi", "--x"]),
+            }
+        );
+        let cmd = parse(
+            &strings(&["status", "--lock", "job"]),
+            Some("redis://env".into()),
+        )
+        .unwrap();
+        assert_eq!(
+            cmd,
+            Command::Status {
+                server: ServerArg {
+                    uri: "redis://env".into(),
+                    options: vec![]
+                },
+                lock: "job".into()
+            }
+        );
+    }
+
+    #[test]
+    fn help() {
+        for args in [
+            vec!["--help"],
+            vec!["-h"],
+            vec!["help"],
+            vec!["run", "--help"],
+        ] {
+            assert_eq!(parse(&strings(&args), None), Ok(Command::Help), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn flags_take_their_value_after_an_equals_sign_too() {
+        let cmd = parse(
+            &strings(&[
+                "run",
+                "--redis=redis://h",
+                "--lock=j",
+                "--at-most=2s",
+                "--",
+                "true",
+            ]),
+            None,
+        )
+        .unwrap();
+        let Command::Run {
+            server,
+            lock,
+            at_most,
+            ..
+        } = cmd
+        else {
+            panic!("{cmd:?}")
+        };
+        assert_eq!((server.uri.as_str(), lock.as_str()), ("redis://h", "j"));
+        assert_eq!(at_most, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn no_value_is_echoed_in_a_usage_error() {
+        for args in [
+            vec!["run", "--redis-url=redis://:s3cret@h", "--lock", "j"],
+            vec![
+                "run",
+                "--redis",
+                "r",
+                "--redis-opt",
+                "s3cret",
+                "--lock",
+                "j",
+            ],
+            vec!["run", "--redis", "r", "--lock", "j", "--keep-alive=s3cret"],
+        ] {
+            let err = parse(&strings(&args), None).unwrap_err();
+            assert!(!err.contains("s3cret"), "{err}");
+        }
+    }
+
+    #[test]
+    fn usage_errors() {
+        for (args, fragment) in [
+            (vec![], "no command"),
+            (
+                vec!["run", "--lock", "j", "--at-most", "1s", "--", "true"],
+                "--redis",
+            ),
+            (
+                vec!["run", "--redis", "r", "--at-most", "1s", "--", "true"],
+                "--lock is required",
+            ),
+            (
+                vec!["run", "--redis", "r", "--lock", "j", "--", "true"],
+                "--at-most is required",
+            ),
+            (
+                vec!["run", "--redis", "r", "--lock", "j", "--at-most", "1s"],
+                "after --",
+            ),
+            (
+                vec![
+                    "run",
+                    "--redis",
+                    "r",
+                    "--lock",
+                    "j",
+                    "--at-most",
+                    "1s",
+                    "--bogus",
+                ],
+                "unknown option",
+            ),
+            (
+                vec![
+                    "run",
+                    "--redis",
+                    "r",
+                    "--lock",
+                    "j",
+                    "--at-most",
+                    "soon",
+                    "--",
+                    "x",
+                ],
+                "whole number",
+            ),
+            (
+                vec![
+                    "run",
+                    "--redis",
+                    "r",
+                    "--lock",
+                    "j",
+                    "--at-most",
+                    "1s",
+                    "--skip-exit",
+                    "300",
+                    "--",
+                    "x",
+                ],
+                "0 to 255",
+            ),
+            (
+                vec!["stop", "--redis", "r", "--lock", "j"],
+                "unknown command",
+            ),
+            (vec!["status", "--redis", "r", "--lock"], "needs a value"),
+        ] {
+            let err = parse(&strings(&args), None).unwrap_err();
+            assert!(err.contains(fragment), "{args:?}: {err}");
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! `dibs`, the command line: runs a command on exactly one of many hosts, for cron.
+//!
+//! ```text
+//! dibs run --redis redis://redis:6379 --lock nightly --at-most 10m -- /usr/local/bin/report
+//! ```
+
+mod args;
+
+use std::process::{Command as Process, ExitCode};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use args::{Command, ServerArg, USAGE};
+use dibs::{ConnSpec, Error, LockParams, Locker, SpecValue};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+const EX_USAGE: u8 = 64;
+const EX_UNAVAILABLE: u8 = 69;
+const EX_SOFTWARE: u8 = 70;
+const EX_NOT_STARTED: u8 = 127;
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let code = match args::parse(&argv, std::env::var("DIBS_REDIS").ok()) {
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            0
+        }
+        Ok(command) => run(command).unwrap_or_else(|e| {
+            eprintln!("dibs: {e}");
+            match e {
+                Error::InvalidArgument { .. } => EX_USAGE,
+                _ => EX_UNAVAILABLE,
+            }
+        }),
+        Err(message) => {
+            eprintln!("dibs: {message}\n\n{USAGE}");
+            EX_USAGE
+        }
+    };
+    ExitCode::from(code)
+}
+
+fn run(command: Command) -> Result<u8, Error> {
+    match command {
+        Command::Run {
+            server,
+            lock,
+            at_most,
+            at_least,
+            keep_alive,
+            skip_exit,
+            program,
+            args,
+        } => {
+            let params = LockParams::from_millis(&lock, millis(at_most), millis(at_least))?;
+            let locker = locker(&server, keep_alive)?;
+            // Watch signals before taking the lock: one that arrives while it is being taken
+            // must not kill dibs with the lock held and nothing to release it.
+            let forwarder = match Forwarder::start() {
+                Ok(f) => f,
+                Err(e) => {
+                    eprintln!("dibs: cannot watch signals: {e}");
+                    return Ok(EX_SOFTWARE);
+                }
+            };
+            let mut lease = match locker.acquire(&params) {
+                Ok(Some(lease)) => lease,
+                Ok(None) => {
+                    forwarder.stop();
+                    eprintln!("dibs: lock '{lock}' is held by another holder; {program} not run");
+                    return Ok(skip_exit);
+                }
+                Err(e) => {
+                    forwarder.stop();
+                    return Err(e);
+                }
+            };
+            if let Some(warning) = lease.take_warning() {
+                eprintln!("dibs: warning: {warning}");
+            }
+            // A panic here drops the lease, which releases it.
+            let code = forwarder.run_child(&program, &args);
+            let ending = lease.release();
+            forwarder.stop();
+            if let Some(warning) = ending.warning() {
+                eprintln!("dibs: warning: {warning}");
+            }
+            Ok(code)
+        }
+        Command::Status { server, lock } => {
+            match locker(&server, false)?.inspect(&lock)? {
+                None => println!("lock '{lock}' is free"),
+                Some(state) => {
+                    let who = match &state.holder {
+                        Some(h) => format!(
+                            "held by {} pid {}, acquired {} ago",
+                            h.host,
+                            h.pid,
+                            human(Duration::from_millis(
+                                unix_ms().saturating_sub(h.acquired_at_unix_ms)
+                            ))
+                        ),
+                        None => "held (by a value dibs did not write)".to_owned(),
+                    };
+                    let ttl = state.remaining_ms.map_or("never expires".to_owned(), |ms| {
+                        format!("expires in {}", human(Duration::from_millis(ms)))
+                    });
+                    println!("lock '{lock}' is {who}; {ttl}");
+                }
+            }
+            Ok(0)
+        }
+        Command::Help => Ok(0),
+    }
+}
+
+/// The same conn specs as the library: the URI, plus extra keys as in its maps.
+fn locker(server: &ServerArg, keep_alive: bool) -> Result<Locker, Error> {
+    let mut entries = vec![("uri".to_owned(), SpecValue::Str(server.uri.clone()))];
+    entries.extend(
+        server
+            .options
+            .iter()
+            .map(|(k, v)| (k.clone(), SpecValue::Str(v.clone()))),
+    );
+    if keep_alive {
+        entries.push(("keep-alive".to_owned(), SpecValue::Bool(true)));
+    }
+    Locker::new(ConnSpec::from_map(&entries)?)
+}
+
+const FORWARDED: [i32; 3] = [SIGTERM, SIGINT, SIGHUP];
+
+/// Blocks or unblocks the forwarded signals for the calling thread.
+fn set_mask(how: libc::c_int) -> std::io::Result<()> {
+    // SAFETY: a sigset_t filled by sigemptyset/sigaddset, passed to pthread_sigmask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in FORWARDED {
+            libc::sigaddset(&mut set, signal);
+        }
+        match libc::pthread_sigmask(how, &set, std::ptr::null_mut()) {
+            0 => Ok(()),
+            code => Err(std::io::Error::from_raw_os_error(code)),
+        }
+    }
+}
+
+/// Passes SIGTERM, SIGINT and SIGHUP on to the child. A signal that comes before the child
+/// exists is kept and delivered once it does; none is sent once the child has been reaped,
+/// when its pid may belong to another process.
+struct Forwarder {
+    target: Arc<Mutex<Target>>,
+    handle: signal_hook::iterator::Handle,
+    thread: thread::JoinHandle<()>,
+}
+
+enum Target {
+    /// No child yet; the first signal that came meanwhile.
+    Waiting(Option<i32>),
+    Child(libc::pid_t),
+    Done,
+}
+
+impl Forwarder {
+    fn start() -> std::io::Result<Forwarder> {
+        let mut signals = Signals::new(FORWARDED)?;
+        let handle = signals.handle();
+        let target = Arc::new(Mutex::new(Target::Waiting(None)));
+        let shared = target.clone();
+        // The signals are blocked on every thread but the forwarder's: a handler running on the
+        // main thread would interrupt its Redis reads (EINTR) mid-acquire or mid-release. The
+        // child starts with an empty mask (std resets it).
+        set_mask(libc::SIG_BLOCK)?;
+        let thread = thread::spawn(move || {
+            let _ = set_mask(libc::SIG_UNBLOCK);
+            for signal in signals.forever() {
+                let mut target = shared.lock().unwrap_or_else(|p| p.into_inner());
+                match &mut *target {
+                    Target::Waiting(first) => *first = first.or(Some(signal)),
+                    // SAFETY: kill(2) on our child, which is not reaped while we hold the lock.
+                    Target::Child(pid) => unsafe {
+                        libc::kill(*pid, signal);
+                    },
+                    Target::Done => {}
+                }
+            }
+        });
+        Ok(Forwarder {
+            target,
+            handle,
+            thread,
+        })
+    }
+
+    /// Runs the child with our stdin, stdout and stderr; returns its exit code, or 128 + the
+    /// signal that killed it (or that came before it could start).
+    fn run_child(&self, program: &str, args: &[String]) -> u8 {
+        let mut target = self.target.lock().unwrap_or_else(|p| p.into_inner());
+        if let Target::Waiting(Some(signal)) = *target {
+            eprintln!("dibs: signal {signal} before {program} started; not run");
+            return (128 + signal).clamp(0, 255) as u8;
+        }
+        let mut child = match Process::new(program).args(args).spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                eprintln!("dibs: cannot run {program}: {e}");
+                return EX_NOT_STARTED;
+            }
+        };
+        let pid = child.id() as libc::pid_t;
+        *target = Target::Child(pid);
+        drop(target);
+        // Wait for the exit without reaping, so that the pid stays ours until forwarding stops.
+        // SAFETY: waitid(2) on our own child, with a zeroed siginfo to fill.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let waited = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        *self.target.lock().unwrap_or_else(|p| p.into_inner()) = Target::Done;
+        if waited != 0 {
+            eprintln!(
+                "dibs: waiting for {program} failed: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        match child.wait() {
+            Ok(status) => {
+                use std::os::unix::process::ExitStatusExt;
+                match (status.code(), status.signal()) {
+                    (Some(code), _) => code.clamp(0, 255) as u8,
+                    (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
+                    _ => EX_SOFTWARE,
+                }
+            }
+            Err(e) => {
+                eprintln!("dibs: waiting for {program} failed: {e}");
+                EX_SOFTWARE
+            }
+        }
+    }
+
+    fn stop(self) {
+        self.handle.close();
+        let _ = self.thread.join();
+    }
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn human(d: Duration) -> String {
+    let (ms, s) = (d.as_millis(), d.as_secs());
+    match s {
+        0..=9 => format!("{ms} ms"),
+        10..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, s % 3600 / 60),
+    }
+}

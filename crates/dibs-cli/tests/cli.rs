@@ -1,0 +1,308 @@
+//! The `dibs` command line against a real redis-server.
+
+// The core's test fixtures (a redis-server of the test's own, a throwaway PKI), shared.
+#[path = "../../dibs/tests/common/mod.rs"]
+mod common;
+
+use std::process::{Command, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::RedisServer;
+use redis::Commands;
+
+fn dibs(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dibs"))
+        .args(args)
+        .output()
+        .expect("run dibs")
+}
+
+/// `dibs run --redis URI --lock LOCK --at-most AT_MOST` then `rest` (more flags, `--`, the command).
+fn run(uri: &str, lock: &str, at_most: &str, rest: &[&str]) -> Output {
+    let mut args = vec!["run", "--redis", uri, "--lock", lock, "--at-most", at_most];
+    args.extend_from_slice(rest);
+    dibs(&args)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn runs_the_command_when_it_wins_and_exits_with_its_code() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let out = run(&uri, "cron", "10s", &["--", "sh", "-c", "echo ran; exit 7"]);
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "ran\n");
+    assert!(!server.exists("dibs:cron"), "released after the command");
+
+    let out = run(&uri, "cron", "10s", &["--at-least", "5s", "--", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let ttl: i64 = server.admin().pttl("dibs:cron").unwrap();
+    assert!((4_000..=5_000).contains(&ttl), "atLeast keeps it: {ttl}");
+}
+
+#[test]
+fn a_keep_alive_schedule_that_cannot_hold_is_warned_before_the_command_runs() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    // The command prints after dibs's warning, which must come first: it is said at acquire.
+    let out = run(
+        &uri,
+        "tight",
+        "2s",
+        &[
+            "--keep-alive",
+            "--redis-opt",
+            "timeout-ms=1000",
+            "--",
+            "sh",
+            "-c",
+            "echo ran >&2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let warning = "dibs: warning: lock 'tight': with keep-alive, atMost 2000 ms is shorter than 3 x the 3000 ms";
+    assert!(
+        stderr.starts_with(warning) && stderr.ends_with("ran\n"),
+        "{stderr}"
+    );
+    let out = run(
+        &uri,
+        "roomy",
+        "9s",
+        &[
+            "--keep-alive",
+            "--redis-opt",
+            "timeout-ms=1000",
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(
+        text(&out.stderr),
+        "",
+        "a schedule that holds is not warned about"
+    );
+}
+
+#[test]
+fn skips_with_the_chosen_exit_code_and_a_line_on_stderr() {
+    let server = RedisServer::start();
+    let _: () = server.admin().set_ex("dibs:busy", "someone", 60).unwrap();
+    let uri = server.uri();
+    let out = run(&uri, "busy", "1m", &["--", "sh", "-c", "echo ran"]);
+    assert_eq!(out.status.code(), Some(0), "default skip exit code");
+    assert_eq!(text(&out.stdout), "", "the command must not run");
+    assert!(
+        text(&out.stderr).contains("lock 'busy' is held by another holder"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&uri, "busy", "1m", &["--skip-exit", "75", "--", "true"]);
+    assert_eq!(out.status.code(), Some(75), "{}", text(&out.stderr));
+}
+
+#[test]
+fn sigterm_is_passed_on_and_the_lock_released_when_the_child_exits() {
+    let server = RedisServer::start();
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dibs"))
+        .args([
+            "run",
+            "--redis",
+            &server.uri(),
+            "--lock",
+            "long",
+            "--at-most",
+            "1m",
+            "--",
+        ])
+        .args([
+            "sh",
+            "-c",
+            "trap 'echo got-term; exit 42' TERM; echo started; while true; do sleep 0.05; done",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while !server.exists("dibs:long") {
+        assert!(started.elapsed() < Duration::from_secs(5), "never acquired");
+        thread::sleep(Duration::from_millis(20));
+    }
+    thread::sleep(Duration::from_millis(300)); // let the shell install its trap
+    let ok = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let status = child.wait().unwrap();
+    let mut out = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+    assert_eq!(
+        status.code(),
+        Some(42),
+        "the child's own exit code; stdout: {out}"
+    );
+    assert!(out.contains("got-term"), "{out}");
+    assert!(!server.exists("dibs:long"), "released");
+}
+
+#[test]
+fn a_child_killed_by_a_signal_exits_128_plus_it_and_a_missing_command_127() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let out = run(&uri, "k", "10s", &["--", "sh", "-c", "kill -KILL $$"]);
+    assert_eq!(out.status.code(), Some(128 + 9), "{}", text(&out.stderr));
+    let out = run(&uri, "k", "10s", &["--", "/nonexistent/program"]);
+    assert_eq!(out.status.code(), Some(127), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cannot run /nonexistent/program"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!server.exists("dibs:k"), "released");
+}
+
+#[test]
+fn status_prints_the_holder_and_the_remaining_ttl() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let out = dibs(&["status", "--redis", &uri, "--lock", "s"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "lock 's' is free\n");
+
+    let mut holder = Command::new(env!("CARGO_BIN_EXE_dibs"))
+        .args([
+            "run",
+            "--redis",
+            &uri,
+            "--lock",
+            "s",
+            "--at-most",
+            "10m",
+            "--",
+            "sleep",
+            "3",
+        ])
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !server.exists("dibs:s") {
+        assert!(started.elapsed() < Duration::from_secs(5));
+        thread::sleep(Duration::from_millis(20));
+    }
+    let out = dibs(&["status", "--redis", &uri, "--lock", "s"]);
+    let line = text(&out.stdout);
+    assert!(line.contains(&format!("pid {}", holder.id())), "{line}");
+    assert!(
+        line.contains("expires in 9 min") || line.contains("expires in 10 min"),
+        "{line}"
+    );
+    holder.kill().unwrap();
+    let _ = holder.wait();
+}
+
+#[test]
+fn bad_usage_exits_64_with_the_usage_and_conn_options_work() {
+    let out = dibs(&["run", "--lock", "x", "--at-most", "soon", "--", "true"]);
+    assert_eq!(out.status.code(), Some(64), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--at-most must be a whole number") && err.contains("usage:"),
+        "{err}"
+    );
+
+    let out = dibs(&[
+        "run",
+        "--redis",
+        "redis://127.0.0.1:1",
+        "--lock",
+        "",
+        "--at-most",
+        "1s",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status.code(), Some(64), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("lockName must not be empty"));
+
+    let server = RedisServer::start();
+    let out = Command::new(env!("CARGO_BIN_EXE_dibs"))
+        .args([
+            "run",
+            "--lock",
+            "p",
+            "--at-most",
+            "10s",
+            "--at-least",
+            "10s",
+            "--redis-opt",
+            "key-prefix=app:",
+        ])
+        .args(["--", "true"])
+        .env("DIBS_REDIS", server.uri())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(server.exists("app:p"), "key prefix from --redis-opt");
+
+    let out = dibs(&[
+        "run",
+        "--redis",
+        "redis://:hunter2@127.0.0.1:1",
+        "--lock",
+        "d",
+        "--at-most",
+        "1s",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status.code(), Some(69), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("hunter2"));
+}
+
+#[test]
+fn a_signal_before_the_command_starts_releases_the_lock_and_runs_nothing() {
+    let server = RedisServer::start();
+    let signal = |sig: &str, pid: u32| {
+        let ok = Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    // A frozen server holds dibs inside its acquire while the signal arrives.
+    signal("-STOP", server.pid());
+    let child = Command::new(env!("CARGO_BIN_EXE_dibs"))
+        .args([
+            "run",
+            "--redis",
+            &server.uri(),
+            "--lock",
+            "early",
+            "--at-most",
+            "1m",
+        ])
+        .args(["--", "sh", "-c", "echo ran"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    thread::sleep(Duration::from_millis(300));
+    signal("-HUP", child.id());
+    thread::sleep(Duration::from_millis(100));
+    signal("-CONT", server.pid());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(128 + 1), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "", "the command must not run");
+    assert!(
+        text(&out.stderr).contains("before sh started; not run"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!server.exists("dibs:early"), "released");
+}

@@ -1,0 +1,208 @@
+//! The `native` methods of `dibs.NativeLib`.
+
+use jni::objects::{JClass, JLongArray, JObject, JObjectArray, JString, JValue};
+use jni::sys::{jboolean, jlong, jobject, jstring, JNI_TRUE};
+use jni::JNIEnv;
+
+use super::guard::{entry, Failure};
+use super::{handles, leases, tokens};
+use dibs_core::{ConnSpec, Error, LockParams};
+
+/// A handle for a URI conn: the shared locker of its spec, or (`owned`) one with its own pool.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_connectUri<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    uri: JString<'l>,
+    owned: jboolean,
+) -> jlong {
+    entry(&mut env, |env| {
+        let uri = read_string(env, &uri, "conn")?;
+        handle(ConnSpec::from_uri(&uri)?, owned)
+    })
+}
+
+/// The same for a Map conn that `dibs.ConnCache` flattened into tokens.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_connectMap<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    tokens: JObjectArray<'l>,
+    owned: jboolean,
+) -> jlong {
+    entry(&mut env, |env| {
+        let len = env.get_array_length(&tokens)?;
+        let mut strings = Vec::with_capacity(len as usize);
+        for i in 0..len {
+            // A frame per element: reading a string makes local references of its own, and a
+            // long map would otherwise overrun the 32 that JNI guarantees.
+            let text = env.with_local_frame(4, |env| -> Result<String, Failure> {
+                let element = JString::from(env.get_object_array_element(&tokens, i)?);
+                read_string(env, &element, "conn")
+            })?;
+            strings.push(text);
+        }
+        let entries = tokens::decode(&strings)?;
+        handle(ConnSpec::from_map(&entries)?, owned)
+    })
+}
+
+fn handle(spec: ConnSpec, owned: jboolean) -> Result<jlong, Failure> {
+    if owned == JNI_TRUE {
+        handles::open(spec)
+    } else {
+        handles::shared(spec)
+    }
+}
+
+/// Drops the pool of an owned handle.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_close<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    entry(&mut env, |_| handles::close(handle))
+}
+
+/// A `dibs.LockInfo` for the lock `lockName`; never changes the lock.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_inspect<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    lock_name: JString<'l>,
+) -> jobject {
+    entry(&mut env, |env| {
+        let name = read_string(env, &lock_name, "lockName")?;
+        let state = handles::locker(handle)?.inspect(&name)?;
+        let holder = state.as_ref().and_then(|s| s.holder.as_ref());
+        let host = match holder {
+            Some(h) => JObject::from(env.new_string(&h.host)?),
+            None => JObject::null(),
+        };
+        let to_long = |v: Option<u64>| v.map_or(-1, |v| i64::try_from(v).unwrap_or(i64::MAX));
+        let args = [
+            JValue::Bool(state.is_some().into()),
+            JValue::Long(to_long(state.as_ref().and_then(|s| s.remaining_ms))),
+            JValue::Object(&host),
+            JValue::Long(to_long(holder.map(|h| u64::from(h.pid)))),
+            JValue::Long(to_long(holder.map(|h| h.acquired_at_unix_ms))),
+        ];
+        let info = env.new_object("dibs/LockInfo", "(ZJLjava/lang/String;JJ)V", &args)?;
+        Ok(info.into_raw())
+    })
+}
+
+/// Validates the arguments, then `SET key value NX PX atMost`: the id of the lease when won, 0
+/// when another holder has the lock, and minus the id when won with a warning to take with
+/// `takeWarning` (rare: no second call on the common path). With keep-alive in the conn, the
+/// extender starts here.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    lock_name: JString<'l>,
+    at_most: jlong,
+    at_least: jlong,
+    unit_ms: jlong,
+) -> jlong {
+    entry(&mut env, |env| {
+        let name = read_string(env, &lock_name, "lockName")?;
+        let params = LockParams::new(&name, at_most, at_least, unit_ms)?;
+        Ok(match handles::locker(handle)?.acquire(&params)? {
+            Some(lease) if lease.has_warning() => -leases::put(lease),
+            Some(lease) => leases::put(lease),
+            None => 0,
+        })
+    })
+}
+
+/// Releases a lease and says how the call ended: `facts` gets the ending's code and the
+/// milliseconds held; the return value is the ending's warning, or null when all went well.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_release<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+    facts: JLongArray<'l>,
+) -> jstring {
+    entry(&mut env, |env| {
+        let ending = leases::take(lease)?.release();
+        let held_ms = i64::try_from(ending.elapsed.as_millis()).unwrap_or(i64::MAX);
+        env.set_long_array_region(&facts, 0, &[i64::from(ending.code()), held_ms])?;
+        Ok(match ending.warning() {
+            Some(text) => env.new_string(text)?.into_raw(),
+            None => std::ptr::null_mut(),
+        })
+    })
+}
+
+/// If the lease's lock is still ours, sets its expiry to `atMost` from now and counts `atLeast`
+/// from now; false when no longer ours. The lease stays held either way, for its release.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_extend<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+    at_most_ms: jlong,
+    at_least_ms: jlong,
+) -> jboolean {
+    entry(&mut env, |_| {
+        // Out of the table during the round trip, so that other calls never wait on it; Java
+        // never extends and releases one lease at once.
+        let mut held = leases::take(lease)?;
+        let ours = held.extend(at_most_ms, at_least_ms);
+        leases::put_back(lease, held);
+        Ok(jboolean::from(ours?))
+    })
+}
+
+/// The warning the acquire of a lease found (a keep-alive schedule that cannot hold), once; null
+/// when none.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_takeWarning<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+) -> jstring {
+    entry(&mut env, |env| {
+        Ok(match leases::take_warning(lease)? {
+            Some(text) => env.new_string(text)?.into_raw(),
+            None => std::ptr::null_mut(),
+        })
+    })
+}
+
+/// Whether keep-alive found the lease's lock taken, or could not extend it in time.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_isLost<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+) -> jboolean {
+    entry(&mut env, |_| Ok(jboolean::from(leases::is_lost(lease)?)))
+}
+
+fn read_string(env: &mut JNIEnv, s: &JString, arg: &'static str) -> Result<String, Failure> {
+    if s.is_null() {
+        return Err(Error::InvalidArgument {
+            arg,
+            message: format!("{arg} must not be null"),
+        }
+        .into());
+    }
+    // SAFETY: every native method of dibs.NativeLib declares this parameter as a String, so the
+    // JVM only ever passes a java.lang.String (or null, handled above). The checked get_string
+    // would look up java/lang/String with FindClass on every call.
+    let java = unsafe { env.get_string_unchecked(s) }?;
+    match cesu8::from_java_cesu8(java.to_bytes()) {
+        Ok(text) => Ok(text.into_owned()),
+        Err(_) => Err(Error::InvalidArgument {
+            arg,
+            message: format!("{arg} must not contain unpaired UTF-16 surrogates"),
+        }
+        .into()),
+    }
+}

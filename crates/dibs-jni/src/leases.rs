@@ -1,0 +1,69 @@
+//! Leases held by Java: the `long` a won `acquire` returns names one here until its `release`.
+//! Ids are never reused, so a lease cannot be released twice, and a stale or forged id is an
+//! error, never someone else's lock.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Mutex;
+
+use dibs_core::Lease;
+
+use super::guard::Failure;
+
+static LEASES: Mutex<Option<HashMap<i64, Lease>>> = Mutex::new(None);
+static NEXT_ID: AtomicI64 = AtomicI64::new(1);
+
+/// Keeps `lease` until [`take`]; returns its id (> 0).
+pub(super) fn put(lease: Lease) -> i64 {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    put_back(id, lease);
+    id
+}
+
+/// The lease `id`, which is then no longer held here.
+pub(super) fn take(id: i64) -> Result<Lease, Failure> {
+    LEASES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_mut()
+        .and_then(|leases| leases.remove(&id))
+        .ok_or_else(|| {
+            Failure::State(format!(
+                "lease {id} was already released, or never acquired"
+            ))
+        })
+}
+
+/// Returns a lease that [`take`] lent out, under its id.
+pub(super) fn put_back(id: i64, lease: Lease) {
+    LEASES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .insert(id, lease);
+}
+
+/// Whether keep-alive found the lease's lock lost (no I/O).
+pub(super) fn is_lost(id: i64) -> Result<bool, Failure> {
+    with(id, |lease| lease.is_lost())
+}
+
+/// The acquire's warning about the lease, once (no I/O).
+pub(super) fn take_warning(id: i64) -> Result<Option<String>, Failure> {
+    with(id, Lease::take_warning)
+}
+
+/// Runs `f` on the lease `id`, left in the table.
+fn with<T>(id: i64, f: impl FnOnce(&mut Lease) -> T) -> Result<T, Failure> {
+    LEASES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_mut()
+        .and_then(|leases| leases.get_mut(&id))
+        .map(f)
+        .ok_or_else(|| {
+            Failure::State(format!(
+                "lease {id} was already released, or never acquired"
+            ))
+        })
+}

@@ -1,0 +1,117 @@
+//! The Rust core's own lock cycle, the baseline for what the Java binding adds
+//! (`scripts/call-cost.sh` runs both): `cargo bench -p dibs --bench core_cycle`.
+//!
+//! On 1 thread, against a throwaway redis-server: `Locker::execute` with a no-op task (SET NX PX,
+//! then the release script), and the skip path (the lock held by someone else: SET NX PX only).
+//! Each is timed over `CYCLES` calls after `WARMUP` unmeasured ones. Lock params are built per
+//! call, as the JNI entry point does.
+//!
+//! Client and redis-server share CPU 0, as in `dibs.CallCostBench`, so that the two programs'
+//! figures can be told apart. On the 2-vCPU development VM, unpinned, a cycle's p50 swings about
+//! 3x with whether the scheduler happens to put both on one CPU; split across the two CPUs, every
+//! round trip wakes an idle vCPU and the p50 still drifted by tens of µs between runs; on one CPU
+//! it repeats within about 1 µs.
+
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::Instant;
+
+use dibs::{ConnSpec, Ended, Ending, LockParams, Locker, Outcome};
+use redis::Client;
+
+mod support;
+
+use support::{Res, Server};
+
+const WARMUP: usize = 2_000;
+const CYCLES: usize = 20_000;
+
+/// Pins this process (every thread, and the redis-server it starts later) to CPU 0 with
+/// util-linux's `taskset`. Returns how, for the header.
+fn pin() -> String {
+    let pinned = Command::new("taskset")
+        .args(["-a", "-p", "-c", "0", &std::process::id().to_string()])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if pinned {
+        "client and redis-server pinned to CPU 0".into()
+    } else {
+        "not pinned (taskset failed)".into()
+    }
+}
+
+/// p50, p99 and mean of `call` in µs, over `CYCLES` calls after `WARMUP` unmeasured ones.
+fn measure(mut call: impl FnMut()) -> [f64; 3] {
+    for _ in 0..WARMUP {
+        call();
+    }
+    let mut micros: Vec<f64> = (0..CYCLES)
+        .map(|_| {
+            let start = Instant::now();
+            call();
+            start.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    let mean = micros.iter().sum::<f64>() / CYCLES as f64;
+    micros.sort_by(f64::total_cmp);
+    // Nearest rank.
+    let at = |q: f64| micros[((q * CYCLES as f64).ceil() as usize).clamp(1, CYCLES) - 1];
+    [at(0.50), at(0.99), mean]
+}
+
+/// One `Locker::execute`, as `Dibs.execute(conn, name, 10, 0, task)` makes it.
+fn execute(locker: &Locker, name: &str) -> Outcome<()> {
+    let params = LockParams::from_secs(name, 10, 0).expect("lock params");
+    locker.execute(&params, || ()).expect("Locker::execute")
+}
+
+fn main() -> Res<()> {
+    let cpus = thread::available_parallelism().map_or(1, |n| n.get());
+    let pinning = pin();
+    let server = Server::start()?;
+    println!(
+        "redis-server {} on 127.0.0.1:{}, {cpus} CPUs, {pinning}",
+        server.version, server.port
+    );
+    let locker = Locker::shared(ConnSpec::from_uri(&server.uri())?)?;
+
+    let cycle = measure(|| {
+        let outcome = execute(locker, "call-cost");
+        let deleted = matches!(
+            outcome,
+            Outcome::Ran {
+                ending: Ending {
+                    ended: Ended::Released,
+                    ..
+                },
+                ..
+            }
+        );
+        assert!(deleted, "a free lock was not won and deleted: {outcome:?}");
+    });
+
+    let held = "call-cost-held";
+    let mut conn = Client::open(server.uri())?.get_connection()?;
+    redis::cmd("SET")
+        .arg(locker.key(held))
+        .arg("someone-else")
+        .arg("PX")
+        .arg(600_000)
+        .query::<()>(&mut conn)?;
+    let skip = measure(|| {
+        let outcome = execute(locker, held);
+        assert!(matches!(outcome, Outcome::Skipped), "{outcome:?}");
+    });
+
+    println!();
+    println!("| Rust `Locker::execute`, 1 thread, {CYCLES} calls after {WARMUP} | p50 µs | p99 µs | mean µs |");
+    println!("|---|---:|---:|---:|");
+    for (path, [p50, p99, mean]) in [
+        ("cycle: SET NX PX, no-op task, release script", cycle),
+        ("skip: lock held by another, SET NX PX only", skip),
+    ] {
+        println!("| {path} | {p50:.1} | {p99:.1} | {mean:.1} |");
+    }
+    Ok(())
+}

@@ -1,0 +1,38 @@
+//! dibs: a distributed scheduler lock on Redis. When the same scheduled job runs on N instances
+//! of a service, exactly one instance runs it per tick.
+//!
+//! ```no_run
+//! use dibs::{ConnSpec, LockParams, Locker, Outcome};
+//!
+//! let locker = Locker::shared(ConnSpec::from_uri("redis://127.0.0.1:6379")?)?;
+//! let params = LockParams::from_secs("nightly-report", 600, 30)?;
+//! match locker.execute(&params, || 42)? {
+//!     Outcome::Ran { value, .. } => println!("ran: {value}"),
+//!     Outcome::Skipped => println!("another instance has it"),
+//! }
+//! # Ok::<(), dibs::Error>(())
+//! ```
+//!
+//! The JVM binding (`crates/dibs-jni`, behind the Java class `dibs.Dibs`) and the `dibs` command
+//! line (`crates/dibs-cli`) are built on this crate's public API only.
+
+mod conn;
+mod connspec;
+mod ending;
+mod error;
+mod holder;
+mod keepalive;
+mod lock;
+mod pool;
+mod script;
+mod tls;
+
+pub use connspec::{
+    Address, ConnSpec, SpecValue, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HOST,
+    DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_KEY_PREFIX, DEFAULT_MAX_TOTAL, DEFAULT_PORT,
+    DEFAULT_READ_TIMEOUT_MS,
+};
+pub use ending::{Ended, Ending};
+pub use error::{Error, Result};
+pub use holder::{Holder, LockState};
+pub use lock::{Lease, LockParams, Locker, Outcome, MAX_NAME_BYTES};

@@ -1,0 +1,647 @@
+//! The lock model. [`Locker::acquire`] and [`Lease::release`] are its two primitives, and
+//! [`Locker::execute`] the whole lifecycle on them: validate, acquire, run, release. The JVM uses
+//! the two primitives with its task in plain Java between them; the CLI uses `execute`.
+//!
+//! - Acquire: one `SET key value NX PX atMost`. The value holds a random UUID v4 made per call.
+//! - Release: one token-checked Lua script (EVALSHA, falling back to EVAL on NOSCRIPT). If the
+//!   key still holds our value: `PEXPIRE` it for `atLeast - elapsed` ms when that is positive,
+//!   else `DEL` it. If the key is gone or someone else's, nothing is touched.
+//! - Timing: `elapsed` is measured with a monotonic clock from the moment the `SET` reply was
+//!   received, in whole milliseconds rounded down. Both choices err towards holding the lock a
+//!   little longer than `atLeast`, never shorter.
+
+use std::collections::{HashMap, HashSet};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use redis::RedisResult;
+
+use crate::conn::Conn;
+use crate::connspec::{ConnSpec, ServerSpec};
+use crate::ending::{Ended, Ending};
+use crate::error::{Error, Result};
+use crate::holder::{self, Holder, LockState};
+use crate::keepalive::{KeepAlive, Schedule};
+use crate::pool::Pool;
+use crate::script;
+
+/// The longest lock name, in UTF-8 bytes.
+pub const MAX_NAME_BYTES: usize = 512;
+
+/// Redis refuses an expiry whose absolute time overflows its 64-bit millisecond clock; this
+/// bound (about 146 million years) keeps well inside it.
+const MAX_TTL_MS: u64 = (i64::MAX / 2) as u64;
+
+/// A validated lock request. Building one is the only validation of lock arguments, and it
+/// happens before any network I/O.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockParams {
+    name: String,
+    at_most_ms: u64,
+    at_least_ms: u64,
+}
+
+impl LockParams {
+    /// `at_most` and `at_least` count units of `unit_ms` milliseconds (1000 for seconds).
+    ///
+    /// A name is 1 to [`MAX_NAME_BYTES`] bytes of UTF-8 with no control characters: spaces and
+    /// non-ASCII letters are fine, newlines and NUL are not (they break logs and tooling).
+    pub fn new(name: &str, at_most: i64, at_least: i64, unit_ms: i64) -> Result<LockParams> {
+        validate_name(name)?;
+        let unit = if unit_ms == 1000 { "s" } else { "ms" };
+        let to_ms = |arg: &'static str, v: i64| -> Result<u64> {
+            let ms = v.checked_mul(unit_ms).ok_or_else(|| {
+                Error::invalid(
+                    arg,
+                    format!("{arg} = {v} {unit} overflows 64-bit milliseconds"),
+                )
+            })?;
+            Ok(ms.max(0) as u64)
+        };
+        if at_most <= 0 {
+            return Err(Error::invalid(
+                "atMost",
+                format!("atMost must be positive, got {at_most} {unit}"),
+            ));
+        }
+        if at_least < 0 {
+            return Err(Error::invalid(
+                "atLeast",
+                format!("atLeast must not be negative, got {at_least} {unit}"),
+            ));
+        }
+        let at_most_ms = to_ms("atMost", at_most)?;
+        let at_least_ms = to_ms("atLeast", at_least)?;
+        if at_most_ms > MAX_TTL_MS {
+            return Err(Error::invalid(
+                "atMost",
+                format!("atMost = {at_most} {unit} is beyond what Redis can expire (at most {MAX_TTL_MS} ms)"),
+            ));
+        }
+        if at_least_ms > at_most_ms {
+            return Err(Error::invalid(
+                "atLeast",
+                format!(
+                    "atLeast ({at_least} {unit}) must not exceed atMost ({at_most} {unit}): \
+                     the lock would have to outlive its own expiry"
+                ),
+            ));
+        }
+        Ok(LockParams {
+            name: name.to_owned(),
+            at_most_ms,
+            at_least_ms,
+        })
+    }
+
+    pub fn from_secs(name: &str, at_most: i64, at_least: i64) -> Result<LockParams> {
+        LockParams::new(name, at_most, at_least, 1000)
+    }
+
+    pub fn from_millis(name: &str, at_most: i64, at_least: i64) -> Result<LockParams> {
+        LockParams::new(name, at_most, at_least, 1)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn at_most(&self) -> Duration {
+        Duration::from_millis(self.at_most_ms)
+    }
+
+    pub fn at_least(&self) -> Duration {
+        Duration::from_millis(self.at_least_ms)
+    }
+}
+
+fn validate_name(name: &str) -> Result<()> {
+    if name.is_empty() {
+        return Err(Error::invalid("lockName", "lockName must not be empty"));
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(Error::invalid(
+            "lockName",
+            format!(
+                "lockName is {} bytes of UTF-8; the maximum is {MAX_NAME_BYTES}",
+                name.len()
+            ),
+        ));
+    }
+    if let Some((at, c)) = name.char_indices().find(|(_, c)| c.is_control()) {
+        return Err(Error::invalid(
+            "lockName",
+            format!(
+                "lockName must not contain control characters; found U+{:04X} at byte {at}",
+                c as u32
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A lock we hold, from a won [`Locker::acquire`] until [`Lease::release`]. With keep-alive, a
+/// helper thread extends it meanwhile. A lease dropped without a release (a panic between the
+/// two) is released by its `Drop`, so that no lock stays held with nothing running.
+#[must_use = "a lease must be released"]
+pub struct Lease {
+    pool: Arc<Pool>,
+    name: String,
+    key: String,
+    value: String,
+    acquired: Instant,
+    at_most_ms: u64,
+    at_least_ms: u64,
+    keep_alive: Option<KeepAlive>,
+    /// What the acquire found worth a warning (a keep-alive schedule that cannot hold).
+    warning: Option<String>,
+    released: bool,
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not the value: it holds the token.
+        f.debug_struct("Lease")
+            .field("key", &self.key)
+            .field("at_most_ms", &self.at_most_ms)
+            .field("at_least_ms", &self.at_least_ms)
+            .field("keep_alive", &self.keep_alive.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Lease {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The value stored under the key: `token;host;pid;acquired-at-unix-ms`.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
+    /// With keep-alive: whether the lock was found taken, or could not be extended in time, while
+    /// held. Always false without keep-alive (the release tells).
+    pub fn is_lost(&self) -> bool {
+        self.keep_alive.as_ref().is_some_and(KeepAlive::is_lost)
+    }
+
+    /// The acquire's warning, once: keep-alive's schedule cannot hold for this `atMost` and
+    /// these timeouts. Said for the first lease of each `atMost` of a locker.
+    pub fn take_warning(&mut self) -> Option<String> {
+        self.warning.take()
+    }
+
+    /// Whether [`take_warning`](Lease::take_warning) has one to give.
+    pub fn has_warning(&self) -> bool {
+        self.warning.is_some()
+    }
+
+    /// If the lock is still ours, sets its expiry to `at_most_ms` from now and counts
+    /// `at_least_ms` from now too (as a fresh acquisition would); `Ok(false)`: no longer ours.
+    /// The durations follow [`LockParams::from_millis`]'s rules, checked before any I/O. For
+    /// callers that extend by hand (ShedLock's `extend`); keep-alive does its own.
+    pub fn extend(&mut self, at_most_ms: i64, at_least_ms: i64) -> Result<bool> {
+        let params = LockParams::from_millis(&self.name, at_most_ms, at_least_ms)?;
+        let (at_most_ms, at_least_ms) = (params.at_most_ms, params.at_least_ms);
+        let script =
+            |conn: &mut Conn| script::EXTEND.run::<i64>(conn, &self.key, &self.value, at_most_ms);
+        let name = &self.name;
+        let ours = self
+            .pool
+            .run(&format_args!("extending lock '{name}'"), script, script)?
+            == 1;
+        if ours {
+            self.acquired = Instant::now();
+            self.at_most_ms = at_most_ms;
+            self.at_least_ms = at_least_ms;
+        }
+        Ok(ours)
+    }
+
+    /// Stops keep-alive, then runs the release script: if the key still holds our value,
+    /// `PEXPIRE` it for the rest of `atLeast`, else `DEL` it; if not ours, touch nothing. The
+    /// ending says which, and whether keep-alive saw the lock taken meanwhile.
+    pub fn release(mut self) -> Ending {
+        self.release_once()
+    }
+
+    fn release_once(&mut self) -> Ending {
+        self.released = true;
+        let lost = self.keep_alive.take().is_some_and(KeepAlive::stop);
+        let elapsed = self.acquired.elapsed();
+        let remaining_ms = self.at_least_ms.saturating_sub(elapsed.as_millis() as u64);
+        let script = |conn: &mut Conn| {
+            script::RELEASE.run::<i64>(conn, &self.key, &self.value, remaining_ms)
+        };
+        // The retry follows a first try whose reply was lost: that try may have deleted the key,
+        // so no key then means released, not "no longer ours".
+        let script_again =
+            |conn: &mut Conn| script(conn).map(|code| if code == 3 { 2 } else { code });
+        let name = &self.name;
+        let found = self.pool.run(
+            &format_args!("releasing lock '{name}'"),
+            script,
+            script_again,
+        );
+        let ended = match found {
+            _ if lost => Ended::LostWhileRunning,
+            Ok(1) => Ended::KeptForAtLeast { remaining_ms },
+            Ok(2) => Ended::Released,
+            Ok(_) => Ended::NoLongerOurs,
+            Err(e) => Ended::ReleaseFailed(e),
+        };
+        Ending {
+            name: std::mem::take(&mut self.name),
+            ended,
+            elapsed,
+            at_most: Duration::from_millis(self.at_most_ms),
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if !self.released {
+            let _ = self.release_once();
+        }
+    }
+}
+
+/// How a locked call ended.
+#[derive(Debug)]
+pub enum Outcome<T> {
+    /// Another holder had the lock; the task did not run.
+    Skipped,
+    /// The task ran. A release failure sits in the ending, beside the task's value, never in
+    /// its place.
+    Ran { value: T, ending: Ending },
+}
+
+/// Locks on one Redis server, over a pool of connections. Thread-safe.
+pub struct Locker {
+    /// Shared with the leases, whose keep-alive and release outlive the borrow of the locker,
+    /// and (for shared lockers) with every other shared locker of the same server.
+    pool: Arc<Pool>,
+    /// The whole spec: the pool is made for its server part; the key prefix and keep-alive are
+    /// this locker's own.
+    spec: ConnSpec,
+    /// The `atMost` values already warned about (keep-alive's schedule); touched only when a
+    /// warning is due.
+    warned: Mutex<HashSet<u64>>,
+}
+
+/// The process-wide lockers, one per spec, and their pools, one per server.
+#[derive(Default)]
+struct Registry {
+    lockers: HashMap<ConnSpec, &'static Locker>,
+    pools: HashMap<ServerSpec, Arc<Pool>>,
+    /// Whether the reaper thread runs.
+    reaping: bool,
+}
+
+impl Registry {
+    fn get() -> std::sync::MutexGuard<'static, Registry> {
+        static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
+        REGISTRY
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The reaper: closes the shared pools' connections that sat idle past their idle timeout,
+    /// every shortest idle timeout (100 ms to 30 s).
+    fn reap() {
+        loop {
+            let pools: Vec<Arc<Pool>> = Registry::get().pools.values().cloned().collect();
+            let every = pools
+                .iter()
+                .map(|p| p.idle_timeout())
+                .min()
+                .unwrap_or(Duration::MAX)
+                .clamp(Duration::from_millis(100), Duration::from_secs(30));
+            for pool in pools {
+                pool.close_stale();
+            }
+            thread::sleep(every);
+        }
+    }
+}
+
+impl Locker {
+    /// A locker with its own pool. Nothing connects until the first call.
+    pub fn new(spec: ConnSpec) -> Result<Locker> {
+        Ok(Locker {
+            pool: Arc::new(Pool::new(spec.server().clone())?),
+            spec,
+            warned: Mutex::default(),
+        })
+    }
+
+    /// The process-wide locker for `spec`: made on first use, then shared by every caller
+    /// that passes an equal spec. It lives as long as the process (a few hundred bytes per spec
+    /// ever used). Lockers whose specs differ only in the key prefix or keep-alive are distinct,
+    /// but share one pool: one server, one pool. A shared pool's connections are closed once
+    /// idle past its idle timeout, by a reaper thread, so a spec no longer used (a rotated
+    /// password) holds no socket.
+    pub fn shared(spec: ConnSpec) -> Result<&'static Locker> {
+        let mut registry = Registry::get();
+        if let Some(locker) = registry.lockers.get(&spec) {
+            return Ok(locker);
+        }
+        let pool = match registry.pools.get(spec.server()) {
+            Some(pool) => pool.clone(),
+            None => {
+                let pool = Arc::new(Pool::new(spec.server().clone())?);
+                registry.pools.insert(spec.server().clone(), pool.clone());
+                if !registry.reaping {
+                    // Without a thread, stale connections are still dropped at their next use.
+                    registry.reaping = thread::Builder::new()
+                        .name("dibs-idle-reaper".into())
+                        .spawn(Registry::reap)
+                        .is_ok();
+                }
+                pool
+            }
+        };
+        let locker: &'static Locker = Box::leak(Box::new(Locker {
+            pool,
+            spec: spec.clone(),
+            warned: Mutex::default(),
+        }));
+        registry.lockers.insert(spec, locker);
+        Ok(locker)
+    }
+
+    pub fn spec(&self) -> &ConnSpec {
+        &self.spec
+    }
+
+    /// The Redis key of a lock: the spec's prefix, then the name.
+    pub fn key(&self, name: &str) -> String {
+        // One exact allocation; format! would start empty and grow.
+        [self.spec.key_prefix(), name].concat()
+    }
+
+    /// The lifecycle: acquire, run `task`, release. Release runs however the task ends; a panic
+    /// resumes after it. Errors before the task runs are returned and the task is not run.
+    pub fn execute<T>(&self, params: &LockParams, task: impl FnOnce() -> T) -> Result<Outcome<T>> {
+        let Some(lease) = self.acquire(params)? else {
+            return Ok(Outcome::Skipped);
+        };
+        let result = panic::catch_unwind(AssertUnwindSafe(task));
+        let ending = lease.release();
+        match result {
+            Ok(value) => Ok(Outcome::Ran { value, ending }),
+            Err(payload) => panic::resume_unwind(payload),
+        }
+    }
+
+    /// Who holds the lock `name`, and for how much longer; `None` when nobody does. One round
+    /// trip (GET and PTTL, pipelined); it never changes the lock.
+    pub fn inspect(&self, name: &str) -> Result<Option<LockState>> {
+        validate_name(name)?;
+        let key = self.key(name);
+        let read = |conn: &mut Conn| -> RedisResult<(Option<String>, i64)> {
+            redis::pipe().get(&key).pttl(&key).query(conn).or_else(|e| {
+                // A pipeline folds its replies' errors into one without a code; the same
+                // failure on a lone GET (NOAUTH, NOPERM, ...) comes back typed. Not after a
+                // timeout or a broken socket: that would only wait a second time.
+                if e.is_timeout() || e.is_io_error() {
+                    return Err(e);
+                }
+                let _: Option<String> = redis::cmd("GET").arg(&key).query(conn)?;
+                Err(e)
+            })
+        };
+        let (value, pttl) = self
+            .pool
+            .run(&format_args!("inspecting lock '{name}'"), read, read)?;
+        Ok(value.map(|value| LockState {
+            remaining_ms: u64::try_from(pttl).ok(),
+            holder: Holder::parse(&value),
+        }))
+    }
+
+    /// `SET key value NX PX atMost`. `None` when someone else holds the lock. With keep-alive
+    /// in the spec, the lease's extender starts here.
+    pub fn acquire(&self, params: &LockParams) -> Result<Option<Lease>> {
+        let key = self.key(&params.name);
+        let first_value = holder::new_value();
+        // Set when a SET timed out and a delete of its value was queued behind it.
+        let doomed = std::cell::Cell::new(false);
+        let set = |conn: &mut Conn, value: &str| -> RedisResult<bool> {
+            // Sized up front: built arg by arg, the buffers would grow four or five times.
+            let reply: RedisResult<Option<String>> =
+                redis::Cmd::with_capacity(6, key.len() + value.len() + 32)
+                    .arg("SET")
+                    .arg(&key)
+                    .arg(value)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(params.at_most_ms)
+                    .query(conn);
+            if reply.as_ref().is_err_and(|e| e.is_timeout()) {
+                // No answer in time: the SET may still run when a frozen server thaws, and hold
+                // the lock with nothing running. Queue a token-checked delete behind it on the
+                // same socket: Redis runs the two in order, so no lock of ours outlives this.
+                script::RELEASE.queue(conn, &key, value, 0);
+                doomed.set(true);
+            }
+            Ok(reply?.is_some())
+        };
+        let retry_value = std::cell::RefCell::new(None);
+        let set_again = |conn: &mut Conn| -> RedisResult<bool> {
+            if doomed.get() {
+                // The first value will be deleted if it ever lands: try with a new one.
+                let value = holder::new_value();
+                let won = set(conn, &value)?;
+                *retry_value.borrow_mut() = Some(value);
+                return Ok(won);
+            }
+            // After a dropped connection the first SET may have landed with its reply lost:
+            // then the key holds our own value, and the lock is ours.
+            if set(conn, &first_value)? {
+                return Ok(true);
+            }
+            let current: Option<String> = redis::cmd("GET").arg(&key).query(conn)?;
+            Ok(current.as_deref() == Some(first_value.as_str()))
+        };
+        let name = &params.name;
+        let won = self.pool.run(
+            &format_args!("acquiring lock '{name}'"),
+            |conn| set(conn, &first_value),
+            set_again,
+        )?;
+        let value = retry_value.into_inner().unwrap_or(first_value);
+        if !won {
+            return Ok(None);
+        }
+        let acquired = Instant::now();
+        let warning = if self.spec.keep_alive() {
+            self.schedule_warning(name, params.at_most_ms)
+        } else {
+            None
+        };
+        let keep_alive = if self.spec.keep_alive() {
+            KeepAlive::start(
+                self.pool.clone(),
+                name.clone(),
+                key.clone(),
+                value.clone(),
+                params.at_most_ms,
+                acquired,
+            )
+        } else {
+            None
+        };
+        Ok(Some(Lease {
+            pool: self.pool.clone(),
+            name: name.clone(),
+            key,
+            value,
+            acquired,
+            at_most_ms: params.at_most_ms,
+            at_least_ms: params.at_least_ms,
+            keep_alive,
+            warning,
+            released: false,
+        }))
+    }
+
+    /// Keep-alive's warning for `atMost`, the first time it is due in this locker.
+    /// Nothing is formatted or locked unless the schedule is tight.
+    fn schedule_warning(&self, name: &str, at_most_ms: u64) -> Option<String> {
+        let attempt = self.pool.attempt_time();
+        if !Schedule::is_tight(at_most_ms, attempt) {
+            return None;
+        }
+        let first = (self.warned.lock().unwrap_or_else(|p| p.into_inner())).insert(at_most_ms);
+        first.then(|| Schedule::warning(name, at_most_ms, attempt))
+    }
+
+    /// [`Lease::release`], for callers that hold the locker anyway.
+    pub fn release(&self, lease: Lease) -> Ending {
+        lease.release()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connspec::SpecValue;
+
+    fn spec(prefix: &str, keep_alive: bool, db: i128) -> ConnSpec {
+        // A port nobody listens on: making lockers does no network I/O.
+        ConnSpec::from_map(&[
+            ("uri".into(), SpecValue::Str("redis://127.0.0.1:1".into())),
+            ("key-prefix".into(), SpecValue::Str(prefix.into())),
+            ("keep-alive".into(), SpecValue::Bool(keep_alive)),
+            ("db".into(), SpecValue::Int(db)),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn shared_lockers_of_one_server_share_one_pool() {
+        let a = Locker::shared(spec("unit-a:", false, 5)).unwrap();
+        let b = Locker::shared(spec("unit-b:", true, 5)).unwrap();
+        let c = Locker::shared(spec("unit-a:", false, 6)).unwrap();
+        assert!(!std::ptr::eq(a, b));
+        assert!(std::ptr::eq(
+            a,
+            Locker::shared(spec("unit-a:", false, 5)).unwrap()
+        ));
+        assert!(Arc::ptr_eq(&a.pool, &b.pool));
+        assert!(!Arc::ptr_eq(&a.pool, &c.pool));
+        assert_eq!(
+            (a.key("n"), b.key("n")),
+            ("unit-a:n".into(), "unit-b:n".into())
+        );
+        assert!(!a.spec().keep_alive() && b.spec().keep_alive());
+        // Lockers of their own never share.
+        let own = Locker::new(spec("unit-a:", false, 5)).unwrap();
+        assert!(!Arc::ptr_eq(&a.pool, &own.pool));
+    }
+
+    fn invalid(result: Result<LockParams>) -> (&'static str, String) {
+        match result {
+            Err(Error::InvalidArgument { arg, message }) => (arg, message),
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn valid_params() {
+        let p = LockParams::from_secs("nightly report 2026-11-30 — ü", 600, 30).unwrap();
+        assert_eq!(p.at_most(), Duration::from_secs(600));
+        assert_eq!(p.at_least(), Duration::from_secs(30));
+        let p = LockParams::from_millis("x", 1, 1).unwrap();
+        assert_eq!(p.at_least(), Duration::from_millis(1));
+        assert!(LockParams::from_secs(&"n".repeat(MAX_NAME_BYTES), 1, 0).is_ok());
+    }
+
+    #[test]
+    fn invalid_params_name_the_argument_and_value() {
+        let cases = [
+            (
+                LockParams::from_secs("", 10, 0),
+                "lockName",
+                "must not be empty",
+            ),
+            (
+                LockParams::from_secs(&"n".repeat(MAX_NAME_BYTES + 1), 10, 0),
+                "lockName",
+                "513 bytes",
+            ),
+            (
+                LockParams::from_secs("a\nb", 10, 0),
+                "lockName",
+                "U+000A at byte 1",
+            ),
+            (LockParams::from_secs("a\0", 10, 0), "lockName", "U+0000"),
+            (
+                LockParams::from_secs("x", 0, 0),
+                "atMost",
+                "positive, got 0 s",
+            ),
+            (LockParams::from_secs("x", -5, 0), "atMost", "got -5 s"),
+            (
+                LockParams::from_millis("x", 10, -1),
+                "atLeast",
+                "negative, got -1 ms",
+            ),
+            (
+                LockParams::from_secs("x", 5, 10),
+                "atLeast",
+                "atLeast (10 s) must not exceed atMost (5 s)",
+            ),
+            (
+                LockParams::from_secs("x", i64::MAX, 0),
+                "atMost",
+                "overflows",
+            ),
+            (
+                LockParams::from_secs("x", 10, i64::MAX),
+                "atLeast",
+                "overflows",
+            ),
+            (
+                LockParams::from_millis("x", i64::MAX, 0),
+                "atMost",
+                "beyond what Redis can expire",
+            ),
+        ];
+        for (result, arg, fragment) in cases {
+            let (got_arg, message) = invalid(result);
+            assert_eq!(got_arg, arg, "{message}");
+            assert!(message.contains(fragment), "{message}");
+        }
+    }
+}
