@@ -4,7 +4,7 @@
 //   stageNative     every target/natives/<platform>/<lib> -> build/generated/native-resources/
 //                   dibs/native/<platform>/, which processResources copies into the main output
 //   compileJava     --release 11, no runtime dependencies
-//   cargoBuildTestTools  cargo build --release --bins --examples (the CLI and the stress worker
+//   cargoBuildTestTools  cargo build --release -p dibs-cli -p dibs-test-tools --bins (the CLI and the stress worker
 //                   that CliInteropTest and ExclusionStressTest run)
 //   cargoBuildTestHooks  the library with --features test-hooks, in target/test-hooks
 //   compileTestKotlin / compileTestJava, test (JUnit 5, -Xcheck:jni), jniPanicTest (JniPanicTest
@@ -153,7 +153,7 @@ val cargoBuildTestTools by tasks.registering(Exec::class) {
     group = "build"
     onlyIf { !cargoSkip }
     workingDir = rootDir
-    commandLine("cargo", "build", "--release", "--bins", "--examples")
+    commandLine("cargo", "build", "--release", "--package", "dibs-cli", "--package", "dibs-test-tools", "--bins")
 }
 val cargoBuildTestHooks by tasks.registering(Exec::class) {
     description = "Builds the native library with its test-only panic hooks (JniPanicTest)."
@@ -161,7 +161,7 @@ val cargoBuildTestHooks by tasks.registering(Exec::class) {
     onlyIf { !cargoSkip }
     workingDir = rootDir
     commandLine(
-        "cargo", "build", "--release", "--lib", "--features", "test-hooks",
+        "cargo", "build", "--release", "--package", "dibs-jni", "--lib", "--features", "test-hooks",
         "--target-dir", testHooksTargetDir.asFile.path,
     )
 }

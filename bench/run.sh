@@ -73,7 +73,7 @@ if [ -n "$before_rev" ]; then
   before_label="${sha:0:7} ($(git log -1 --format=%s "$sha" | cut -c1-60))"
   case "$sha" in "$before_rev"*) ;; *) before_label="$before_rev, $before_label" ;; esac
   dirty=""
-  if [ -n "$(git status --porcelain -- src java pom.xml Cargo.toml build.rs)" ]; then
+  if [ -n "$(git status --porcelain -- crates java pom.xml Cargo.toml)" ]; then
     dirty=", with uncommitted changes"
   fi
   after_label="the work tree (HEAD $(git rev-parse --short HEAD)$dirty)"

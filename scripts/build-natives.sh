@@ -74,7 +74,7 @@ build_host() {
   local platform start
   platform=$(host_platform)
   start=$SECONDS
-  cargo build --profile dist --lib
+  cargo build --profile dist -p dibs-jni --lib
   echo "build-natives: $platform (host toolchain) in $((SECONDS - start)) s"
   stage "$platform" "target/dist/$(lib_file "$platform")"
 }
@@ -123,7 +123,7 @@ build_cross() { # platforms...
         ;;
     esac
     local start=$SECONDS
-    env "${envs[@]}" cargo zigbuild --profile dist --lib --target "$triple" "${extra[@]}"
+    env "${envs[@]}" cargo zigbuild --profile dist -p dibs-jni --lib --target "$triple" "${extra[@]}"
     echo "build-natives: $p ($triple) in $((SECONDS - start)) s"
     stage "$p" "target/$rust_target/dist/$(lib_file "$p")"
   done

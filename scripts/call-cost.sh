@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # What the Java + JNI layer costs per call: builds, runs dibs.CallCostBench (conn resolution per
 # call, a full Dibs.execute cycle, the skip path), then the Rust core's own cycle and skip path
-# (examples/core_cycle.rs) for comparison. Each program starts its own throwaway redis-server and
+# (crates/dibs/benches/core_cycle.rs) for comparison. Each program starts its own throwaway redis-server and
 # prints Markdown tables. Usage: scripts/call-cost.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh   # redis-server via apt-get when missing; checks cargo, java, mvn
 
-echo "== building (this machine's library, then Java; then examples/core_cycle.rs) ..."
+echo "== building (this machine's library, then Java; then crates/dibs/benches/core_cycle.rs) ..."
 mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true -Ddibs.natives=host test-compile
 mvn -q -B -ntp dependency:build-classpath -Dmdep.includeScope=test \
     -Dmdep.outputFile=target/jvm/call-cost.classpath
 classpath="target/jvm/test-classes:target/jvm/classes:$(cat target/jvm/call-cost.classpath)"
-cargo build -q --release --example core_cycle
+cargo bench -q -p dibs --bench core_cycle --no-run
 
 # No -Xcheck:jni here: it checks every JNI call, and JNI calls are what this measures.
 flags=()
@@ -30,5 +30,5 @@ echo
 echo "== Java + JNI, platform and virtual callers: dibs.CallCostBench on $("$jdk25" -version 2>&1 | head -n 1)"
 "$jdk25" --enable-native-access=ALL-UNNAMED -cp "$classpath" dibs.CallCostBench
 echo
-echo "== Rust core: examples/core_cycle.rs"
-target/release/examples/core_cycle
+echo "== Rust core: crates/dibs/benches/core_cycle.rs"
+cargo bench -q -p dibs --bench core_cycle

@@ -116,14 +116,14 @@ def loader_constant(path: Path, name: str) -> str:
 
 
 def cargo_version(path: Path) -> str:
-    """The [package] version of Cargo.toml: what the native library reports at load."""
+    """The [workspace.package] version of Cargo.toml: what the native library reports at load."""
     try:
         source = path.read_text(encoding="utf-8")
     except OSError as e:
         raise Unreadable(f"{path}: {e}")
-    m = re.search(r'^\[package\][^\[]*?^version\s*=\s*"([^"]+)"', source, re.M | re.S)
+    m = re.search(r'^\[workspace\.package\][^\[]*?^version\s*=\s*"([^"]+)"', source, re.M | re.S)
     if not m:
-        raise Unreadable(f"{path}: no [package] version")
+        raise Unreadable(f"{path}: no [workspace.package] version")
     return m.group(1)
 
 

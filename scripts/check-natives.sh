@@ -31,8 +31,8 @@ echo "-- musl: dlopen(RTLD_NOW) under musl's dynamic loader"
 out=target/native-checks
 mkdir -p "$out"
 zig="$(ls -d target/cross-tools/venv-*/bin | head -n 1)/python3 -m ziglang"
-musl-gcc -O1 -o "$out/dlopen_check-x86_64-musl" tests/native/dlopen_check.c
-$zig cc -target aarch64-linux-musl -dynamic -O1 -o "$out/dlopen_check-aarch64-musl" tests/native/dlopen_check.c
+musl-gcc -O1 -o "$out/dlopen_check-x86_64-musl" crates/dibs-jni/tests/dlopen_check.c
+$zig cc -target aarch64-linux-musl -dynamic -O1 -o "$out/dlopen_check-aarch64-musl" crates/dibs-jni/tests/dlopen_check.c
 musl_arm64=$PWD/target/cross-tools/musl-arm64
 read -r -a symbols <<< "$(python3 scripts/check-natives.py --symbols)"
 run() { # arch file...

@@ -9,12 +9,12 @@ rm -rf target/reliability target/jvm/surefire-reports*
 mkdir -p target/reliability target/jvm
 
 echo "== Rust: format, lints, unit and integration tests"
-cargo fmt --check
-cargo clippy --all-targets --quiet -- -D warnings
-DIBS_REQUIRE_NAMESPACES=1 cargo test 2>&1 | tee target/cargo-test.log   # as root: the name-resolution tests
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+DIBS_REQUIRE_NAMESPACES=1 cargo test --workspace 2>&1 | tee target/cargo-test.log   # as root: the name-resolution tests
 
 echo "== Rust: fuzzing the parsers, 150,000 cases per target"
-DIBS_FUZZ_CASES=150000 timeout 900 cargo test --release --test fuzz 2>&1 | tee target/cargo-fuzz.log
+DIBS_FUZZ_CASES=150000 timeout 900 cargo test --release -p dibs --test fuzz 2>&1 | tee target/cargo-fuzz.log
 
 echo "== Gradle and Maven builds agree"
 python3 scripts/check-build-sync.py

@@ -66,16 +66,16 @@ class ExclusionStressTest {
     @Test
     void fourJvmsAndARustProcessNeverHoldTheSameLockAtOnce() throws Exception {
         Path basedir = Paths.get(System.getProperty("basedir", System.getProperty("user.dir")));
-        Path rustWorker = basedir.resolve(Paths.get("target", "release", "examples",
+        Path rustWorker = basedir.resolve(Paths.get("target", "release",
                 System.getProperty("os.name").startsWith("Windows") ? "exclusion_worker.exe" : "exclusion_worker"));
         if (!Files.isRegularFile(rustWorker) || !Files.isExecutable(rustWorker)) {
-            fail("the Rust worker " + rustWorker + " is missing: run `cargo build --release --examples`"
+            fail("the Rust worker " + rustWorker + " is missing: run `cargo build --release -p dibs-test-tools`"
                     + " in " + basedir + " before the Java tests (the Maven and Gradle builds do)");
         }
-        Path source = basedir.resolve(Paths.get("examples", "exclusion_worker.rs"));
+        Path source = basedir.resolve(Paths.get("crates", "dibs-test-tools", "src", "bin", "exclusion_worker.rs"));
         if (Files.exists(source) && Files.getLastModifiedTime(source).compareTo(Files.getLastModifiedTime(rustWorker)) > 0) {
             System.out.println("NOTE: " + rustWorker + " is older than " + source
-                    + "; run `cargo build --release --examples` to test the current source");
+                    + "; run `cargo build --release -p dibs-test-tools` to test the current source");
         }
 
         Path dir = Files.createTempDirectory("dibs-exclusion-");
