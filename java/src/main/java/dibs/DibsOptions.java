@@ -49,6 +49,21 @@ public final class DibsOptions {
         return builder().uri(uri).build();
     }
 
+    /**
+     * Where these options lead, as dibs's messages name it ({@code 127.0.0.1:6379}, the
+     * Sentinels' master, the cluster's nodes), never with credentials. The native library
+     * parses and checks the options to answer, as it does when they are first used, so a bad
+     * setting fails here; no connection is made.
+     *
+     * @return the address, for people to read
+     * @throws DibsArgumentException if a setting is invalid; {@link DibsArgumentException#argument()}
+     *     names its conn key ({@code conn-timeout-ms} for {@link Builder#connectTimeout})
+     */
+    public String describe() {
+        NativeLoader.load(); // a failed load is its own detailed error, as in ConnCache
+        return NativeLib.describe(this);
+    }
+
     /** @return the listener, or null */
     DibsListener listener() {
         return listener;
