@@ -60,6 +60,14 @@ class StartupFailureTest {
     }
 
     @Test
+    void aUrlWhosePasswordLacksItsAtIsNamedButNotEchoed() {
+        // A forgotten '@' puts the password where the port would be: no '@' to strip it at.
+        DibsStartupException e = startupFailure("spring.data.redis.url=redis://:" + PASSWORD);
+        assertThat(e.property()).isEqualTo("spring.data.redis.url");
+        assertThat(failure("spring.data.redis.url=redis://:" + PASSWORD)).doesNotContain(PASSWORD);
+    }
+
+    @Test
     void sentinelNeedsBothMasterAndNodes() {
         assertThat(startupFailure("spring.data.redis.sentinel.nodes=127.0.0.1:26379").property())
                 .isEqualTo("spring.data.redis.sentinel.master");
