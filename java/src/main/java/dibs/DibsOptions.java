@@ -160,6 +160,29 @@ public final class DibsOptions {
             return put("ca-cert", caCert == null ? null : caCert.toString());
         }
 
+        /**
+         * @param nodes the Sentinels, as {@code host:port} entries joined by commas; with
+         *     {@link #masterName}, dibs asks them for the master (anew after a failover)
+         * @return this builder
+         */
+        public Builder sentinels(String nodes) {
+            return put("sentinels", nodes);
+        }
+
+        /** @param name the name the Sentinels know the master by @return this builder */
+        public Builder masterName(String name) {
+            return put("master-name", name);
+        }
+
+        /**
+         * @param nodes seed nodes of a Redis Cluster, as {@code host:port} entries joined by
+         *     commas
+         * @return this builder
+         */
+        public Builder clusterNodes(String nodes) {
+            return put("cluster-nodes", nodes);
+        }
+
         /** @param keyPrefix what every lock key starts with (default {@code dibs:}) @return this builder */
         public Builder keyPrefix(String keyPrefix) {
             return put("key-prefix", keyPrefix);
