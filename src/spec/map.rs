@@ -476,6 +476,10 @@ mod tests {
             (map(&[("master-name", s("m"))]), "sentinels"),
             (map(&[("cluster-nodes", s("h:x"))]), "cluster-nodes"),
             (
+                map(&[("cluster-nodes", s("redis://u:pw@h:7000"))]),
+                "cluster-nodes",
+            ),
+            (
                 map(&[
                     ("sentinels", s("h:1")),
                     ("master-name", s("m")),
