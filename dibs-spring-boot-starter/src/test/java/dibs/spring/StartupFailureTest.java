@@ -48,6 +48,9 @@ class StartupFailureTest {
         assertThat(startupFailure("spring.data.redis.connect-timeout=-1s").property())
                 .isEqualTo("spring.data.redis.connect-timeout");
         assertThat(startupFailure("spring.data.redis.timeout=100us").property()).isEqualTo("spring.data.redis.timeout");
+        // A node written as a URI, credentials and all: dibs refuses it without echoing it.
+        assertThat(startupFailure("spring.data.redis.cluster.nodes=redis://u:" + PASSWORD + "@127.0.0.1:7000")
+                .property()).isEqualTo("spring.data.redis.cluster.nodes");
         DibsStartupException refused = startupFailure("spring.data.redis.port=0", "spring.data.redis.password=" + PASSWORD);
         assertThat(refused.property()).isEqualTo("spring.data.redis.port");
         // By the argument dibs names, never its message: the cause carries it.
