@@ -30,20 +30,51 @@ pub extern "system" fn Java_dibs_NativeLib_connectMap<'l>(
     tokens: JObjectArray<'l>,
     owned: jboolean,
 ) -> jlong {
+    entry(&mut env, |env| handle(map_spec(env, &tokens)?, owned))
+}
+
+/// Parses a Map conn flattened into tokens, as `connectMap` does.
+fn map_spec(env: &mut JNIEnv, tokens: &JObjectArray) -> Result<ConnSpec, Failure> {
+    let len = env.get_array_length(tokens)?;
+    let mut strings = Vec::with_capacity(len as usize);
+    for i in 0..len {
+        // A frame per element: reading a string makes local references of its own, and a
+        // long map would otherwise overrun the 32 that JNI guarantees.
+        let text = env.with_local_frame(4, |env| -> Result<String, Failure> {
+            let element = JString::from(env.get_object_array_element(tokens, i)?);
+            read_string(env, &element, "conn")
+        })?;
+        strings.push(text);
+    }
+    let entries = tokens::decode(&strings)?;
+    Ok(ConnSpec::from_map(&entries)?)
+}
+
+/// Where a URI conn leads, as dibs's messages name it (`ConnSpec::endpoint`: never credentials),
+/// parsed and checked exactly as `connectUri` would; makes no handle and does no I/O.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_describeUri<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    uri: JString<'l>,
+) -> jstring {
     entry(&mut env, |env| {
-        let len = env.get_array_length(&tokens)?;
-        let mut strings = Vec::with_capacity(len as usize);
-        for i in 0..len {
-            // A frame per element: reading a string makes local references of its own, and a
-            // long map would otherwise overrun the 32 that JNI guarantees.
-            let text = env.with_local_frame(4, |env| -> Result<String, Failure> {
-                let element = JString::from(env.get_object_array_element(&tokens, i)?);
-                read_string(env, &element, "conn")
-            })?;
-            strings.push(text);
-        }
-        let entries = tokens::decode(&strings)?;
-        handle(ConnSpec::from_map(&entries)?, owned)
+        let uri = read_string(env, &uri, "conn")?;
+        let endpoint = ConnSpec::from_uri(&uri)?.endpoint();
+        Ok(env.new_string(endpoint)?.into_raw())
+    })
+}
+
+/// The same for a Map conn flattened into tokens.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_describeMap<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    tokens: JObjectArray<'l>,
+) -> jstring {
+    entry(&mut env, |env| {
+        let endpoint = map_spec(env, &tokens)?.endpoint();
+        Ok(env.new_string(endpoint)?.into_raw())
     })
 }
 

@@ -2,6 +2,7 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
+use jni::objects::{JObject, JThrowable, JValue};
 use jni::JNIEnv;
 
 use dibs_core::Error;
@@ -57,6 +58,10 @@ pub(super) fn entry<'local, R: Default>(
     };
     let (class, message) = match failure {
         Failure::Pending => return R::default(),
+        Failure::Dibs(Error::InvalidArgument { arg, message }) => {
+            throw_argument(env, arg, &message);
+            return R::default();
+        }
         Failure::Dibs(e) => (exception_class(&e), e.to_string()),
         Failure::State(message) => ("java/lang/IllegalStateException", message),
         Failure::Internal(message) => ("dibs/DibsException", message),
@@ -68,9 +73,31 @@ pub(super) fn entry<'local, R: Default>(
     R::default()
 }
 
+/// Throws `dibs.DibsArgumentException(argument, message)`: the argument travels as a field, so
+/// that Java callers (the Spring starter) can name their own setting without reading the message.
+fn throw_argument(env: &mut JNIEnv, arg: &str, message: &str) {
+    let thrown = (|| -> jni::errors::Result<()> {
+        let arg = JObject::from(env.new_string(arg)?);
+        let text = JObject::from(env.new_string(message)?);
+        let exception = env.new_object(
+            "dibs/DibsArgumentException",
+            "(Ljava/lang/String;Ljava/lang/String;)V",
+            &[JValue::Object(&arg), JValue::Object(&text)],
+        )?;
+        env.throw(JThrowable::from(exception))
+    })();
+    if thrown.is_err() {
+        // The class did not load, or the JVM is out of memory: an exception is pending then;
+        // if not, the plain class still says what was wrong.
+        if !env.exception_check().unwrap_or(true) {
+            let _ = env.throw_new("java/lang/IllegalArgumentException", message);
+        }
+    }
+}
+
 fn exception_class(e: &Error) -> &'static str {
     match e {
-        Error::InvalidArgument { .. } => "java/lang/IllegalArgumentException",
+        Error::InvalidArgument { .. } => "dibs/DibsArgumentException",
         Error::Connection(_) => "dibs/DibsConnectionException",
         Error::Timeout(_) => "dibs/DibsTimeoutException",
         Error::Authentication(_) => "dibs/DibsAuthenticationException",

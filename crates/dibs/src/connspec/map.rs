@@ -125,7 +125,7 @@ impl Fields {
                         .map(|list| parse_node_list(&list, default_port))
                         .transpose()
                         .map_err(|e| ParseError::Key {
-                            key: key.clone(),
+                            key: key_arg(key),
                             reason: e.reason(),
                         })?;
                     if key == "sentinels" {
@@ -181,7 +181,7 @@ impl Fields {
                         format!(": uri says {a:?}, key says {b:?}")
                     };
                     Err(ParseError::invalid(
-                        "conn",
+                        name,
                         format!("'{name}' contradicts the 'uri' key{detail}; give it once"),
                     ))
                 }
@@ -257,6 +257,17 @@ fn reject_unknown(
     Ok(())
 }
 
+/// The key as the argument an error names: callers map it to their own setting (the Spring
+/// starter to a property) without reading the message. Only known keys get this far.
+pub(super) fn key_arg(key: &str) -> &'static str {
+    SPEC_KEYS
+        .iter()
+        .chain(POOL_KEYS)
+        .find(|k| **k == key)
+        .copied()
+        .unwrap_or("conn")
+}
+
 fn get_str(key: &str, v: &SpecValue) -> Parsed<Option<String>> {
     match v {
         SpecValue::Null => Ok(None),
@@ -272,7 +283,7 @@ fn get_int(key: &str, v: &SpecValue, min: i128, max: i128) -> Parsed<Option<i128
         SpecValue::Str(s) => s.trim().parse::<i128>().map_err(|_| {
             // The text is not echoed: it may be a secret given under the wrong key.
             ParseError::invalid(
-                "conn",
+                key_arg(key),
                 format!("'{key}' must be an integer, got a non-numeric string"),
             )
         })?,
@@ -280,7 +291,7 @@ fn get_int(key: &str, v: &SpecValue, min: i128, max: i128) -> Parsed<Option<i128
     };
     if n < min || n > max {
         return Err(ParseError::invalid(
-            "conn",
+            key_arg(key),
             format!("'{key}' must be between {min} and {max}, got {n}"),
         ));
     }
@@ -298,7 +309,7 @@ fn get_bool(key: &str, v: &SpecValue) -> Parsed<Option<bool>> {
 
 fn wrong_type(key: &str, expected: &str, got: &SpecValue) -> ParseError {
     ParseError::invalid(
-        "conn",
+        key_arg(key),
         format!("'{key}' must be {expected}, got {}", got.type_name()),
     )
 }
@@ -309,6 +320,7 @@ mod tests {
 
     use super::super::tests::{invalid_message, tcp};
     use crate::connspec::{ConnSpec, SpecValue};
+    use crate::Error;
 
     fn s(v: &str) -> SpecValue {
         SpecValue::Str(v.into())
@@ -431,5 +443,61 @@ mod tests {
             !message.contains("one") && !message.contains("two"),
             "{message}"
         );
+    }
+
+    /// The argument of each error is the key at fault, so that a caller can name its own
+    /// setting without searching the message.
+    #[test]
+    fn map_errors_name_the_key_as_their_argument() {
+        let cases: Vec<(Vec<(String, SpecValue)>, &str)> = vec![
+            (map(&[("port", SpecValue::Int(70000))]), "port"),
+            (map(&[("port", s("six"))]), "port"),
+            (map(&[("db", SpecValue::Int(-1))]), "db"),
+            (map(&[("host", SpecValue::Int(1))]), "host"),
+            (
+                map(&[("read-timeout-ms", SpecValue::Int(0))]),
+                "read-timeout-ms",
+            ),
+            (
+                map(&[("conn-timeout-ms", SpecValue::Int(-5))]),
+                "conn-timeout-ms",
+            ),
+            (map(&[("ssl", s("yes"))]), "ssl"),
+            (map(&[("uri", s("http://h"))]), "uri"),
+            (
+                map(&[("uri", s("redis://h:1")), ("port", SpecValue::Int(2))]),
+                "port",
+            ),
+            (
+                map(&[("sentinels", s("h:1,/x")), ("master-name", s("m"))]),
+                "sentinels",
+            ),
+            (map(&[("sentinels", s("h:1"))]), "master-name"),
+            (map(&[("master-name", s("m"))]), "sentinels"),
+            (map(&[("cluster-nodes", s("h:x"))]), "cluster-nodes"),
+            (
+                map(&[("cluster-nodes", s("redis://u:pw@h:7000"))]),
+                "cluster-nodes",
+            ),
+            (
+                map(&[
+                    ("sentinels", s("h:1")),
+                    ("master-name", s("m")),
+                    ("cluster-nodes", s("h:2")),
+                ]),
+                "cluster-nodes",
+            ),
+            (
+                map(&[("cluster-nodes", s("h:1")), ("db", SpecValue::Int(2))]),
+                "db",
+            ),
+            (map(&[("hots", s("h"))]), "conn"),
+        ];
+        for (entries, expected) in cases {
+            match ConnSpec::from_map(&entries) {
+                Err(Error::InvalidArgument { arg, .. }) => assert_eq!(arg, expected, "{entries:?}"),
+                other => panic!("{entries:?}: expected InvalidArgument, got {other:?}"),
+            }
+        }
     }
 }

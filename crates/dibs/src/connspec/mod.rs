@@ -305,7 +305,7 @@ enum ParseError {
     /// A URI that does not parse: `shown` is the URI redacted, `reason` what is wrong with it.
     Uri { shown: String, reason: String },
     /// A map key whose value does not parse, and why.
-    Key { key: String, reason: String },
+    Key { key: &'static str, reason: String },
 }
 
 type Parsed<T> = std::result::Result<T, ParseError>;
@@ -325,7 +325,7 @@ impl ParseError {
             ParseError::Uri { shown, reason } => {
                 ("uri", format!("invalid conn URI '{shown}': {reason}"))
             }
-            ParseError::Key { key, reason } => ("conn", format!("'{key}': {reason}")),
+            ParseError::Key { key, reason } => (key, format!("'{key}': {reason}")),
         }
     }
 
@@ -373,19 +373,27 @@ impl Fields {
     fn build(self) -> Parsed<ConnSpec> {
         let tls = self.tls.unwrap_or(false);
         let single = self.host.is_some() || self.port.is_some() || self.unix_path.is_some();
+        let multi_node_key = if self.sentinels.is_some() {
+            "sentinels"
+        } else {
+            "cluster-nodes"
+        };
         let address = match (self.sentinels, self.cluster_nodes, self.master_name) {
             (Some(_), Some(_), _) => {
-                return Err(ParseError::invalid("conn", "give 'sentinels' or 'cluster-nodes', not both"))
+                return Err(ParseError::invalid(
+                    "cluster-nodes",
+                    "give 'sentinels' or 'cluster-nodes', not both",
+                ))
             }
             (Some(_), None, None) => {
                 return Err(ParseError::invalid("master-name", "'sentinels' need a 'master-name'"))
             }
             (None, _, Some(_)) => {
-                return Err(ParseError::invalid("master-name", "'master-name' needs 'sentinels'"))
+                return Err(ParseError::invalid("sentinels", "'master-name' needs 'sentinels'"))
             }
             (Some(_), _, _) | (_, Some(_), _) if single => {
                 return Err(ParseError::invalid(
-                    "conn",
+                    multi_node_key,
                     "'host', 'port' or a socket contradict 'sentinels'/'cluster-nodes'; give one address",
                 ))
             }

@@ -204,6 +204,13 @@ fn parse_authority(authority: &str) -> Parsed<(Option<String>, Option<u16>)> {
 pub(super) fn parse_node_list(list: &str, default_port: u16) -> Parsed<Vec<(String, u16)>> {
     let mut nodes = Vec::new();
     for item in list.split(',').map(str::trim) {
+        if item.contains(['/', '@']) {
+            // Not echoed: a node written as a URI may hold credentials.
+            return Err(ParseError::invalid(
+                "host",
+                "every node is host:port, as in h1:26379,h2:26379, without a scheme, path or credentials",
+            ));
+        }
         let (host, port) = parse_authority(item)?;
         let host = host.ok_or_else(|| {
             ParseError::invalid("host", "every node needs a host, as in h1:26379,h2:26379")

@@ -9,7 +9,8 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Turns a caller's {@code conn} into a native client handle, and remembers the answer.
+ * Turns a caller's {@code conn} into a native client handle, and remembers the answer as the
+ * {@link DibsClient} that {@link Dibs}'s static methods share for that conn.
  *
  * <p>Java only routes and flattens; Rust parses and validates every key and value. A String conn
  * goes to {@link NativeLib#connectUri}; a Map conn is flattened by {@link #flatten} into
@@ -31,29 +32,35 @@ final class ConnCache {
     static final String OTHER = "x";
 
     private static final String KEYWORD_CLASS = "clojure.lang.Keyword";
-    private static final ConcurrentHashMap<Object, Long> CACHE = new ConcurrentHashMap<>();
+    private static final ConcurrentHashMap<Object, DibsClient> CACHE = new ConcurrentHashMap<>();
 
     private ConnCache() {}
 
     /**
-     * Returns the native handle for a conn, resolving and caching it on first use.
+     * Returns the client that equal conns share (never closed), resolving and caching it on
+     * first use.
      *
      * @throws IllegalArgumentException if conn is neither a String nor a Map, or Rust rejects it
      */
-    static long handle(Object conn) {
-        Long cached = CACHE.get(conn);
+    static DibsClient shared(Object conn) {
+        DibsClient cached = CACHE.get(conn);
         if (cached != null) {
             return cached;
         }
         // Copy first, then parse the copy: a map the caller changes meanwhile cannot pair one
         // content with the handle of another.
         Object key = conn instanceof Map ? immutableCopy((Map<?, ?>) conn) : conn;
-        long handle = connect(key, false);
+        DibsClient client = new DibsClient(connect(key, false), listener(conn));
         if (CACHE.size() >= MAX_CACHED) {
             CACHE.clear();
         }
-        CACHE.put(key, handle);
-        return handle;
+        CACHE.put(key, client);
+        return client;
+    }
+
+    /** The native handle of the shared client of a conn. */
+    static long handle(Object conn) {
+        return shared(conn).handle();
     }
 
     /** A handle with a pool of its own, for a {@link DibsClient}; not cached. */

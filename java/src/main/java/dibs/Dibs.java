@@ -89,126 +89,81 @@ import java.util.function.Supplier;
  * </ul>
  *
  * <p>All methods are thread-safe. The task runs on the calling thread.
+ *
+ * <p>Each locked call here is the same call of {@link DibsClient}, on a client that conns equal
+ * to this one share (kept for the life of the process); the methods' details are there.
  */
 public final class Dibs {
     private Dibs() {}
 
     /**
-     * Runs {@code task} if and only if this process wins the lock {@code lockName}.
+     * {@link DibsClient#execute(String, long, long, Runnable)},
+     * on the client that conns equal to {@code conn} share.
      *
      * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
-     * @param lockName the lock's name; instances that should exclude each other use the same one
-     * @param atMostSec how long the lock is held at most, in seconds, counted from acquisition
-     * @param atLeastSec how long the lock is held at least, in seconds ({@code 0..atMostSec})
-     * @param task what to run while holding the lock
-     * @return {@code true} if the lock was won and the task ran, {@code false} if another
-     *     instance held it and the task was skipped
-     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
-     * @throws DibsException if the lock could not be tried; the task did not run
+     * @see DibsClient#execute(String, long, long, Runnable)
      */
     public static boolean execute(Object conn, String lockName, long atMostSec, long atLeastSec, Runnable task) {
-        return attempt(conn, lockName, atMostSec, atLeastSec, supplier(task)).acquired();
+        return shared(conn, lockName, task).execute(lockName, atMostSec, atLeastSec, task);
     }
 
     /**
-     * Runs {@code task} if and only if this process wins the lock {@code lockName}, with
-     * durations of any length (in whole milliseconds, see the class docs).
+     * {@link DibsClient#execute(String, Duration, Duration, Runnable)},
+     * on the client that conns equal to {@code conn} share.
      *
      * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
-     * @param lockName the lock's name; instances that should exclude each other use the same one
-     * @param atMost how long the lock is held at most, counted from acquisition
-     * @param atLeast how long the lock is held at least ({@code Duration.ZERO..atMost})
-     * @param task what to run while holding the lock
-     * @return {@code true} if the lock was won and the task ran, {@code false} if skipped
-     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
-     * @throws DibsException if the lock could not be tried; the task did not run
+     * @see DibsClient#execute(String, Duration, Duration, Runnable)
      */
     public static boolean execute(Object conn, String lockName, Duration atMost, Duration atLeast, Runnable task) {
-        return attempt(conn, lockName, atMost, atLeast, supplier(task)).acquired();
+        return shared(conn, lockName, task).execute(lockName, atMost, atLeast, task);
     }
 
     /**
-     * Runs {@code task} if and only if this process wins the lock, and returns its value.
+     * {@link DibsClient#executeWithResult(String, long, long, Supplier)},
+     * on the client that conns equal to {@code conn} share.
      *
-     * <p><b>Note:</b> {@code Optional.empty()} means either that the task was skipped or that it
-     * ran and returned {@code null}; the two cannot be told apart here. {@link #attempt} can.
-     *
-     * @param <T> the task's result type
      * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
-     * @param lockName the lock's name; instances that should exclude each other use the same one
-     * @param atMostSec how long the lock is held at most, in seconds, counted from acquisition
-     * @param atLeastSec how long the lock is held at least, in seconds ({@code 0..atMostSec})
-     * @param task what to run while holding the lock
-     * @return the task's value, or empty if the task was skipped (or returned {@code null})
-     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
-     * @throws DibsException if the lock could not be tried; the task did not run
+     * @see DibsClient#executeWithResult(String, long, long, Supplier)
      */
     public static <T> Optional<T> executeWithResult(
             Object conn, String lockName, long atMostSec, long atLeastSec, Supplier<T> task) {
-        return attempt(conn, lockName, atMostSec, atLeastSec, task).toOptional();
+        return shared(conn, lockName, task).executeWithResult(lockName, atMostSec, atLeastSec, task);
     }
 
     /**
-     * Runs {@code task} if and only if this process wins the lock, and returns its value, with
-     * durations of any length (in whole milliseconds, see the class docs).
+     * {@link DibsClient#executeWithResult(String, Duration, Duration, Supplier)},
+     * on the client that conns equal to {@code conn} share.
      *
-     * <p><b>Note:</b> {@code Optional.empty()} means either that the task was skipped or that it
-     * ran and returned {@code null}; the two cannot be told apart here. {@link #attempt} can.
-     *
-     * @param <T> the task's result type
      * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
-     * @param lockName the lock's name; instances that should exclude each other use the same one
-     * @param atMost how long the lock is held at most, counted from acquisition
-     * @param atLeast how long the lock is held at least ({@code Duration.ZERO..atMost})
-     * @param task what to run while holding the lock
-     * @return the task's value, or empty if the task was skipped (or returned {@code null})
-     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
-     * @throws DibsException if the lock could not be tried; the task did not run
+     * @see DibsClient#executeWithResult(String, Duration, Duration, Supplier)
      */
     public static <T> Optional<T> executeWithResult(
             Object conn, String lockName, Duration atMost, Duration atLeast, Supplier<T> task) {
-        return attempt(conn, lockName, atMost, atLeast, task).toOptional();
+        return shared(conn, lockName, task).executeWithResult(lockName, atMost, atLeast, task);
     }
 
     /**
-     * Runs {@code task} if and only if this process wins the lock, and says how it went: skipped,
-     * or ran with this value (which may be {@code null}), and whether the lock was still ours
-     * when it was released.
+     * {@link DibsClient#attempt(String, long, long, Supplier)},
+     * on the client that conns equal to {@code conn} share.
      *
-     * @param <T> the task's result type
      * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
-     * @param lockName the lock's name; instances that should exclude each other use the same one
-     * @param atMostSec how long the lock is held at most, in seconds, counted from acquisition
-     * @param atLeastSec how long the lock is held at least, in seconds ({@code 0..atMostSec})
-     * @param task what to run while holding the lock
-     * @return the outcome
-     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
-     * @throws DibsException if the lock could not be tried; the task did not run
+     * @see DibsClient#attempt(String, long, long, Supplier)
      */
     public static <T> DibsResult<T> attempt(
             Object conn, String lockName, long atMostSec, long atLeastSec, Supplier<T> task) {
-        checkArgs(conn, lockName, task);
-        return Lifecycle.run(ConnCache.handle(conn), ConnCache.listener(conn), lockName, atMostSec, atLeastSec, task);
+        return shared(conn, lockName, task).attempt(lockName, atMostSec, atLeastSec, task);
     }
 
     /**
-     * {@link #attempt(Object, String, long, long, Supplier)} with durations of any length
-     * (in whole milliseconds, see the class docs).
+     * {@link DibsClient#attempt(String, Duration, Duration, Supplier)},
+     * on the client that conns equal to {@code conn} share.
      *
-     * @param <T> the task's result type
      * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
-     * @param lockName the lock's name; instances that should exclude each other use the same one
-     * @param atMost how long the lock is held at most, counted from acquisition
-     * @param atLeast how long the lock is held at least ({@code Duration.ZERO..atMost})
-     * @param task what to run while holding the lock
-     * @return the outcome
-     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
-     * @throws DibsException if the lock could not be tried; the task did not run
+     * @see DibsClient#attempt(String, Duration, Duration, Supplier)
      */
     public static <T> DibsResult<T> attempt(
             Object conn, String lockName, Duration atMost, Duration atLeast, Supplier<T> task) {
-        checkArgs(conn, lockName, task);
-        return Lifecycle.run(ConnCache.handle(conn), ConnCache.listener(conn), lockName, atMost, atLeast, task);
+        return shared(conn, lockName, task).attempt(lockName, atMost, atLeast, task);
     }
 
     /**
@@ -235,19 +190,16 @@ public final class Dibs {
     }
 
     /**
-     * Tells whether the lock {@code lockName} is held, for how much longer, and by which host and
-     * process. One round trip; it never changes the lock.
+     * {@link DibsClient#inspect(String)},
+     * on the client that conns equal to {@code conn} share.
      *
      * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
-     * @param lockName the lock's name
-     * @return what Redis holds for that lock now
-     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
-     * @throws DibsException if Redis could not be read
+     * @see DibsClient#inspect(String)
      */
     public static LockInfo inspect(Object conn, String lockName) {
         Lifecycle.checkNotNull(conn, "conn");
         Lifecycle.checkNotNull(lockName, "lockName");
-        return NativeIo.inspect(ConnCache.handle(conn), lockName);
+        return ConnCache.shared(conn).inspect(lockName);
     }
 
     /**
@@ -264,17 +216,14 @@ public final class Dibs {
         return new DibsClient(ConnCache.open(conn), ConnCache.listener(conn));
     }
 
-    static void checkArgs(Object conn, String lockName, Object task) {
+    /**
+     * The client shared by conns equal to {@code conn}, once the arguments Java owns are
+     * checked, before any conn is parsed (so that a null wins over a malformed conn).
+     */
+    private static DibsClient shared(Object conn, String lockName, Object task) {
         Lifecycle.checkNotNull(conn, "conn");
         Lifecycle.checkNotNull(lockName, "lockName");
         Lifecycle.checkNotNull(task, "task");
-    }
-
-    static Supplier<Void> supplier(Runnable task) {
-        Lifecycle.checkNotNull(task, "task");
-        return () -> {
-            task.run();
-            return null;
-        };
+        return ConnCache.shared(conn);
     }
 }

@@ -5,10 +5,11 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
- * The methods of {@link Dibs} on a connection pool of this client's own, made by
- * {@link Dibs#client(Object)}. Close it when done: its connections are dropped, and any call
- * after that throws {@link IllegalStateException}. A call running while another thread closes
- * the client finishes normally. Thread-safe.
+ * Locked calls on one connection pool. {@link Dibs#client(Object)} makes one with a pool of its
+ * own: close it when done, its connections are dropped, and any call after that throws
+ * {@link IllegalStateException}. A call running while another thread closes the client finishes
+ * normally. {@link Dibs}'s static methods are these methods, on a client shared by equal conns.
+ * Thread-safe.
  *
  * <pre>{@code
  * try (DibsClient dibs = Dibs.client("redis://redis:6379")) {
@@ -27,94 +28,129 @@ public final class DibsClient implements AutoCloseable {
     }
 
     /**
-     * As {@link Dibs#execute(Object, String, long, long, Runnable)}, on this client's pool.
+     * Runs {@code task} if and only if this process wins the lock {@code lockName}.
      *
-     * @param lockName the lock's name
-     * @param atMostSec how long the lock is held at most, in seconds
-     * @param atLeastSec how long the lock is held at least, in seconds
+     * @param lockName the lock's name; instances that should exclude each other use the same one
+     * @param atMostSec how long the lock is held at most, in seconds, counted from acquisition
+     * @param atLeastSec how long the lock is held at least, in seconds ({@code 0..atMostSec})
      * @param task what to run while holding the lock
-     * @return true if the lock was won and the task ran
+     * @return {@code true} if the lock was won and the task ran, {@code false} if another
+     *     instance held it and the task was skipped
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
+     * @throws IllegalStateException if this client is closed
+     * @throws DibsException if the lock could not be tried; the task did not run
      */
     public boolean execute(String lockName, long atMostSec, long atLeastSec, Runnable task) {
-        return attempt(lockName, atMostSec, atLeastSec, Dibs.supplier(task)).acquired();
+        return attempt(lockName, atMostSec, atLeastSec, supplier(task)).acquired();
     }
 
     /**
-     * As {@link Dibs#execute(Object, String, Duration, Duration, Runnable)}, on this client's pool.
+     * Runs {@code task} if and only if this process wins the lock {@code lockName}, with
+     * durations of any length (in whole milliseconds, see {@link Dibs}'s class docs).
      *
-     * @param lockName the lock's name
-     * @param atMost how long the lock is held at most
-     * @param atLeast how long the lock is held at least
+     * @param lockName the lock's name; instances that should exclude each other use the same one
+     * @param atMost how long the lock is held at most, counted from acquisition
+     * @param atLeast how long the lock is held at least ({@code Duration.ZERO..atMost})
      * @param task what to run while holding the lock
-     * @return true if the lock was won and the task ran
+     * @return {@code true} if the lock was won and the task ran, {@code false} if skipped
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
+     * @throws IllegalStateException if this client is closed
+     * @throws DibsException if the lock could not be tried; the task did not run
      */
     public boolean execute(String lockName, Duration atMost, Duration atLeast, Runnable task) {
-        return attempt(lockName, atMost, atLeast, Dibs.supplier(task)).acquired();
+        return attempt(lockName, atMost, atLeast, supplier(task)).acquired();
     }
 
     /**
-     * As {@link Dibs#executeWithResult(Object, String, long, long, Supplier)}, on this client's pool.
+     * Runs {@code task} if and only if this process wins the lock, and returns its value.
+     *
+     * <p><b>Note:</b> {@code Optional.empty()} means either that the task was skipped or that it
+     * ran and returned {@code null}; the two cannot be told apart here. {@link #attempt} can.
      *
      * @param <T> the task's result type
-     * @param lockName the lock's name
-     * @param atMostSec how long the lock is held at most, in seconds
-     * @param atLeastSec how long the lock is held at least, in seconds
+     * @param lockName the lock's name; instances that should exclude each other use the same one
+     * @param atMostSec how long the lock is held at most, in seconds, counted from acquisition
+     * @param atLeastSec how long the lock is held at least, in seconds ({@code 0..atMostSec})
      * @param task what to run while holding the lock
-     * @return the task's value, or empty if skipped (or the task returned null)
+     * @return the task's value, or empty if the task was skipped (or returned {@code null})
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
+     * @throws IllegalStateException if this client is closed
+     * @throws DibsException if the lock could not be tried; the task did not run
      */
     public <T> Optional<T> executeWithResult(String lockName, long atMostSec, long atLeastSec, Supplier<T> task) {
         return attempt(lockName, atMostSec, atLeastSec, task).toOptional();
     }
 
     /**
-     * As {@link Dibs#executeWithResult(Object, String, Duration, Duration, Supplier)}, on this
-     * client's pool.
+     * Runs {@code task} if and only if this process wins the lock, and returns its value, with
+     * durations of any length (in whole milliseconds, see {@link Dibs}'s class docs).
+     *
+     * <p><b>Note:</b> {@code Optional.empty()} means either that the task was skipped or that it
+     * ran and returned {@code null}; the two cannot be told apart here. {@link #attempt} can.
      *
      * @param <T> the task's result type
-     * @param lockName the lock's name
-     * @param atMost how long the lock is held at most
-     * @param atLeast how long the lock is held at least
+     * @param lockName the lock's name; instances that should exclude each other use the same one
+     * @param atMost how long the lock is held at most, counted from acquisition
+     * @param atLeast how long the lock is held at least ({@code Duration.ZERO..atMost})
      * @param task what to run while holding the lock
-     * @return the task's value, or empty if skipped (or the task returned null)
+     * @return the task's value, or empty if the task was skipped (or returned {@code null})
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
+     * @throws IllegalStateException if this client is closed
+     * @throws DibsException if the lock could not be tried; the task did not run
      */
     public <T> Optional<T> executeWithResult(String lockName, Duration atMost, Duration atLeast, Supplier<T> task) {
         return attempt(lockName, atMost, atLeast, task).toOptional();
     }
 
     /**
-     * As {@link Dibs#attempt(Object, String, long, long, Supplier)}, on this client's pool.
+     * Runs {@code task} if and only if this process wins the lock, and says how it went: skipped,
+     * or ran with this value (which may be {@code null}), and whether the lock was still ours
+     * when it was released.
+     *
+     * <p>The call is a {@link #tryLock} lease around the task: the task runs on the calling
+     * thread, outside any native call; the lease is released however the task ends, and what
+     * the task throws reaches the caller as the very same object (a failed release never
+     * replaces it). The listener hears the call as it hears a lease, with {@code finished}
+     * timing the task itself.
      *
      * @param <T> the task's result type
-     * @param lockName the lock's name
-     * @param atMostSec how long the lock is held at most, in seconds
-     * @param atLeastSec how long the lock is held at least, in seconds
+     * @param lockName the lock's name; instances that should exclude each other use the same one
+     * @param atMostSec how long the lock is held at most, in seconds, counted from acquisition
+     * @param atLeastSec how long the lock is held at least, in seconds ({@code 0..atMostSec})
      * @param task what to run while holding the lock
      * @return the outcome
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
+     * @throws IllegalStateException if this client is closed
+     * @throws DibsException if the lock could not be tried; the task did not run
      */
     public <T> DibsResult<T> attempt(String lockName, long atMostSec, long atLeastSec, Supplier<T> task) {
         checkOpen(lockName, task);
-        return Lifecycle.run(handle, listener, lockName, atMostSec, atLeastSec, task);
+        return Lifecycle.run(handle, listener, lockName, LockDurations.ofSeconds(atMostSec, atLeastSec), task);
     }
 
     /**
-     * As {@link Dibs#attempt(Object, String, Duration, Duration, Supplier)}, on this client's pool.
+     * {@link #attempt(String, long, long, Supplier)} with durations of any length (in whole
+     * milliseconds, see {@link Dibs}'s class docs).
      *
      * @param <T> the task's result type
-     * @param lockName the lock's name
-     * @param atMost how long the lock is held at most
-     * @param atLeast how long the lock is held at least
+     * @param lockName the lock's name; instances that should exclude each other use the same one
+     * @param atMost how long the lock is held at most, counted from acquisition
+     * @param atLeast how long the lock is held at least ({@code Duration.ZERO..atMost})
      * @param task what to run while holding the lock
      * @return the outcome
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
+     * @throws IllegalStateException if this client is closed
+     * @throws DibsException if the lock could not be tried; the task did not run
      */
     public <T> DibsResult<T> attempt(String lockName, Duration atMost, Duration atLeast, Supplier<T> task) {
         checkOpen(lockName, task);
-        return Lifecycle.run(handle, listener, lockName, atMost, atLeast, task);
+        return Lifecycle.run(handle, listener, lockName, LockDurations.of(atMost, atLeast), task);
     }
 
     /**
      * Takes the lock {@code lockName} if it is free, and holds it until the lease is released:
      * for locked work that is not one call (ShedLock's {@code SimpleLock}). With keep-alive, the
-     * lock is extended until then.
+     * lock is extended until then. The listener hears the lease (see {@link DibsLease}).
      *
      * @param lockName the lock's name
      * @param atMost how long the lock is held at most, counted from now
@@ -126,18 +162,27 @@ public final class DibsClient implements AutoCloseable {
      */
     public Optional<DibsLease> tryLock(String lockName, Duration atMost, Duration atLeast) {
         checkOpen(lockName, this);
-        return Optional.ofNullable(Lifecycle.tryLock(handle, lockName, atMost, atLeast));
+        return Optional.ofNullable(DibsLease.acquire(handle, listener, lockName, LockDurations.of(atMost, atLeast)));
     }
 
     /**
-     * As {@link Dibs#inspect(Object, String)}, on this client's pool.
+     * Tells whether the lock {@code lockName} is held, for how much longer, and by which host and
+     * process. One round trip; it never changes the lock.
      *
      * @param lockName the lock's name
      * @return what Redis holds for that lock now
+     * @throws IllegalArgumentException if the name is {@code null} or invalid (before I/O)
+     * @throws IllegalStateException if this client is closed
+     * @throws DibsException if Redis could not be read
      */
     public LockInfo inspect(String lockName) {
         checkOpen(lockName, this);
         return NativeIo.inspect(handle, lockName);
+    }
+
+    /** The native client handle. */
+    long handle() {
+        return handle;
     }
 
     /** Drops this client's connections. Closing twice is harmless. */
@@ -158,5 +203,13 @@ public final class DibsClient implements AutoCloseable {
         }
         Lifecycle.checkNotNull(lockName, "lockName");
         Lifecycle.checkNotNull(task, "task");
+    }
+
+    private static Supplier<Void> supplier(Runnable task) {
+        Lifecycle.checkNotNull(task, "task");
+        return () -> {
+            task.run();
+            return null;
+        };
     }
 }

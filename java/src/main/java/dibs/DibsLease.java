@@ -2,6 +2,7 @@ package dibs;
 
 import java.lang.ref.Cleaner;
 import java.time.Duration;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A lock this process holds, from {@link DibsClient#tryLock} until {@link #release()}: for code
@@ -11,6 +12,11 @@ import java.time.Duration;
  * <p>A lease is released once. One that becomes unreachable unreleased is released when the
  * garbage collector finds it, with a warning; until then its lock stays held (and, with
  * keep-alive, extended). Thread-safe.
+ *
+ * <p>The {@link DibsListener} of the client hears a lease as it hears {@code execute}: taking it
+ * is {@code attempt}, then {@code acquired} or {@code skipped}; releasing it is
+ * {@code finished} (with how long the lease was held here), then {@code released},
+ * {@code expired} or {@code releaseFailed}. Every locked call of dibs is such a lease.
  *
  * <pre>{@code
  * try (DibsLease lease = client.tryLock("report", Duration.ofMinutes(10), Duration.ZERO).orElse(null)) {
@@ -23,19 +29,51 @@ import java.time.Duration;
 public final class DibsLease implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
 
-    private final String lockName;
-    private final Native lease;
+    private final State state;
     private final Cleaner.Cleanable cleanable;
 
-    DibsLease(long id, String lockName) {
-        this.lockName = lockName;
-        this.lease = new Native(id, lockName);
-        this.cleanable = CLEANER.register(this, lease);
+    private DibsLease(State state) {
+        this.state = state;
+        this.cleanable = CLEANER.register(this, state);
+    }
+
+    /**
+     * Takes a lock, the one way dibs does: tells {@code attempt}, tries the lock in Rust, then
+     * tells {@code skipped} and returns null, or tells {@code acquired} and returns the lease.
+     *
+     * @throws IllegalArgumentException on an invalid name or durations (from Rust, before I/O)
+     * @throws DibsException if the lock could not be tried
+     */
+    static DibsLease acquire(long handle, DibsListener listener, String lockName, LockDurations durations) {
+        // Made before the lock exists, the release's facts array included: between the native
+        // acquire and the try below nothing can throw, and nothing leaks the lease. Inside the
+        // try, a failure lets go of the lock at once; once made, the lease is the cleaner's too.
+        State state = new State(lockName, listener);
+        Events.attempt(listener, lockName);
+        long id = NativeIo.acquire(handle, lockName, durations.atMost, durations.atLeast, durations.unitMs);
+        if (id == 0) {
+            Events.skipped(listener, lockName);
+            return null;
+        }
+        state.id = id > 0 ? id : -id; // negative: won, with a warning to take (below)
+        state.acquiredAt = System.nanoTime();
+        DibsLease lease;
+        try {
+            lease = new DibsLease(state);
+            if (id < 0) { // keep-alive's schedule cannot hold for this atMost
+                Lifecycle.logWarning(NativeLib.takeWarning(state.id));
+            }
+        } catch (Throwable e) { // the JVM failing (out of memory): let go of the lock now, not at atMost
+            state.releaseUntold(e);
+            throw e;
+        }
+        Events.acquired(listener, lockName);
+        return lease;
     }
 
     /** @return the lock's name */
     public String lockName() {
-        return lockName;
+        return state.lockName;
     }
 
     /**
@@ -47,9 +85,13 @@ public final class DibsLease implements AutoCloseable {
      * @throws IllegalStateException if the lease was released
      */
     public boolean isLost() {
-        synchronized (lease) {
-            lease.checkHeld();
-            return NativeLib.isLost(lease.id);
+        State s = state;
+        s.guard.lock();
+        try {
+            s.checkHeld();
+            return NativeLib.isLost(s.id);
+        } finally {
+            s.guard.unlock();
         }
     }
 
@@ -65,57 +107,117 @@ public final class DibsLease implements AutoCloseable {
      * @throws DibsException if Redis could not be reached
      */
     public boolean extend(Duration atMost, Duration atLeast) {
-        Lifecycle.checkNotNull(atMost, "atMost");
-        Lifecycle.checkNotNull(atLeast, "atLeast");
-        if (!Lifecycle.fitsMillis(atMost) || !Lifecycle.fitsMillis(atLeast)) {
+        LockDurations durations = LockDurations.of(atMost, atLeast);
+        if (!durations.inMillis()) {
             throw new IllegalArgumentException("atMost and atLeast must fit in 64-bit milliseconds");
         }
-        synchronized (lease) {
-            lease.checkHeld();
-            return NativeIo.extend(lease.id, atMost.toMillis(), Lifecycle.atLeastMillis(atMost, atLeast));
+        State s = state;
+        s.guard.lock();
+        try {
+            s.checkHeld();
+            return NativeIo.extend(s.id, durations.atMost, durations.atLeast);
+        } finally {
+            s.guard.unlock();
         }
     }
 
     /**
      * Releases the lock: if still ours, {@code PEXPIRE} for the rest of atLeast, else
-     * {@code DEL}; if no longer ours, nothing is touched and a warning is logged.
+     * {@code DEL}; if no longer ours, nothing is touched and a warning is logged. A failed
+     * release (Redis unreachable) is logged too, and the lock expires by itself within atMost.
      *
      * @return true if the lock was ours until this release
      * @throws IllegalStateException if the lease was released already
      */
     public boolean release() {
-        synchronized (lease) {
-            lease.checkHeld();
-            boolean owned = lease.release();
-            cleanable.clean(); // now a no-op; unregisters the lease
-            return owned;
+        State s = state;
+        s.guard.lock();
+        try {
+            s.checkHeld();
+            try {
+                s.release();
+            } finally {
+                cleanable.clean(); // unregisters; its action finds the lease released
+            }
+            return Ending.ownedToTheEnd(s.ending);
+        } finally {
+            s.guard.unlock();
         }
     }
 
     /** Releases the lease unless it was released already. */
     @Override
     public void close() {
-        synchronized (lease) {
-            if (!lease.released) {
+        State s = state;
+        s.guard.lock();
+        try {
+            if (!s.released) {
                 release();
             }
+        } finally {
+            s.guard.unlock();
         }
     }
 
     @Override
     public String toString() {
-        return "DibsLease[" + lockName + (lease.released ? ", released]" : "]");
+        State s = state;
+        s.guard.lock();
+        try {
+            return "DibsLease[" + s.lockName + (s.released ? ", released]" : "]");
+        } finally {
+            s.guard.unlock();
+        }
     }
 
-    /** The native lease, apart from the DibsLease so that the cleaner can release it. */
-    private static final class Native implements Runnable {
-        final long id;
-        final String lockName;
-        boolean released;
+    /** The native id of the lease, for {@link Dibs#isLockLost()}. */
+    long id() {
+        return state.id;
+    }
 
-        Native(long id, String lockName) {
-            this.id = id;
+    /**
+     * For a call that runs its task under this lease ({@link Lifecycle#run}), on the lease's
+     * thread: the task ended, after starting at {@code startNanos} (read only with a listener).
+     * Tells {@code finished} with the task's own duration, which the release then does not tell
+     * again.
+     */
+    void taskFinished(long startNanos) {
+        State s = state;
+        s.taskTold = true;
+        if (s.listener != null) {
+            Events.finished(s.listener, s.lockName, Duration.ofNanos(System.nanoTime() - startNanos));
+        }
+    }
+
+    /** How long Rust says the lock was held, acquisition to release; after a release. */
+    Duration heldFor() {
+        return state.heldFor;
+    }
+
+    /**
+     * The lease, apart from the DibsLease so that the cleaner can release a dropped one. A
+     * ReentrantLock, not a monitor, guards it: a virtual thread releasing parks in
+     * {@link NativeIo}, which a monitor would turn into pinning its carrier (before Java 24).
+     */
+    private static final class State implements Runnable {
+        final String lockName;
+        final DibsListener listener;
+        final ReentrantLock guard = new ReentrantLock();
+        /** Filled by the native release: [{@link Ending} code, milliseconds held]. */
+        final long[] facts = new long[2];
+        /** Set once, right after the native acquire, before the lease is published. */
+        long id;
+        long acquiredAt;
+        // guarded by guard:
+        boolean released;
+        /** Whether the call's task told {@code finished} itself (written by the lease's thread). */
+        boolean taskTold;
+        int ending;
+        Duration heldFor = Duration.ZERO;
+
+        State(String lockName, DibsListener listener) {
             this.lockName = lockName;
+            this.listener = listener;
         }
 
         void checkHeld() {
@@ -124,22 +226,59 @@ public final class DibsLease implements AutoCloseable {
             }
         }
 
-        boolean release() {
+        /**
+         * The one release: tells {@code finished} unless the task did, releases in Rust, logs the
+         * warning Rust wrote and tells how it ended. Once, with {@link #guard} held.
+         */
+        void release() {
             released = true;
-            long[] facts = new long[2];
-            Lifecycle.logWarning(NativeIo.release(id, facts));
-            return Ending.ownedToTheEnd((int) facts[0]);
+            if (listener != null && !taskTold) {
+                Events.finished(listener, lockName, Duration.ofNanos(System.nanoTime() - acquiredAt));
+            }
+            String warning;
+            try {
+                warning = NativeIo.release(id, facts);
+            } catch (Throwable e) { // the JVM failing (out of memory) or a broken lease
+                ending = Ending.RELEASE_FAILED;
+                Events.ended(listener, lockName, Ending.RELEASE_FAILED, Duration.ZERO);
+                throw e;
+            }
+            ending = (int) facts[0];
+            heldFor = Duration.ofMillis(facts[1]);
+            Lifecycle.logWarning(warning);
+            Events.ended(listener, lockName, ending, heldFor);
+        }
+
+        /**
+         * Lets go of a lease that no one heard of (its acquire failed half-way), adding any
+         * failure to {@code cause}. The guard, as the cleaner may hold a half-made lease already.
+         */
+        void releaseUntold(Throwable cause) {
+            guard.lock();
+            try {
+                if (!released) {
+                    released = true;
+                    NativeIo.release(id, facts);
+                }
+            } catch (Throwable e) {
+                cause.addSuppressed(e);
+            } finally {
+                guard.unlock();
+            }
         }
 
         /** The cleaner's action: a lease dropped unreleased. */
         @Override
         public void run() {
-            synchronized (this) {
+            guard.lock();
+            try {
                 if (!released) {
                     System.getLogger("dibs").log(System.Logger.Level.WARNING, "a DibsLease of lock '" + lockName
                             + "' was garbage collected without release(); released now");
                     release();
                 }
+            } finally {
+                guard.unlock();
             }
         }
     }

@@ -3,17 +3,22 @@ package dibs;
 import java.time.Duration;
 
 /**
- * Hears the lifecycle of locked calls, to count or time them (Micrometer, logs, ...) without
- * dibs depending on any of that. Every method has an empty default; implement what you need.
- * Set it with {@link DibsOptions.Builder#listener}.
+ * Hears the lifecycle of locks, to count or time them (Micrometer, logs, ...) without dibs
+ * depending on any of that. Every method has an empty default; implement what you need. Set it
+ * with {@link DibsOptions.Builder#listener}; it hears every lock taken with those options: the
+ * locked calls of {@link Dibs} and {@link DibsClient}, and the {@link DibsLease}s of
+ * {@link DibsClient#tryLock} (so the ShedLock provider's and Kotlin's locks too).
  *
- * <p>Methods run on the calling thread, in this order: {@code attempt}, then either
- * {@code skipped}, or {@code acquired}, the task, {@code finished}, and one of {@code released}
- * or {@code expired}, or {@code releaseFailed} when the release itself failed (that is logged
- * too). A call that
- * throws before the task runs (an invalid argument, Redis unreachable) hears {@code attempt}
- * only. A listener that throws is logged at WARNING and ignored: it never breaks
- * the lock's lifecycle or changes the call's outcome.
+ * <p>In this order: {@code attempt}, then either {@code skipped}, or {@code acquired}, the
+ * locked work, {@code finished}, and one of {@code released} or {@code expired}, or
+ * {@code releaseFailed} when the release itself failed (that is logged too). Every
+ * {@code acquired} is followed by one {@code finished}, however the release went. A call that
+ * throws before the lock is won (an invalid argument, Redis unreachable) hears {@code attempt}
+ * only. For a locked call, the work is its task, and the methods run on the calling thread;
+ * for a lease, the work lasts from {@code tryLock} to {@code release()}, and the release's
+ * events run on the thread that releases it (the garbage collector's cleaner for a lease that
+ * was dropped unreleased). A listener that throws is logged at WARNING and ignored: it never
+ * breaks the lock's lifecycle or changes the call's outcome.
  */
 public interface DibsListener {
     /** Before the lock is tried. */
@@ -22,10 +27,13 @@ public interface DibsListener {
     /** Another instance holds the lock; the task will not run. */
     default void skipped(String lockName) {}
 
-    /** The lock is ours; the task runs next. */
+    /** The lock is ours; the task runs next (or the lease is handed out). */
     default void acquired(String lockName) {}
 
-    /** The task ended (returned or threw), after running for {@code duration}. */
+    /**
+     * The task ended (returned or threw), after running for {@code duration}; for a lease, its
+     * release began, {@code duration} after it was acquired.
+     */
     default void finished(String lockName, Duration duration) {}
 
     /** The lock was still ours and was released (deleted, or kept for the rest of atLeast). */

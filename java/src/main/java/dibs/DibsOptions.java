@@ -49,6 +49,21 @@ public final class DibsOptions {
         return builder().uri(uri).build();
     }
 
+    /**
+     * Where these options lead, as dibs's messages name it ({@code 127.0.0.1:6379}, the
+     * Sentinels' master, the cluster's nodes), never with credentials. The native library
+     * parses and checks the options to answer, as it does when they are first used, so a bad
+     * setting fails here; no connection is made.
+     *
+     * @return the address, for people to read
+     * @throws DibsArgumentException if a setting is invalid; {@link DibsArgumentException#argument()}
+     *     names its conn key ({@code conn-timeout-ms} for {@link Builder#connectTimeout})
+     */
+    public String describe() {
+        NativeLoader.load(); // a failed load is its own detailed error, as in ConnCache
+        return NativeLib.describe(this);
+    }
+
     /** @return the listener, or null */
     DibsListener listener() {
         return listener;
@@ -143,6 +158,29 @@ public final class DibsOptions {
         /** @param caCert a PEM file of CAs the server's certificate must chain to (TLS) @return this builder */
         public Builder caCert(Path caCert) {
             return put("ca-cert", caCert == null ? null : caCert.toString());
+        }
+
+        /**
+         * @param nodes the Sentinels, as {@code host:port} entries joined by commas; with
+         *     {@link #masterName}, dibs asks them for the master (anew after a failover)
+         * @return this builder
+         */
+        public Builder sentinels(String nodes) {
+            return put("sentinels", nodes);
+        }
+
+        /** @param name the name the Sentinels know the master by @return this builder */
+        public Builder masterName(String name) {
+            return put("master-name", name);
+        }
+
+        /**
+         * @param nodes seed nodes of a Redis Cluster, as {@code host:port} entries joined by
+         *     commas
+         * @return this builder
+         */
+        public Builder clusterNodes(String nodes) {
+            return put("cluster-nodes", nodes);
         }
 
         /** @param keyPrefix what every lock key starts with (default {@code dibs:}) @return this builder */

@@ -18,7 +18,8 @@ final class NativeLib {
      * client of that spec, which equal specs share. Owned: a client with a pool of its own, for a
      * {@link DibsClient}, dropped by {@link #close}. No network I/O.
      *
-     * @throws IllegalArgumentException on a bad spec (the message never shows a password)
+     * @throws DibsArgumentException on a bad spec, naming the key at fault (the message never
+     *     shows a password)
      */
     static native long connectUri(String uri, boolean owned);
 
@@ -26,9 +27,34 @@ final class NativeLib {
      * Same as {@link #connectUri}, for a {@link java.util.Map} conn flattened by
      * {@link ConnCache#flatten} into {@code key, tag, value} triples.
      *
-     * @throws IllegalArgumentException on a bad spec (unknown key, wrong type, bad value)
+     * @throws DibsArgumentException on a bad spec (unknown key, wrong type, bad value)
      */
     static native long connectMap(String[] tokens, boolean owned);
+
+    /**
+     * Where a conn leads, as dibs's messages name it ({@code host:port}, the socket path, the
+     * Sentinels' master or the cluster's nodes), never with credentials: one native call that
+     * parses the conn with the same parser as {@link #connectUri}/{@link #connectMap}, and
+     * makes no handle and no I/O.
+     *
+     * @param conn a URI String, a Map conn or {@link DibsOptions}
+     * @throws DibsArgumentException on a bad spec, naming the key at fault
+     */
+    static String describe(Object conn) {
+        if (conn instanceof String) {
+            return describeUri((String) conn);
+        } else if (conn instanceof java.util.Map) {
+            return describeMap(ConnCache.flatten((java.util.Map<?, ?>) conn));
+        } else if (conn instanceof DibsOptions) {
+            return describeMap(ConnCache.flatten(((DibsOptions) conn).toConnMap()));
+        }
+        throw new DibsArgumentException("conn", "conn must be a URI String, a Map or DibsOptions, got "
+                + (conn == null ? "null" : conn.getClass().getName()));
+    }
+
+    private static native String describeUri(String uri);
+
+    private static native String describeMap(String[] tokens);
 
     /** Drops the pool of an owned handle. Closing twice is harmless. */
     static native void close(long handle);
@@ -40,7 +66,7 @@ final class NativeLib {
      * @param unitMs 1000 when {@code atMost}/{@code atLeast} are seconds, 1 when milliseconds
      * @return the id of the lease (&gt; 0) when won; 0 when another holder has the lock; minus
      *     the id when won with a warning to take with {@link #takeWarning} (rare)
-     * @throws IllegalArgumentException on an invalid name or duration, before any I/O
+     * @throws DibsArgumentException on an invalid name or duration, before any I/O
      * @throws DibsException (a subclass where one fits) when the lock could not be tried
      */
     static native long acquire(long handle, String lockName, long atMost, long atLeast, long unitMs);
@@ -60,7 +86,7 @@ final class NativeLib {
      * {@code atLeastMs} from now. The lease stays held either way.
      *
      * @return true if extended; false if the lock was no longer ours
-     * @throws IllegalArgumentException on invalid durations, before any I/O
+     * @throws DibsArgumentException on invalid durations, before any I/O
      * @throws IllegalStateException when the lease was released
      * @throws DibsException when Redis could not be reached
      */
@@ -82,7 +108,7 @@ final class NativeLib {
     /**
      * Reads who holds a lock, in one round trip; never changes the lock.
      *
-     * @throws IllegalArgumentException on an invalid name, before any I/O
+     * @throws DibsArgumentException on an invalid name, before any I/O
      * @throws DibsException when Redis could not be read
      */
     static native LockInfo inspect(long handle, String lockName);

@@ -49,7 +49,9 @@ public sealed interface DibsOutcome<out T> {
  * `DibsOptions.keepAlive`) it is extended across suspension points.
  *
  * Taking and releasing the lock are blocking network calls (bounded by the client's timeouts):
- * they run on [Dispatchers.IO], never on the caller's dispatcher.
+ * they run on [Dispatchers.IO], never on the caller's dispatcher. The client's
+ * [dibs.DibsListener] hears the call as it hears every dibs lock (attempt, acquired or skipped,
+ * then finished and released, expired or releaseFailed), from those calls' threads.
  *
  * ```kotlin
  * when (val outcome = dibs.attemptSuspending("nightly-report", Duration.ofMinutes(10)) { buildReport() }) {

@@ -37,6 +37,12 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * {@code KeepAliveLockProvider} and {@code LockExtender} work with it; a {@link DibsClient} made
  * with {@code keepAlive(true)} extends the lock by itself instead, from Rust, while it is held.
  *
+ * <p>Every lock is a {@link DibsLease}, so the client's {@link dibs.DibsListener} (and with it a
+ * Spring application's dibs meters and {@code /actuator/dibs}) hears ShedLock's jobs as it hears
+ * dibs's own: {@link #lock} is {@code attempt}, then {@code acquired} or {@code skipped};
+ * {@link SimpleLock#unlock()} is {@code finished}, then {@code released}, {@code expired} or
+ * {@code releaseFailed}. An extend is the same lease, not a new lock.
+ *
  * <p>The provider does not own the client: it never closes it. Close the client when the
  * application stops (a Spring {@code @Bean} of type {@link DibsClient} is closed by Spring, as
  * it is {@link AutoCloseable}). Thread-safe.

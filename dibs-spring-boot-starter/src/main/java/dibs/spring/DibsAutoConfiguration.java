@@ -1,6 +1,7 @@
 package dibs.spring;
 
 import dibs.Dibs;
+import dibs.DibsArgumentException;
 import dibs.DibsClient;
 import dibs.DibsListener;
 import dibs.DibsOptions;
@@ -10,39 +11,37 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 
 /**
- * One {@link DibsClient} bean from {@code spring.data.redis.*} and {@code dibs.*}, unless the
- * application declares its own; off with {@code dibs.enabled=false}. Every {@link DibsListener}
- * bean hears the client's locked calls (the Micrometer meters and the held-locks view of the
- * actuator endpoint are such beans). A property that cannot be used fails the startup with a
+ * One {@link DibsClient} bean, on the Redis of the application's {@code RedisConnectionDetails}
+ * bean when it has one of its own ({@code @ServiceConnection}, Testcontainers), of
+ * {@code spring.data.redis.*} otherwise, with {@code dibs.*}; unless the application declares its
+ * own client. Off with {@code dibs.enabled=false}. Every {@link DibsListener} bean hears the
+ * client's locked calls (the Micrometer meters and the held-locks view of the actuator endpoint
+ * are such beans). A property that cannot be used fails the startup with a
  * {@link DibsStartupException} naming it. The client is closed with the context.
  *
- * <p>The properties are bound here with Spring's {@link Binder} rather than through Boot's
- * {@code RedisProperties} (Boot 3) or {@code DataRedisProperties} (Boot 4), so this one class
- * serves both, and no Spring Data Redis is needed.
+ * <p>{@code spring.data.redis.*} is bound here with Spring's {@link Binder} rather than through
+ * Boot's {@code RedisProperties} (Boot 3) or {@code DataRedisProperties} (Boot 4), so this one
+ * class serves both, and no Spring Data Redis is needed.
  */
-@AutoConfiguration
+@AutoConfiguration(afterName = {
+        "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
+        "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration"})
 @ConditionalOnClass(DibsClient.class)
 @ConditionalOnProperty(prefix = "dibs", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(DibsProperties.class)
+@Import({RedisDetailsBoot3.class, RedisDetailsBoot4.class})
 public class DibsAutoConfiguration {
     private static final System.Logger LOG = System.getLogger("dibs.spring");
 
     /** Made by Spring. */
     public DibsAutoConfiguration() {}
-
-    /**
-     * @param environment the properties
-     * @return the {@code dibs.*} properties
-     */
-    @Bean
-    @ConditionalOnMissingBean
-    public DibsProperties dibsProperties(Environment environment) {
-        return DibsProperties.bind(Binder.get(environment));
-    }
 
     /** @return the locks whose tasks run on this instance now */
     @Bean
@@ -51,17 +50,24 @@ public class DibsAutoConfiguration {
         return new DibsHeldLocks();
     }
 
+    /** Where Redis is: the application's RedisConnectionDetails, or spring.data.redis.*. */
+    @Bean
+    RedisSettings dibsRedisSettings(Environment environment, ObjectProvider<RedisDetailsSource> sources) {
+        Binder binder = Binder.get(environment);
+        RedisDetailsSource source = sources.getIfAvailable();
+        RedisSettings.Details details = source == null ? null : source.details();
+        return details == null ? RedisSettings.bind(binder) : RedisSettings.of(details, binder);
+    }
+
     /**
-     * @param environment the properties
+     * @param redis where Redis is
      * @param properties the {@code dibs.*} properties
      * @param listeners every {@link DibsListener} bean, in their order
      * @return the client; Spring closes it with the context
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    public DibsClient dibsClient(Environment environment, DibsProperties properties,
-            ObjectProvider<DibsListener> listeners) {
-        RedisSettings redis = RedisSettings.bind(Binder.get(environment));
+    public DibsClient dibsClient(RedisSettings redis, DibsProperties properties, ObjectProvider<DibsListener> listeners) {
         DibsOptions.Builder options = redis.toOptions();
         if (properties.keyPrefix() != null) {
             options.keyPrefix(properties.keyPrefix());
@@ -71,21 +77,25 @@ public class DibsAutoConfiguration {
         if (!all.isEmpty()) {
             options.listener(all.size() == 1 ? all.get(0) : new CompositeListener(all));
         }
+        DibsOptions built = options.build();
         DibsClient client;
+        String address;
         try {
             // Parses and checks the options now (no I/O): a bad property fails the startup.
-            client = Dibs.client(options.build());
-        } catch (IllegalArgumentException e) {
-            throw DibsStartupException.fromDibs(e, redis.describe());
+            address = built.describe();
+            client = Dibs.client(built);
+        } catch (DibsArgumentException e) {
+            throw redis.refused(e);
         }
-        LOG.log(System.Logger.Level.INFO, () -> "dibs: DibsClient on " + redis.describe() + ", " + properties);
+        LOG.log(System.Logger.Level.INFO, () -> "dibs: DibsClient on " + address + " (from " + redis.source()
+                + "), " + properties);
         return client;
     }
 
     /** Where the client's Redis is, without credentials; for the health indicator. */
     @Bean
     @ConditionalOnMissingBean
-    DibsTarget dibsTarget(Environment environment) {
-        return new DibsTarget(RedisSettings.bind(Binder.get(environment)).describe());
+    DibsTarget dibsTarget(RedisSettings redis) {
+        return new DibsTarget(redis.describe());
     }
 }

@@ -1,65 +1,32 @@
 package dibs.spring;
 
-import java.time.Duration;
-import org.springframework.boot.context.properties.bind.Bindable;
-import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * The {@code dibs.*} properties: what Spring's Redis properties cannot say.
+ * The {@code dibs.*} properties: what Spring's Redis properties cannot say. Bound by Spring
+ * ({@code @ConfigurationProperties}), which also generates their IDE metadata. The native
+ * library checks the values and owns the defaults that are left unset.
  *
- * <table>
- *   <caption>dibs.* properties</caption>
- *   <tr><th>property</th><th>default</th><th>meaning</th></tr>
- *   <tr><td>dibs.enabled</td><td>true</td><td>false: no dibs bean at all</td></tr>
- *   <tr><td>dibs.key-prefix</td><td>dibs:</td><td>what every lock key starts with</td></tr>
- *   <tr><td>dibs.keep-alive</td><td>false</td><td>extend a held lock every atMost / 3 while its task runs</td></tr>
- *   <tr><td>dibs.at-least</td><td>0s</td><td>the atLeast of callers that give none (Kotlin's {@code executeSuspending})</td></tr>
- * </table>
+ * <p>The {@code @param} texts below are the IDE's descriptions, hence their style.
+ *
+ * @param enabled Whether to auto-configure a DibsClient (and dibs's meters, health indicator and
+ *     endpoint).
+ * @param keyPrefix What every lock key starts with. Unset, dibs's own default applies ("dibs:").
+ * @param keepAlive Whether to extend a held lock every atMost / 3 while its task runs, so that a
+ *     task may outlive atMost and still hold it.
+ * @param metrics dibs's Micrometer meters.
  */
-public final class DibsProperties {
+@ConfigurationProperties(DibsProperties.PREFIX)
+public record DibsProperties(@DefaultValue("true") boolean enabled, String keyPrefix, boolean keepAlive,
+        @DefaultValue Metrics metrics) {
     static final String PREFIX = "dibs";
 
-    private final String keyPrefix;
-    private final boolean keepAlive;
-    private final Duration atLeast;
-
-    DibsProperties(String keyPrefix, boolean keepAlive, Duration atLeast) {
-        this.keyPrefix = keyPrefix;
-        this.keepAlive = keepAlive;
-        this.atLeast = atLeast;
-    }
-
-    static DibsProperties bind(Binder b) {
-        String keyPrefix = b.bind(PREFIX + ".key-prefix", String.class).orElse(null);
-        boolean keepAlive = b.bind(PREFIX + ".keep-alive", Boolean.class).orElse(false);
-        Duration atLeast = b.bind(PREFIX + ".at-least", Bindable.of(Duration.class)).orElse(Duration.ZERO);
-        if (atLeast.isNegative()) {
-            throw new DibsStartupException(PREFIX + ".at-least", "must not be negative, got " + atLeast);
-        }
-        if (keyPrefix != null && keyPrefix.isEmpty()) {
-            throw new DibsStartupException(PREFIX + ".key-prefix", "must not be empty");
-        }
-        return new DibsProperties(keyPrefix, keepAlive, atLeast);
-    }
-
-    /** @return the key prefix, or null for dibs's default ({@code dibs:}) */
-    public String keyPrefix() {
-        return keyPrefix;
-    }
-
-    /** @return whether the client extends held locks while their tasks run */
-    public boolean keepAlive() {
-        return keepAlive;
-    }
-
-    /** @return the default atLeast ({@code dibs.at-least}, 0 unless set) */
-    public Duration atLeast() {
-        return atLeast;
-    }
-
-    @Override
-    public String toString() {
-        return "DibsProperties[keyPrefix=" + (keyPrefix == null ? "dibs:" : keyPrefix) + ", keepAlive=" + keepAlive
-                + ", atLeast=" + atLeast + "]";
-    }
+    /**
+     * {@code dibs.metrics.*}.
+     *
+     * @param enabled Whether to register dibs's Micrometer meters (dibs.lock.*) when there is a
+     *     MeterRegistry.
+     */
+    public record Metrics(@DefaultValue("true") boolean enabled) {}
 }

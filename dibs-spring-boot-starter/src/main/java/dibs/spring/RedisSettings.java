@@ -1,66 +1,143 @@
 package dibs.spring;
 
+import dibs.DibsArgumentException;
 import dibs.DibsOptions;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
 import java.time.Duration;
+import java.util.Base64;
+import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.ssl.SslBundle;
 import org.springframework.core.io.DefaultResourceLoader;
 import org.springframework.core.io.Resource;
 
 /**
- * The {@code spring.data.redis.*} properties that dibs uses, bound with Spring's {@link Binder}
- * rather than through {@code RedisProperties} (Boot 3) or {@code DataRedisProperties} (Boot 4),
- * so that one auto-configuration serves both Boots. Translated into {@link DibsOptions}; every
- * error names the Spring property. The password is never part of a message or of
- * {@link #toString()}.
+ * Where the auto-configured client's Redis is, in dibs's terms: from the application's
+ * {@code RedisConnectionDetails} bean when it has one of its own ({@code @ServiceConnection},
+ * Testcontainers, a hand-made bean), from {@code spring.data.redis.*} otherwise, bound with
+ * Spring's {@link Binder} so that one class serves Boot 3 and Boot 4 and no Spring Data Redis is
+ * needed. The timeouts come from {@code spring.data.redis.*} in both cases, as in Boot.
+ *
+ * <p>This class only translates: Spring's rules of precedence (a url overrides host, port,
+ * username, password and database; Sentinel or Cluster overrides host and port; naming an SSL
+ * bundle turns SSL on) and the CA of a PEM SSL bundle, which dibs reads as a file. The native
+ * library checks every value, applies its defaults and describes the address without
+ * credentials; a value it refuses comes back as a {@link DibsArgumentException} whose argument
+ * {@link #refused} maps to the property, through a table.
  */
 final class RedisSettings {
     static final String PREFIX = "spring.data.redis";
+    /** How the properties of a RedisConnectionDetails bean are named in messages. */
+    static final String DETAILS = "RedisConnectionDetails";
 
-    final String url;
-    final String host;
-    final Integer port;
-    final String username;
-    final String password;
-    final Integer database;
-    final boolean sslEnabled;
-    final String sslBundle;
-    final Duration timeout;
-    final Duration connectTimeout;
-    final String sentinelMaster;
-    final List<String> sentinelNodes;
-    final boolean sentinelPasswordSet;
-    final boolean sentinelUsernameSet;
-    final List<String> clusterNodes;
-    /** Where the CA is read from, for {@link #toOptions()}; not resolved until then. */
-    private final Binder binder;
+    /**
+     * dibs's conn keys, as {@link DibsArgumentException#argument()} names them, and the
+     * properties behind them (after {@link #PREFIX} or {@link #DETAILS}).
+     */
+    private static final Map<String, String> CONNECTION_PROPERTY = Map.ofEntries(
+            Map.entry("uri", "url"),
+            Map.entry("host", "host"),
+            Map.entry("port", "port"),
+            Map.entry("username", "username"),
+            Map.entry("password", "password"),
+            Map.entry("db", "database"),
+            Map.entry("ssl", "ssl.enabled"),
+            Map.entry("ca-cert", "ssl.bundle"),
+            Map.entry("sentinels", "sentinel.nodes"),
+            Map.entry("master-name", "sentinel.master"),
+            Map.entry("cluster-nodes", "cluster.nodes"));
+    /** The keys that come from properties whatever gave the address. */
+    private static final Map<String, String> OTHER_PROPERTY = Map.of(
+            "read-timeout-ms", PREFIX + ".timeout",
+            "conn-timeout-ms", PREFIX + ".connect-timeout",
+            "key-prefix", DibsProperties.PREFIX + ".key-prefix",
+            "keep-alive", DibsProperties.PREFIX + ".keep-alive");
+
+    private final String url;
+    private final String host;
+    private final Integer port;
+    private final String username;
+    private final String password;
+    private final Integer database;
+    private final String sentinelMaster;
+    private final List<String> sentinelNodes;
+    private final List<String> clusterNodes;
+    private final boolean ssl;
+    /** The CA as a file, resolved once (a classpath or inline PEM is copied); null for the system's. */
+    private final Path caCert;
+    private final Duration timeout;
+    private final Duration connectTimeout;
+    /** What gave the address: {@link #PREFIX}, or {@link #DETAILS} for a bean. */
+    private final String source;
+
+    /**
+     * What a {@code RedisConnectionDetails} bean gives, whatever Boot's type for it (Boot 3's
+     * {@code RedisConnectionDetails}, Boot 4's {@code DataRedisConnectionDetails}): one of
+     * standalone, sentinel or cluster, in Boot's order of precedence.
+     *
+     * @param nodes {@code host:port} entries, for sentinel and cluster
+     */
+    record Details(String username, String password, String host, Integer port, Integer database,
+            String sentinelMaster, List<String> sentinelNodes, boolean sentinelAuthenticates,
+            List<String> clusterNodes, SslBundle sslBundle) {
+        /** @return {@code host:port}, with brackets around an IPv6 host */
+        static String node(String host, int port) {
+            return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
+        }
+    }
 
     private RedisSettings(Binder b) {
+        source = PREFIX;
         url = get(b, "url", String.class);
         host = get(b, "host", String.class);
         port = get(b, "port", Integer.class);
         username = get(b, "username", String.class);
         password = get(b, "password", String.class);
         database = get(b, "database", Integer.class);
-        Boolean ssl = get(b, "ssl.enabled", Boolean.class);
-        sslBundle = get(b, "ssl.bundle", String.class);
-        // As in Spring Boot: naming a bundle turns SSL on.
-        sslEnabled = (ssl != null && ssl) || (ssl == null && sslBundle != null);
-        timeout = get(b, "timeout", Duration.class);
-        connectTimeout = get(b, "connect-timeout", Duration.class);
         sentinelMaster = get(b, "sentinel.master", String.class);
         sentinelNodes = b.bind(PREFIX + ".sentinel.nodes", Bindable.listOf(String.class)).orElse(null);
-        sentinelPasswordSet = get(b, "sentinel.password", String.class) != null;
-        sentinelUsernameSet = get(b, "sentinel.username", String.class) != null;
         clusterNodes = b.bind(PREFIX + ".cluster.nodes", Bindable.listOf(String.class)).orElse(null);
-        binder = b;
+        if (get(b, "sentinel.password", String.class) != null || get(b, "sentinel.username", String.class) != null) {
+            throw sentinelAuthRefused(PREFIX + ".sentinel."
+                    + (get(b, "sentinel.password", String.class) != null ? "password" : "username"));
+        }
+        Boolean sslEnabled = get(b, "ssl.enabled", Boolean.class);
+        String bundle = get(b, "ssl.bundle", String.class);
+        // As in Spring Boot: naming a bundle turns SSL on, and so does a rediss:// url (dibs reads the scheme).
+        ssl = (sslEnabled != null && sslEnabled) || (sslEnabled == null && bundle != null);
+        caCert = ssl && bundle != null ? bundleCa(b, bundle) : null;
+        timeout = get(b, "timeout", Duration.class);
+        connectTimeout = get(b, "connect-timeout", Duration.class);
+    }
+
+    private RedisSettings(Details d, Binder b) {
+        source = DETAILS;
+        url = null;
+        host = d.host();
+        port = d.port();
+        username = d.username();
+        password = d.password();
+        database = d.database();
+        sentinelMaster = d.sentinelMaster();
+        sentinelNodes = d.sentinelNodes();
+        clusterNodes = d.clusterNodes();
+        if (d.sentinelAuthenticates()) {
+            throw sentinelAuthRefused(DETAILS + ".sentinel.password");
+        }
+        ssl = d.sslBundle() != null;
+        caCert = ssl ? trustStoreCa(d.sslBundle()) : null;
+        timeout = get(b, "timeout", Duration.class);
+        connectTimeout = get(b, "connect-timeout", Duration.class);
     }
 
     /** Binds {@code spring.data.redis.*}; throws, naming the property, when one cannot be read. */
@@ -68,9 +145,106 @@ final class RedisSettings {
         return new RedisSettings(binder);
     }
 
+    /** The address of a RedisConnectionDetails bean, the timeouts of {@code spring.data.redis.*}. */
+    static RedisSettings of(Details details, Binder binder) {
+        return new RedisSettings(details, binder);
+    }
+
     private static <T> T get(Binder b, String name, Class<T> type) {
         // A value that does not convert throws Spring's BindException, which names the property.
         return b.bind(PREFIX + "." + name, Bindable.of(type)).orElse(null);
+    }
+
+    /** A Spring setting dibs has no counterpart for: refused rather than silently unused. */
+    private static DibsStartupException sentinelAuthRefused(String property) {
+        return new DibsStartupException(property, "is not supported: dibs asks the Sentinels without authenticating"
+                + " (the password of " + PREFIX + ".password is the master's)");
+    }
+
+    /**
+     * The conn options: Spring's settings in dibs's terms, for the native library to check. A
+     * fresh builder each call, for the caller to add its own settings to.
+     */
+    DibsOptions.Builder toOptions() {
+        DibsOptions.Builder o = DibsOptions.builder();
+        boolean multiNode = sentinelMaster != null || sentinelNodes != null || clusterNodes != null;
+        if (url != null) {
+            o.uri(url);
+        } else {
+            // As in Spring Boot, a url overrides username, password and database, set or not in it.
+            if (username != null) {
+                o.username(username);
+            }
+            if (password != null) {
+                o.password(password);
+            }
+            if (database != null) {
+                o.db(database);
+            }
+        }
+        if (sentinelMaster != null) {
+            o.masterName(sentinelMaster);
+        }
+        if (sentinelNodes != null) {
+            o.sentinels(String.join(",", sentinelNodes));
+        }
+        if (clusterNodes != null) {
+            o.clusterNodes(String.join(",", clusterNodes));
+        }
+        // As in Spring Boot, Sentinel and Cluster override host and port (dibs refuses a url beside them).
+        if (url == null && !multiNode) {
+            if (host != null) {
+                o.host(host);
+            }
+            if (port != null) {
+                o.port(port);
+            }
+        }
+        if (ssl) {
+            o.ssl(true);
+        }
+        if (caCert != null) {
+            o.caCert(caCert);
+        }
+        if (timeout != null) {
+            o.readTimeout(timeout);
+        }
+        if (connectTimeout != null) {
+            o.connectTimeout(connectTimeout);
+        }
+        return o;
+    }
+
+    /**
+     * Where Redis is, without credentials, as dibs's own messages name it: one native call that
+     * parses and checks the options.
+     *
+     * @throws DibsStartupException naming the property, when dibs refuses a value
+     */
+    String describe() {
+        try {
+            return toOptions().build().describe();
+        } catch (DibsArgumentException e) {
+            throw refused(e);
+        }
+    }
+
+    /** The property behind the argument dibs refused, by table; the message is dibs's own. */
+    DibsStartupException refused(DibsArgumentException e) {
+        String property = OTHER_PROPERTY.get(e.argument());
+        if (property == null) {
+            String suffix = CONNECTION_PROPERTY.get(e.argument());
+            property = source + "." + (suffix == null ? "*" : suffix);
+        }
+        String from = source.equals(DETAILS) && !OTHER_PROPERTY.containsKey(e.argument())
+                ? " (given by the application's RedisConnectionDetails bean)" : "";
+        // dibs's messages never hold a password.
+        return new DibsStartupException(property, "cannot be used" + from + ": " + e.getMessage(), e);
+    }
+
+    /** @return where the address came from, for the startup log */
+    String source() {
+        return source.equals(DETAILS) ? "the RedisConnectionDetails bean" : PREFIX + ".*";
     }
 
     /**
@@ -90,7 +264,7 @@ final class RedisSettings {
         }
         String property = base + ".truststore.certificate";
         if (location.trim().startsWith("-----BEGIN")) {
-            return copy(property, location.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            return copy(property, location.getBytes(StandardCharsets.US_ASCII));
         }
         Resource resource = new DefaultResourceLoader().getResource(location);
         if (!resource.exists()) {
@@ -108,6 +282,32 @@ final class RedisSettings {
         }
     }
 
+    /**
+     * The certificates of a bundle's trust store as a PEM file, for dibs; null when the bundle
+     * has no trust store (the system's CAs then).
+     */
+    private static Path trustStoreCa(SslBundle bundle) {
+        String property = DETAILS + ".ssl.bundle";
+        KeyStore store = bundle.getStores().getTrustStore();
+        if (store == null) {
+            return null;
+        }
+        StringBuilder pem = new StringBuilder();
+        Base64.Encoder base64 = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
+        try {
+            for (String alias : Collections.list(store.aliases())) {
+                Certificate certificate = store.getCertificate(alias);
+                if (certificate != null) {
+                    pem.append("-----BEGIN CERTIFICATE-----\n").append(base64.encodeToString(certificate.getEncoded()))
+                            .append("\n-----END CERTIFICATE-----\n");
+                }
+            }
+        } catch (GeneralSecurityException e) {
+            throw new DibsStartupException(property, "has a trust store that could not be read: " + e.getMessage());
+        }
+        return pem.length() == 0 ? null : copy(property, pem.toString().getBytes(StandardCharsets.US_ASCII));
+    }
+
     private static Path copy(String property, byte[] pem) {
         try {
             Path file = Files.createTempFile("dibs-ca-", ".pem");
@@ -120,146 +320,9 @@ final class RedisSettings {
         }
     }
 
-    /**
-     * The conn options: Spring's properties in dibs's terms. dibs re-validates them when the
-     * client is made, and {@link DibsStartupException#fromDibs} maps its key names back.
-     */
-    DibsOptions.Builder toOptions() {
-        DibsOptions.Builder o = DibsOptions.builder();
-        boolean sentinel = sentinelMaster != null || sentinelNodes != null;
-        boolean cluster = clusterNodes != null;
-        if (sentinel && cluster) {
-            throw new DibsStartupException(PREFIX + ".cluster.nodes",
-                    "is set together with " + PREFIX + ".sentinel.*: give one of them");
-        }
-        if (sentinelPasswordSet || sentinelUsernameSet) {
-            // dibs asks the Sentinels for the master without AUTH: a password it would not send
-            // must not look as though it were used.
-            throw new DibsStartupException(PREFIX + ".sentinel." + (sentinelPasswordSet ? "password" : "username"),
-                    "is not supported: dibs asks the Sentinels without authenticating (the "
-                            + PREFIX + ".password is the master's)");
-        }
-        if (url != null && (sentinel || cluster)) {
-            throw new DibsStartupException(PREFIX + ".url", "is set together with " + PREFIX + "."
-                    + (sentinel ? "sentinel" : "cluster") + ".*: give one of them");
-        }
-        if (url != null) {
-            String uri = checkedUrl();
-            // As in Spring Boot, either rediss:// or ssl.enabled turns TLS on; dibs wants the
-            // scheme to say so rather than a contradicting "ssl" key.
-            if (sslEnabled && uri.regionMatches(true, 0, "redis://", 0, 8)) {
-                uri = "rediss://" + uri.substring(8);
-            }
-            o.uri(uri);
-        }
-        if (sentinel) {
-            if (sentinelMaster == null) {
-                throw new DibsStartupException(PREFIX + ".sentinel.master",
-                        "is missing (" + PREFIX + ".sentinel.nodes is set)");
-            }
-            if (sentinelNodes == null || sentinelNodes.isEmpty()) {
-                throw new DibsStartupException(PREFIX + ".sentinel.nodes",
-                        "is missing (" + PREFIX + ".sentinel.master is set)");
-            }
-            // DibsOptions takes Sentinel and Cluster addresses as a URI; credentials and db are
-            // given apart below, so the URI never holds a password.
-            o.uri("redis+sentinel://" + nodes(sentinelNodes, "sentinel.nodes") + "/" + sentinelMaster);
-        } else if (cluster) {
-            if (clusterNodes.isEmpty()) {
-                throw new DibsStartupException(PREFIX + ".cluster.nodes", "is empty");
-            }
-            if (database != null && database != 0) {
-                throw new DibsStartupException(PREFIX + ".database", "must be 0 with a cluster (a cluster has only db 0)");
-            }
-            o.uri("redis+cluster://" + nodes(clusterNodes, "cluster.nodes"));
-        } else if (url == null) {
-            // Spring's defaults, which are dibs's too; given so that dibs checks them here.
-            o.host(host == null ? "localhost" : host).port(port == null ? 6379 : port);
-        }
-        // As in Spring Boot, a url overrides host, port, username, password and database, set
-        // or not in the url itself.
-        if (url == null) {
-            if (username != null) {
-                o.username(username);
-            }
-            if (password != null) {
-                o.password(password);
-            }
-            if (database != null && database != 0) {
-                o.db(database);
-            }
-        }
-        if (sslEnabled && url == null) {
-            o.ssl(true);
-        }
-        if (sslEnabled && sslBundle != null) {
-            // Resolved here, once per client: a classpath or inline CA becomes a temporary file.
-            o.caCert(bundleCa(binder, sslBundle));
-        }
-        if (timeout != null) {
-            o.readTimeout(positive("timeout", timeout));
-        }
-        if (connectTimeout != null) {
-            o.connectTimeout(positive("connect-timeout", connectTimeout));
-        }
-        return o;
-    }
-
-    /** Spring's node list, checked enough that dibs's own message can name the property. */
-    private static String nodes(List<String> list, String name) {
-        for (String node : list) {
-            if (node == null || node.isBlank() || node.contains("/") || node.contains("@")) {
-                throw new DibsStartupException(PREFIX + "." + name, "holds '" + node + "'; give host:port entries");
-            }
-        }
-        return String.join(",", list.stream().map(String::trim).toList());
-    }
-
-    private String checkedUrl() {
-        String lower = url.toLowerCase(Locale.ROOT);
-        if (!(lower.startsWith("redis://") || lower.startsWith("rediss://"))) {
-            // Never echo the url: it may hold the password.
-            throw new DibsStartupException(PREFIX + ".url", "must start with redis:// or rediss://");
-        }
-        return url;
-    }
-
-    private boolean urlHasUserInfo() {
-        String rest = url.substring(url.indexOf("://") + 3);
-        int slash = rest.indexOf('/');
-        String authority = slash < 0 ? rest : rest.substring(0, slash);
-        return authority.contains("@");
-    }
-
-    private static Duration positive(String name, Duration d) {
-        if (d.isNegative() || d.isZero()) {
-            throw new DibsStartupException(PREFIX + "." + name, "must be positive, got " + d);
-        }
-        if (d.toMillis() == 0) {
-            throw new DibsStartupException(PREFIX + "." + name, "must be at least 1 ms, got " + d);
-        }
-        return d;
-    }
-
-    /** Where Redis is, without credentials: for logs and the health details. */
-    String describe() {
-        if (sentinelNodes != null) {
-            return "sentinel master '" + sentinelMaster + "' via " + String.join(",", sentinelNodes);
-        }
-        if (clusterNodes != null) {
-            return "cluster " + String.join(",", clusterNodes);
-        }
-        if (url != null) {
-            String rest = url.substring(url.indexOf("://") + 3);
-            int at = rest.lastIndexOf('@');
-            return url.substring(0, url.indexOf("://") + 3) + (at < 0 ? rest : rest.substring(at + 1));
-        }
-        return (host == null ? "localhost" : host) + ":" + (port == null ? 6379 : port);
-    }
-
+    /** Never the password nor the url (which may hold one): where the settings came from. */
     @Override
     public String toString() {
-        return "RedisSettings[" + describe() + (password != null || (url != null && urlHasUserInfo())
-                ? ", password=***" : "") + "]";
+        return "RedisSettings[from " + source() + "]";
     }
 }

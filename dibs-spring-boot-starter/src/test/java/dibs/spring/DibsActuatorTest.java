@@ -44,7 +44,7 @@ class DibsActuatorTest {
                         Map<String, Object> details = health(context, status);
                         assertThat(status[0]).isEqualTo("UP");
                         assertThat(details).containsEntry("nativeLibrary", "loaded")
-                                .containsEntry("redis", "localhost:" + redis.port());
+                                .containsEntry("redis", "127.0.0.1:" + redis.port());
 
                         redis.stop();
                         details = health(context, status);

@@ -36,7 +36,7 @@ class DibsAutoConfigurationTest {
     }
 
     /** Runs a task under the lock and reports what Redis held while it ran: EXISTS of {@code key}, in {@code db}. */
-    private static String existsWhileRunning(DibsClient client, RedisServer server, int db, String key) {
+    static String existsWhileRunning(DibsClient client, RedisServer server, int db, String key) {
         AtomicReference<String> seen = new AtomicReference<>();
         boolean ran = client.execute("job", Duration.ofSeconds(10), Duration.ZERO, () -> {
             try {
@@ -169,11 +169,14 @@ class DibsAutoConfigurationTest {
     }
 
     @Test
-    void atLeastPropertyIsBound() {
+    void theTargetIsDibsOwnDescriptionWithoutCredentialsOrSpringsDefaults() {
         Contexts.runner()
-                .withPropertyValues("spring.data.redis.port=" + redis.port(), "dibs.at-least=2s")
-                .run(context -> assertThat(context.getBean(DibsProperties.class).atLeast())
-                        .isEqualTo(Duration.ofSeconds(2)));
+                .withPropertyValues("spring.data.redis.url=redis://:" + PASSWORD + "@127.0.0.1:" + secured.port() + "/3")
+                .run(context -> assertThat(context.getBean(DibsTarget.class).address())
+                        .isEqualTo("127.0.0.1:" + secured.port()));
+        // Nothing set: dibs's default address, not Spring's "localhost".
+        Contexts.runner()
+                .run(context -> assertThat(context.getBean(DibsTarget.class).address()).isEqualTo("127.0.0.1:6379"));
     }
 
     @Test

@@ -38,7 +38,6 @@ class StartupFailureTest {
         assertThat(failure("spring.data.redis.timeout=soon")).contains("spring.data.redis.timeout");
         assertThat(failure("spring.data.redis.database=x")).contains("spring.data.redis.database");
         assertThat(failure("spring.data.redis.ssl.enabled=perhaps")).contains("spring.data.redis.ssl.enabled");
-        assertThat(failure("dibs.at-least=a-while")).contains("dibs.at-least");
         assertThat(failure("dibs.keep-alive=sometimes")).contains("dibs.keep-alive");
     }
 
@@ -48,7 +47,15 @@ class StartupFailureTest {
         assertThat(startupFailure("spring.data.redis.timeout=0s").property()).isEqualTo("spring.data.redis.timeout");
         assertThat(startupFailure("spring.data.redis.connect-timeout=-1s").property())
                 .isEqualTo("spring.data.redis.connect-timeout");
-        assertThat(startupFailure("dibs.at-least=-1s").property()).isEqualTo("dibs.at-least");
+        assertThat(startupFailure("spring.data.redis.timeout=100us").property()).isEqualTo("spring.data.redis.timeout");
+        // A node written as a URI, credentials and all: dibs refuses it without echoing it.
+        assertThat(startupFailure("spring.data.redis.cluster.nodes=redis://u:" + PASSWORD + "@127.0.0.1:7000")
+                .property()).isEqualTo("spring.data.redis.cluster.nodes");
+        DibsStartupException refused = startupFailure("spring.data.redis.port=0", "spring.data.redis.password=" + PASSWORD);
+        assertThat(refused.property()).isEqualTo("spring.data.redis.port");
+        // By the argument dibs names, never its message: the cause carries it.
+        assertThat(refused.getCause()).isInstanceOf(dibs.DibsArgumentException.class);
+        assertThat(((dibs.DibsArgumentException) refused.getCause()).argument()).isEqualTo("port");
         assertThat(startupFailure("spring.data.redis.cluster.nodes=127.0.0.1:7000", "spring.data.redis.database=2")
                 .property()).isEqualTo("spring.data.redis.database");
     }
@@ -57,6 +64,14 @@ class StartupFailureTest {
     void aUrlThatIsNotRedisIsNamedButNotEchoed() {
         DibsStartupException e = startupFailure("spring.data.redis.url=http://user:" + PASSWORD + "@host:6379");
         assertThat(e.property()).isEqualTo("spring.data.redis.url");
+    }
+
+    @Test
+    void aUrlWhosePasswordLacksItsAtIsNamedButNotEchoed() {
+        // A forgotten '@' puts the password where the port would be: no '@' to strip it at.
+        DibsStartupException e = startupFailure("spring.data.redis.url=redis://:" + PASSWORD);
+        assertThat(e.property()).isEqualTo("spring.data.redis.url");
+        assertThat(failure("spring.data.redis.url=redis://:" + PASSWORD)).doesNotContain(PASSWORD);
     }
 
     @Test

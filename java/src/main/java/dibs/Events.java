@@ -1,0 +1,78 @@
+package dibs;
+
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+
+/**
+ * Tells a {@link DibsListener} of a lease's lifecycle: a null listener costs a null check, and
+ * one that throws is logged and ignored, so that it never breaks the lifecycle or changes the
+ * call's outcome. Static, so that telling allocates nothing.
+ */
+final class Events {
+    private static final Logger LOG = System.getLogger("dibs");
+
+    private Events() {}
+
+    static void attempt(DibsListener listener, String name) {
+        if (listener != null) {
+            try {
+                listener.attempt(name);
+            } catch (RuntimeException | Error e) {
+                ignored(name, "attempt", e);
+            }
+        }
+    }
+
+    static void skipped(DibsListener listener, String name) {
+        if (listener != null) {
+            try {
+                listener.skipped(name);
+            } catch (RuntimeException | Error e) {
+                ignored(name, "skipped", e);
+            }
+        }
+    }
+
+    static void acquired(DibsListener listener, String name) {
+        if (listener != null) {
+            try {
+                listener.acquired(name);
+            } catch (RuntimeException | Error e) {
+                ignored(name, "acquired", e);
+            }
+        }
+    }
+
+    static void finished(DibsListener listener, String name, Duration duration) {
+        if (listener != null) {
+            try {
+                listener.finished(name, duration);
+            } catch (RuntimeException | Error e) {
+                ignored(name, "finished", e);
+            }
+        }
+    }
+
+    /** One of released, expired or releaseFailed, as the release's {@link Ending} says. */
+    static void ended(DibsListener listener, String name, int ending, Duration heldFor) {
+        if (listener != null) {
+            try {
+                if (Ending.ownedToTheEnd(ending)) {
+                    listener.released(name, heldFor);
+                } else if (ending == Ending.RELEASE_FAILED) {
+                    listener.releaseFailed(name, heldFor);
+                } else {
+                    listener.expired(name, heldFor);
+                }
+            } catch (RuntimeException | Error e) {
+                ignored(name, Ending.ownedToTheEnd(ending) ? "released"
+                        : ending == Ending.RELEASE_FAILED ? "releaseFailed" : "expired", e);
+            }
+        }
+    }
+
+    private static void ignored(String name, String event, Throwable e) {
+        LOG.log(Level.WARNING, "DibsListener." + event + " threw for lock '" + name + "'; ignored", e);
+    }
+}
