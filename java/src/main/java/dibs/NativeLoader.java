@@ -1,6 +1,6 @@
 package dibs;
 
-import java.io.BufferedReader;
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URL;
@@ -23,8 +23,6 @@ import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -62,8 +60,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p>An existing copy is loaded without reading or hashing the bundled library only if it is a
  * regular file (not a link) of the indexed size, owned by this user and writable by no one else:
  * its name carries the hash, and only its owner could have written it. Otherwise the library is
- * read from the jar, checked against the indexed hash and size, written to a temporary file and
- * renamed into place, so a copy under its final name is always whole. Where the shared copy
+ * read from the jar, checked against the indexed size, written to a temporary file and renamed
+ * into place, so a copy under its final name is always whole. Where the shared copy
  * cannot be used (another user owns it, or another class loader of this JVM loaded it), a copy
  * private to this class loader is written, named {@code dibs-<version>-<hash>-<pid>-<random>}.
  *
@@ -250,14 +248,10 @@ final class NativeLoader {
      * cannot be read, whether {@code libDir} has musl's loader and no glibc one.
      */
     static boolean isMusl(Path procMaps, Path libDir) {
-        // A plain loop, not Files.lines(...).anyMatch(lambda): a lambda's first use costs startup time.
-        try (BufferedReader lines = Files.newBufferedReader(procMaps, StandardCharsets.ISO_8859_1)) {
-            for (String l; (l = lines.readLine()) != null; ) {
-                if (l.contains("/ld-musl-")) {
-                    return true;
-                }
-            }
-            return false;
+        // One read and one search: a line reader (and Files.lines with a lambda) costs a cold JVM
+        // several milliseconds more, for the ~200 lines of a JVM's map.
+        try (InputStream in = new FileInputStream(procMaps.toFile())) {
+            return new String(in.readAllBytes(), StandardCharsets.ISO_8859_1).contains("/ld-musl-");
         } catch (IOException | RuntimeException e) {
             // no /proc (not Linux, or hidden): fall back to what is installed
         }
@@ -434,17 +428,20 @@ final class NativeLoader {
         }
     }
 
-    /** The bundled library's bytes, checked against the index: the name of its copy carries the hash. */
+    /**
+     * The bundled library's bytes, checked against the indexed size. Not hashed here: in a cold
+     * JVM, SHA-256 of a few MB costs hundreds of milliseconds, on every start where the temp dir
+     * is new (a container's). That the index's hash is that of the library beside it is checked
+     * where both are made: scripts/check-natives.py --jar.
+     */
     private static byte[] read(URL url, Index.Library library) throws IOException {
         byte[] bytes;
         try (InputStream in = url.openStream()) {
             bytes = in.readAllBytes();
         }
-        String sha256 = sha256(bytes);
-        if (bytes.length != library.size || !sha256.equals(library.sha256)) {
-            throw new IOException("the bundled library (" + bytes.length + " bytes, sha256 " + sha256
-                    + ") is not the one the jar's " + INDEX + " names (" + library.size + " bytes, sha256 "
-                    + library.sha256 + "): the jar was assembled from different builds");
+        if (bytes.length != library.size) {
+            throw new IOException("the bundled library is " + bytes.length + " bytes, and the jar's " + INDEX
+                    + " says " + library.size + ": the jar was assembled from different builds");
         }
         return bytes;
     }
@@ -610,22 +607,6 @@ final class NativeLoader {
     private static String librarySuffix() {
         String mapped = System.mapLibraryName(LIBRARY);
         return mapped.substring(mapped.indexOf(LIBRARY) + LIBRARY.length());
-    }
-
-    /** The SHA-256 of {@code bytes}, 64 lower-case hex digits. */
-    static String sha256(byte[] bytes) {
-        byte[] digest;
-        try {
-            digest = MessageDigest.getInstance("SHA-256").digest(bytes);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JVM has SHA-256", e);
-        }
-        char[] hex = new char[digest.length * 2];
-        for (int i = 0; i < digest.length; i++) {
-            hex[2 * i] = Character.forDigit((digest[i] >> 4) & 0xf, 16);
-            hex[2 * i + 1] = Character.forDigit(digest[i] & 0xf, 16);
-        }
-        return new String(hex);
     }
 
     /** The jar's index is missing or unreadable. */

@@ -77,14 +77,14 @@ class NativeLoaderProcessTest {
      * Another build of the library, as a class path entry with its own index: the built library
      * with {@code extra} bytes after its end (the dynamic loader ignores them), so another hash.
      */
-    private static Path otherBuild(String name, int extra) throws IOException {
+    private static Path otherBuild(String name, int extra) throws Exception {
         Path dir = work.resolve(name);
         String resource = NativeLoader.resourcePath(NativeLoader.currentPlatform());
         Files.createDirectories(dir.resolve(resource).getParent());
         byte[] built = Files.readAllBytes(builtLibrary);
         byte[] bytes = java.util.Arrays.copyOf(built, built.length + extra);
         Files.write(dir.resolve(resource), bytes);
-        writeIndex(dir, NativeLoader.sha256(bytes), bytes.length);
+        writeIndex(dir, sha256(bytes), bytes.length);
         return dir;
     }
 
@@ -249,19 +249,19 @@ class NativeLoaderProcessTest {
     void aLibraryThatIsNotTheIndexedOneIsNotLoaded() throws Exception {
         Path tmp = Files.createDirectories(work.resolve("mismatch-" + System.nanoTime()));
         Path wrongIndex = work.resolve("wrong-index");
-        writeIndex(wrongIndex, "00".repeat(32), Files.size(builtLibrary));
+        writeIndex(wrongIndex, sha256(Files.readAllBytes(builtLibrary)), Files.size(builtLibrary) + 1);
         List<String> lines = probe(List.of(classes.toString(), wrongIndex.toString(), bundle.toString()),
                 "-Ddibs.native.tmpdir=" + tmp, "-Djava.library.path=/nonexistent-dibs-dir");
         String all = String.join("\n", lines);
         assertEquals(UnsatisfiedLinkError.class.getName(), after(lines, "RESULT"), all);
-        assertTrue(all.contains("is not the one the jar's " + NativeLoader.INDEX + " names"), all);
+        assertTrue(all.contains("and the jar's " + NativeLoader.INDEX + " says " + (Files.size(builtLibrary) + 1)), all);
         assertFalse(names(tmp).stream().anyMatch(n -> n.endsWith(suffix())), "nothing loadable written: " + names(tmp));
     }
 
     @Test
     void theCopyIsNamedByVersionAndIndexedHashAndReusedByLaterJvms() throws Exception {
         Path tmp = Files.createDirectories(work.resolve("extract-" + System.nanoTime()));
-        String copy = "dibs-" + version + "-" + NativeLoader.sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
+        String copy = "dibs-" + version + "-" + sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
 
         Process alive = holder(tmp);
         try {
@@ -288,7 +288,7 @@ class NativeLoaderProcessTest {
     @Test
     void aCopyThatIsNotWholeIsReplaced() throws Exception {
         Path tmp = Files.createDirectories(work.resolve("partial-" + System.nanoTime()));
-        String copy = "dibs-" + version + "-" + NativeLoader.sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
+        String copy = "dibs-" + version + "-" + sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
         Files.write(tmp.resolve(copy + suffix()), new byte[] {0x7f, 'E', 'L', 'F'});
         List<String> lines = probe(withBundle(), "-Ddibs.native.tmpdir=" + tmp);
         assertEquals(DibsConnectionException.class.getName(), after(lines, "RESULT"), String.join("\n", lines));
@@ -316,7 +316,7 @@ class NativeLoaderProcessTest {
             List<String> lines = probe(List.of(classes.toString(), later.toString()), "-Ddibs.native.tmpdir=" + tmp);
             assertEquals(DibsConnectionException.class.getName(), after(lines, "RESULT"), String.join("\n", lines));
             TreeSet<String> expected = new TreeSet<>(aliveFiles);
-            String laterCopy = "dibs-" + version + "-" + NativeLoader.sha256(
+            String laterCopy = "dibs-" + version + "-" + sha256(
                     Files.readAllBytes(later.resolve(NativeLoader.resourcePath(NativeLoader.currentPlatform()))))
                     .substring(0, 16);
             expected.addAll(List.of(laterCopy + suffix(), laterCopy + ".lck"));
@@ -336,7 +336,7 @@ class NativeLoaderProcessTest {
         String all = String.join("\n", lines);
         assertEquals(DibsConnectionException.class.getName(), after(lines, "RESULT"), all);
         assertEquals(DibsConnectionException.class.getName(), after(lines, "SECOND"), all);
-        String copy = "dibs-" + version + "-" + NativeLoader.sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
+        String copy = "dibs-" + version + "-" + sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
         String[] seen = after(lines, "FILES").split(",");
         assertEquals(4, seen.length, all);
         for (String n : seen) {
@@ -344,6 +344,15 @@ class NativeLoaderProcessTest {
         }
         // The private copy goes on exit; the shared one stays for the next JVM.
         assertEquals(new TreeSet<>(List.of(copy + suffix(), copy + ".lck")), names(tmp));
+    }
+
+    /** The SHA-256 of {@code bytes}, 64 lower-case hex digits, as scripts/build-natives.sh writes it. */
+    static String sha256(byte[] bytes) throws java.security.NoSuchAlgorithmException {
+        StringBuilder hex = new StringBuilder();
+        for (byte b : java.security.MessageDigest.getInstance("SHA-256").digest(bytes)) {
+            hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+        }
+        return hex.toString();
     }
 
     private static String suffix() {

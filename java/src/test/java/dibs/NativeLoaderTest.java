@@ -84,7 +84,7 @@ class NativeLoaderTest {
                 .getResource(NativeLoader.resourcePath(platform)).toURI());
         byte[] bytes = Files.readAllBytes(staged);
         assertEquals(bytes.length, library.size);
-        assertEquals(NativeLoader.sha256(bytes), library.sha256);
+        assertEquals(NativeLoaderProcessTest.sha256(bytes), library.sha256);
     }
 
     @Test
