@@ -6,9 +6,9 @@ import java.io.InputStream;
 import java.net.URL;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
@@ -413,8 +413,7 @@ final class NativeLoader {
             PosixFileAttributes a = Files.readAttributes(copy, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             Set<PosixFilePermission> p = a.permissions();
             return a.isRegularFile() && a.size() == size && !p.contains(PosixFilePermission.GROUP_WRITE)
-                    && !p.contains(PosixFilePermission.OTHERS_WRITE)
-                    && a.owner().getName().equals(System.getProperty("user.name"));
+                    && !p.contains(PosixFilePermission.OTHERS_WRITE) && ownedByThisUser(copy, a);
         } catch (UnsupportedOperationException e) {
             // Windows: no POSIX permissions, and java.io.tmpdir is the user's own temp directory
             try {
@@ -423,6 +422,25 @@ final class NativeLoader {
             } catch (IOException | RuntimeException again) {
                 return false;
             }
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Whether this process's user owns {@code copy}: by uid where {@code /proc/self} tells this
+     * process's (Linux: also right for a uid without a passwd entry, as in many containers), else
+     * by user name.
+     */
+    private static boolean ownedByThisUser(Path copy, PosixFileAttributes attributes) {
+        Object self;
+        try {
+            self = Files.getAttribute(Paths.get("/proc/self"), "unix:uid");
+        } catch (IOException | RuntimeException e) {
+            return attributes.owner().getName().equals(System.getProperty("user.name"));
+        }
+        try {
+            return self.equals(Files.getAttribute(copy, "unix:uid", LinkOption.NOFOLLOW_LINKS));
         } catch (IOException | RuntimeException e) {
             return false;
         }

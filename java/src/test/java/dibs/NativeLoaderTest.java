@@ -125,6 +125,14 @@ class NativeLoaderTest {
         Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
         Path link = Files.createSymbolicLink(dir.resolve("dibs-1.2.3-8899aabbccddeeff.so"), copy);
         assertFalse(NativeLoader.trusted(link, 3), "a link could point anywhere");
+        java.nio.file.attribute.UserPrincipal nobody;
+        try {
+            nobody = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
+            Files.setOwner(copy, nobody);
+        } catch (java.io.IOException | UnsupportedOperationException e) {
+            return; // not root: this user cannot give a file away, and so cannot test another's
+        }
+        assertFalse(NativeLoader.trusted(copy, 3), "another user's file, whose contents that user chose");
     }
 
     @Test
