@@ -127,6 +127,7 @@ val stageNative by tasks.registering(Sync::class) {
     dependsOn(cargoBuild)
     from(layout.projectDirectory.dir("target/natives")) {
         include("*/libdibs.so", "*/libdibs.dylib", "*/dibs.dll")
+        include("natives.properties") // NativeLoader's index: the native version, each library's sha256 and size
         into(nativeResourceDir)
     }
     into(layout.buildDirectory.dir("generated/native-resources"))

@@ -6,6 +6,9 @@
 #   bash bench/run.sh --before-after d5586cc  # then dibs at that revision against the work tree's
 #   bash bench/run.sh --before-after d5586cc --before-rounds 5
 #   bash bench/run.sh --before-after d5586cc --skip-main   # only that section, into results.md
+#   bash bench/run.sh --first-call-only [--before-after REV] [--first-call-rounds N]
+#       only (e), the first call in a fresh JVM: dibs (and dibs at REV) against ShedLock-Jedis,
+#       N rounds (7 by default) in rotating order, printed with medians; no results.md
 #
 # --before-after REV builds dibs at REV in a git worktree (${TMPDIR:-/tmp}/dibs-before-<sha>, kept
 # for the next run; `git worktree remove` it when done) and, after the tables of every contender,
@@ -32,6 +35,8 @@ out=bench/results
 before_rev=""
 before_rounds=3
 skip_main=false
+first_call_only=false
+first_call_rounds=7
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -40,6 +45,8 @@ while [ $# -gt 0 ]; do
     --before-after) before_rev=${2:?--before-after needs a revision}; shift ;;
     --before-rounds) before_rounds=${2:?--before-rounds needs a number}; shift ;;
     --skip-main) skip_main=true ;;
+    --first-call-only) first_call_only=true ;;
+    --first-call-rounds) first_call_rounds=${2:?--first-call-rounds needs a number}; shift ;;
     *) args+=("$1") ;;
   esac
   shift
@@ -150,6 +157,13 @@ for _ in 1 2 3 4 5; do
 done
 [ -n "$port" ] || { echo "could not start redis-server on a free loopback port" >&2; exit 1; }
 echo "== redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') (pid $redis_pid) on 127.0.0.1:$port"
+
+if $first_call_only; then
+  "${client_pin[@]}" java -Xmx256m ${BENCH_JAVA_OPTS:-} -cp "$classpath" bench.Fresh first-call-rounds 127.0.0.1 "$port" \
+    "$first_call_rounds" ${before_jar:+"$before_jar"}
+  stop_redis
+  exit 0
+fi
 
 mkdir -p "$out"
 # Fixed, pre-touched heap: no heap resizing during the windows.

@@ -7,6 +7,12 @@
 #   linux   linux-x86_64, linux-aarch64 (glibc 2.17), linux-x86_64-musl, linux-aarch64-musl
 #   all     linux, plus windows-x86_64, macos-x86_64 and macos-aarch64
 #   or platform names, mixed with linux or all: e.g. "linux windows-x86_64".
+#   index   only (re)write target/natives/natives.properties for the libraries present (after
+#           staging libraries built elsewhere into target/natives, e.g. a release's merged ones)
+#
+# Every run ends by writing target/natives/natives.properties, NativeLoader's index: the version
+# of the crate that builds the cdylib (the native version the jar expects) and each present
+# library's sha256 and size. Both builds stage it beside the libraries, as dibs/native/.
 #
 # Cross builds use cargo-zigbuild with zig, both pinned below and installed from PyPI into
 # target/cross-tools the first time; the Rust targets come from rustup. macOS links against
@@ -129,9 +135,38 @@ build_cross() { # platforms...
   done
 }
 
+# --- NativeLoader's index (natives.properties) ---------------------------------------------
+write_index() {
+  mkdir -p "$OUT"
+  # The version from Cargo itself: the [package] of a single crate or a [workspace.package]
+  # inherited by crates/dibs-jni read alike. The crate is the one that builds the cdylib "dibs".
+  cargo metadata --format-version 1 --no-deps | python3 -c '
+import hashlib, json, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+versions = sorted({p["version"] for p in json.load(sys.stdin)["packages"] for t in p["targets"]
+                   if t["name"] == "dibs" and "cdylib" in t["crate_types"]})
+if len(versions) != 1:
+    sys.exit(f"build-natives: expected one crate building the cdylib dibs, found versions {versions}")
+lines = ["# NativeLoader reads this: written by scripts/build-natives.sh, do not edit",
+         f"version={versions[0]}"]
+for lib in sorted(p for name in ("libdibs.so", "libdibs.dylib", "dibs.dll") for p in out.glob("*/" + name)):
+    data = lib.read_bytes()
+    platform = lib.parent.name
+    lines += [f"{platform}.sha256={hashlib.sha256(data).hexdigest()}", f"{platform}.size={len(data)}"]
+(out / "natives.properties").write_text("\n".join(lines) + "\n")
+print(f"build-natives: {out}/natives.properties: version {versions[0]}, {(len(lines) - 2) // 2} libraries")
+' "$OUT"
+}
+
 main() {
+  if [ "${1:-}" = index ] && [ $# -eq 1 ]; then
+    write_index
+    return
+  fi
   if [ "${1:-host}" = host ] && [ $# -le 1 ]; then
     build_host
+    write_index
     return
   fi
   local -a want=()
@@ -147,6 +182,7 @@ main() {
     esac
   done
   build_cross "${want[@]}"
+  write_index
 }
 
 main "$@"

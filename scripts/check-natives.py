@@ -9,13 +9,16 @@
 Every library must export the JNI entry points the Java side binds.
 
 With --jar JAR instead: lists the libraries the jar carries, and fails unless it carries the
-four Linux ones and stays under 25 MB.
+four Linux ones, stays under 25 MB, and carries NativeLoader's index dibs/native/natives.properties
+with a version and, for exactly the libraries it carries, each one's sha256 and size. The
+natives-dir check also holds target/natives/natives.properties to its libraries the same way.
 
 Reads the files with binutils' readelf. Usage: python3 scripts/check-natives.py [natives-dir]
 or python3 scripts/check-natives.py --jar JAR, or --symbols to print the JNI entry points checked
 (exit 0: all pass; 1: a check failed; 2: a platform's library is missing or unreadable)
 """
 
+import hashlib
 import re
 import subprocess
 import sys
@@ -87,15 +90,50 @@ def check(platform: str, lib: Path) -> list:
     return problems
 
 
+LIB_NAMES = ("libdibs.so", "libdibs.dylib", "dibs.dll")
+INDEX = "natives.properties"
+
+
+def index_problems(index_text, libs: dict) -> list:
+    """What is wrong with NativeLoader's index for libs ({platform: bytes}); [] if nothing."""
+    if index_text is None:
+        return [f"no {INDEX} (NativeLoader's index, written by scripts/build-natives.sh)"]
+    entries = {}
+    for line in index_text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            key, value = line.split("=", 1)
+            entries[key.strip()] = value.strip()
+    problems = [] if entries.get("version") else [f"{INDEX} names no version"]
+    for platform, data in sorted(libs.items()):
+        if entries.get(f"{platform}.sha256") != hashlib.sha256(data).hexdigest():
+            problems.append(f"{INDEX}: {platform}.sha256 is not the sha256 of its library")
+        if entries.get(f"{platform}.size") != str(len(data)):
+            problems.append(f"{INDEX}: {platform}.size is not the size of its library ({len(data)})")
+    indexed = {k.rsplit(".", 1)[0] for k in entries if k.endswith((".sha256", ".size"))}
+    for platform in sorted(indexed - libs.keys()):
+        problems.append(f"{INDEX} names {platform}, whose library is not there")
+    return problems
+
+
 def check_jar(jar: Path) -> int:
     with zipfile.ZipFile(jar) as z:
-        libs = [i for i in z.infolist() if i.filename.startswith("dibs/native/") and not i.is_dir()]
+        libs = [i for i in z.infolist() if i.filename.startswith("dibs/native/") and not i.is_dir()
+                and i.filename.rsplit("/", 1)[-1] in LIB_NAMES]
+        names = set(z.namelist())
+        index_text = z.read("dibs/native/" + INDEX).decode() if "dibs/native/" + INDEX in names else None
+        problems = index_problems(index_text, {i.filename.split("/")[2]: z.read(i) for i in libs})
     for i in libs:
         print(f"  {i.filename:<40} {i.file_size:>10,} bytes, {i.compress_size:>10,} compressed")
     size = jar.stat().st_size
     print(f"  {jar}: {size:,} bytes with {len(libs)} native libraries")
     carried = {i.filename.split("/")[2] for i in libs}
     missing = [p for p in PLATFORMS if p not in carried]
+    for p in problems:
+        print(f"check-natives: the jar's {p}", file=sys.stderr)
+    if problems:
+        return 1
+    print(f"  dibs/native/{INDEX}: a version, and the sha256 and size of each library")
     if missing:
         print(f"check-natives: the jar carries no library for {', '.join(missing)}", file=sys.stderr)
         return 1
@@ -106,6 +144,9 @@ def check_jar(jar: Path) -> int:
 
 
 def main() -> int:
+    if sys.argv[1:] in (["--help"], ["-h"]):
+        print(__doc__)
+        return 0
     if sys.argv[1:] == ["--symbols"]:
         print(" ".join(JNI_SYMBOLS))
         return 0
@@ -127,6 +168,12 @@ def main() -> int:
         for p in problems:
             print(f"check-natives: {platform}: {p}", file=sys.stderr)
         failed |= bool(problems)
+    present = {d.name: (d / n).read_bytes() for d in natives.iterdir() if d.is_dir()
+               for n in LIB_NAMES if (d / n).is_file()}
+    index = natives / INDEX
+    for p in index_problems(index.read_text() if index.is_file() else None, present):
+        print(f"check-natives: {natives}: {p}", file=sys.stderr)
+        failed = True
     return 1 if failed else 0
 
 

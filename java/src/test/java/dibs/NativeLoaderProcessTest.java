@@ -10,7 +10,6 @@ import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.URISyntaxException;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -28,19 +27,22 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The loader end to end, in child JVMs, so that this JVM's loaded library is never disturbed.
- * Their class path holds the dibs classes and, only where a test says so, the bundled library
- * (a directory laid out like the jar: {@code dibs/native/<platform>/<lib>}).
+ * Their class path holds the dibs classes, the jar's index ({@code dibs/native/natives.properties})
+ * and, only where a test says so, the bundled library (a directory laid out like the jar:
+ * {@code dibs/native/<platform>/<lib>}).
  */
 @Timeout(90)
 class NativeLoaderProcessTest {
     @TempDir
     static Path work;
     private static Path classes;
+    private static Path index;
     private static Path bundle;
     private static Path builtLibrary;
+    private static String version;
 
     @BeforeAll
-    static void layOutClassesAndBundle() throws IOException, URISyntaxException {
+    static void layOutClassesAndBundle() throws Exception {
         classes = Files.createDirectories(work.resolve("classes"));
         Path main = Paths.get(Dibs.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         Path test = Paths.get(LoaderProbe.class.getProtectionDomain().getCodeSource().getLocation().toURI());
@@ -63,6 +65,34 @@ class NativeLoaderProcessTest {
         bundle = work.resolve("bundle");
         Files.createDirectories(bundle.resolve(resource).getParent());
         Files.copy(builtLibrary, bundle.resolve(resource));
+        URL stagedIndex = NativeLoader.class.getClassLoader().getResource(NativeLoader.INDEX);
+        assertNotNull(stagedIndex, "the build stages the index beside the native library");
+        index = work.resolve("index");
+        Files.createDirectories(index.resolve(NativeLoader.INDEX).getParent());
+        Files.copy(Paths.get(stagedIndex.toURI()), index.resolve(NativeLoader.INDEX));
+        version = NativeLoader.expectedVersion();
+    }
+
+    /**
+     * Another build of the library, as a class path entry with its own index: the built library
+     * with {@code extra} bytes after its end (the dynamic loader ignores them), so another hash.
+     */
+    private static Path otherBuild(String name, int extra) throws Exception {
+        Path dir = work.resolve(name);
+        String resource = NativeLoader.resourcePath(NativeLoader.currentPlatform());
+        Files.createDirectories(dir.resolve(resource).getParent());
+        byte[] built = Files.readAllBytes(builtLibrary);
+        byte[] bytes = java.util.Arrays.copyOf(built, built.length + extra);
+        Files.write(dir.resolve(resource), bytes);
+        writeIndex(dir, sha256(bytes), bytes.length);
+        return dir;
+    }
+
+    private static void writeIndex(Path dir, String sha256, long size) throws IOException {
+        String platform = NativeLoader.currentPlatform();
+        Files.createDirectories(dir.resolve(NativeLoader.INDEX).getParent());
+        Files.write(dir.resolve(NativeLoader.INDEX), List.of("version=" + version,
+                platform + ".sha256=" + sha256, platform + ".size=" + size));
     }
 
     private static List<String> command(List<String> classPath, String... args) {
@@ -94,12 +124,22 @@ class NativeLoaderProcessTest {
     }
 
     private static List<String> probe(String... args) throws IOException, InterruptedException {
-        return probe(List.of(classes.toString()), args);
+        return probe(List.of(classes.toString(), index.toString()), args);
+    }
+
+    /** The class path of a jar that bundles this platform's library. */
+    private static List<String> withBundle() {
+        return List.of(classes.toString(), index.toString(), bundle.toString());
     }
 
     /** A child JVM that loaded dibs from the bundle into {@code tmp} and now sleeps. */
     private static Process holder(Path tmp) throws IOException {
-        Process p = new ProcessBuilder(command(List.of(classes.toString(), bundle.toString()),
+        return holder(tmp, withBundle());
+    }
+
+    /** A child JVM that loaded dibs with {@code classPath} into {@code tmp} and now sleeps. */
+    private static Process holder(Path tmp, List<String> classPath) throws IOException {
+        Process p = new ProcessBuilder(command(classPath,
                 "-Ddibs.native.tmpdir=" + tmp, "hold")).redirectErrorStream(true).start();
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         List<String> seen = new ArrayList<>();
@@ -154,7 +194,7 @@ class NativeLoaderProcessTest {
     @Test
     void anExplicitPathThatFailsNeverFallsBack() throws Exception {
         // The bundle and java.library.path both hold a good library; neither may be used.
-        List<String> lines = probe(List.of(classes.toString(), bundle.toString()),
+        List<String> lines = probe(withBundle(),
                 "-Ddibs.native.path=/bogus/dir/libdibs.so", "-Djava.library.path=" + builtLibrary.getParent());
         String all = String.join("\n", lines);
         assertEquals(UnsatisfiedLinkError.class.getName(), after(lines, "RESULT"), all);
@@ -189,40 +229,134 @@ class NativeLoaderProcessTest {
         assertTrue(all.contains("loaded the native library from System.loadLibrary(\"dibs\") with java.library.path="
                 + libDir), all);
         assertTrue(all.contains("does not report a dibs version"), all);
-        assertTrue(all.contains(NativeLoader.VERSION), all);
+        assertTrue(all.contains(version), all);
         assertEquals("true", after(lines, "SAME-MESSAGE"), all);
     }
 
     @Test
-    void extractedCopiesCarryVersionAndHashAndAKilledJvmsCopyIsRemoved() throws Exception {
+    void aJarWithoutItsIndexSaysSoOnEveryCall() throws Exception {
+        // A good library in the bundle and on java.library.path: without the index neither is loaded,
+        // since nothing says which version to expect.
+        List<String> lines = probe(List.of(classes.toString(), bundle.toString()),
+                "-Djava.library.path=" + builtLibrary.getParent());
+        String all = String.join("\n", lines);
+        assertEquals(UnsatisfiedLinkError.class.getName(), after(lines, "RESULT"), all);
+        assertTrue(all.contains("carries no " + NativeLoader.INDEX), all);
+        assertEquals("true", after(lines, "SAME-MESSAGE"), all);
+    }
+
+    @Test
+    void aLibraryThatIsNotTheIndexedOneIsNotLoaded() throws Exception {
+        Path tmp = Files.createDirectories(work.resolve("mismatch-" + System.nanoTime()));
+        Path wrongIndex = work.resolve("wrong-index");
+        writeIndex(wrongIndex, sha256(Files.readAllBytes(builtLibrary)), Files.size(builtLibrary) + 1);
+        List<String> lines = probe(List.of(classes.toString(), wrongIndex.toString(), bundle.toString()),
+                "-Ddibs.native.tmpdir=" + tmp, "-Djava.library.path=/nonexistent-dibs-dir");
+        String all = String.join("\n", lines);
+        assertEquals(UnsatisfiedLinkError.class.getName(), after(lines, "RESULT"), all);
+        assertTrue(all.contains("and the jar's " + NativeLoader.INDEX + " says " + (Files.size(builtLibrary) + 1)), all);
+        assertFalse(names(tmp).stream().anyMatch(n -> n.endsWith(suffix())), "nothing loadable written: " + names(tmp));
+    }
+
+    @Test
+    void theCopyIsNamedByVersionAndIndexedHashAndReusedByLaterJvms() throws Exception {
         Path tmp = Files.createDirectories(work.resolve("extract-" + System.nanoTime()));
-        String hash = NativeLoader.sha256Prefix(Files.readAllBytes(builtLibrary));
-        String suffix = System.mapLibraryName("dibs").substring(System.mapLibraryName("dibs").indexOf("dibs") + 4);
+        String copy = "dibs-" + version + "-" + sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
 
         Process alive = holder(tmp);
-        TreeSet<String> aliveFiles = names(tmp);
         try {
-            assertEquals(2, aliveFiles.size(), "a copy and its lock: " + aliveFiles);
-            String copy = aliveFiles.first().endsWith(suffix) ? aliveFiles.first() : aliveFiles.last();
-            assertTrue(copy.startsWith("dibs-" + NativeLoader.VERSION + "-" + hash + "-"), copy);
-            assertTrue(aliveFiles.contains(copy.substring(0, copy.length() - suffix.length()) + ".lck"), aliveFiles.toString());
+            assertEquals(new TreeSet<>(List.of(copy + suffix(), copy + ".lck")), names(tmp), "a copy and its lock");
+            Object written = Files.readAttributes(tmp.resolve(copy + suffix()),
+                    java.nio.file.attribute.BasicFileAttributes.class).fileKey();
 
             Process killed = holder(tmp);
             killed.destroyForcibly(); // SIGKILL: no shutdown hook runs
             assertTrue(killed.waitFor(30, TimeUnit.SECONDS));
-            TreeSet<String> left = names(tmp);
-            left.removeAll(aliveFiles);
-            assertEquals(2, left.size(), "the killed JVM left its copy and lock: " + left);
-
-            // The next JVM to load dibs removes the killed JVM's copy, and not the live one's.
-            List<String> lines = probe(List.of(classes.toString(), bundle.toString()), "-Ddibs.native.tmpdir=" + tmp);
+            List<String> lines = probe(withBundle(), "-Ddibs.native.tmpdir=" + tmp);
             assertEquals(DibsConnectionException.class.getName(), after(lines, "RESULT"), String.join("\n", lines));
-            assertEquals(aliveFiles, names(tmp), "only the live JVM's copy remains");
+
+            // Both loaded the same copy: nothing new, nothing rewritten, and so nothing left behind.
+            assertEquals(new TreeSet<>(List.of(copy + suffix(), copy + ".lck")), names(tmp));
+            assertEquals(written, Files.readAttributes(tmp.resolve(copy + suffix()),
+                    java.nio.file.attribute.BasicFileAttributes.class).fileKey(), "the same file, not a new one");
         } finally {
             alive.destroyForcibly();
             alive.waitFor(30, TimeUnit.SECONDS);
         }
-        assertEquals(1, NativeLoader.removeStaleCopies(tmp), "its copy is stale once it is gone");
+    }
+
+    @Test
+    void aCopyThatIsNotWholeIsReplaced() throws Exception {
+        Path tmp = Files.createDirectories(work.resolve("partial-" + System.nanoTime()));
+        String copy = "dibs-" + version + "-" + sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
+        Files.write(tmp.resolve(copy + suffix()), new byte[] {0x7f, 'E', 'L', 'F'});
+        List<String> lines = probe(withBundle(), "-Ddibs.native.tmpdir=" + tmp);
+        assertEquals(DibsConnectionException.class.getName(), after(lines, "RESULT"), String.join("\n", lines));
+        assertEquals(Files.size(builtLibrary), Files.size(tmp.resolve(copy + suffix())));
+    }
+
+    @Test
+    void writingACopyRemovesTheStaleOnesAndNotThoseOfLiveJvms() throws Exception {
+        Path tmp = Files.createDirectories(work.resolve("stale-" + System.nanoTime()));
+        Path next = otherBuild("next-build", 16);
+        Path later = otherBuild("later-build", 32);
+        Process alive = holder(tmp);
+        TreeSet<String> aliveFiles = names(tmp);
+        try {
+            Process killed = holder(tmp, List.of(classes.toString(), next.toString()));
+            killed.destroyForcibly();
+            assertTrue(killed.waitFor(30, TimeUnit.SECONDS));
+            // What older dibs versions leave: a killed JVM's copy and lock, and (Windows) a copy alone.
+            Files.createFile(tmp.resolve("dibs-0.0.1-00112233aabbccdd-1f-2a.lck"));
+            Files.createFile(tmp.resolve("dibs-0.0.1-00112233aabbccdd-1f-2a" + suffix()));
+            Files.createFile(tmp.resolve("dibs-0.0.1-00112233aabbccdd-1f-2c" + suffix()));
+            assertEquals(aliveFiles.size() + 2 + 3, names(tmp).size(), names(tmp).toString());
+
+            // A JVM that writes a copy (a build not seen before) removes every copy no live JVM holds.
+            List<String> lines = probe(List.of(classes.toString(), later.toString()), "-Ddibs.native.tmpdir=" + tmp);
+            assertEquals(DibsConnectionException.class.getName(), after(lines, "RESULT"), String.join("\n", lines));
+            TreeSet<String> expected = new TreeSet<>(aliveFiles);
+            String laterCopy = "dibs-" + version + "-" + sha256(
+                    Files.readAllBytes(later.resolve(NativeLoader.resourcePath(NativeLoader.currentPlatform()))))
+                    .substring(0, 16);
+            expected.addAll(List.of(laterCopy + suffix(), laterCopy + ".lck"));
+            assertEquals(expected, names(tmp), "the live JVM's copy and the one just written remain");
+        } finally {
+            alive.destroyForcibly();
+            alive.waitFor(30, TimeUnit.SECONDS);
+        }
+        assertEquals(2, NativeLoader.removeStaleCopies(tmp), "both are stale once no JVM holds them");
         assertFalse(names(tmp).iterator().hasNext(), names(tmp).toString());
+    }
+
+    @Test
+    void aSecondClassLoaderGetsACopyOfItsOwnThatGoesWithItsJvm() throws Exception {
+        Path tmp = Files.createDirectories(work.resolve("second-" + System.nanoTime()));
+        List<String> lines = probe(withBundle(), "-Ddibs.native.tmpdir=" + tmp, "second-loader");
+        String all = String.join("\n", lines);
+        assertEquals(DibsConnectionException.class.getName(), after(lines, "RESULT"), all);
+        assertEquals(DibsConnectionException.class.getName(), after(lines, "SECOND"), all);
+        String copy = "dibs-" + version + "-" + sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
+        String[] seen = after(lines, "FILES").split(",");
+        assertEquals(4, seen.length, all);
+        for (String n : seen) {
+            assertTrue(n.startsWith(copy + ".") || n.startsWith(copy + "-"), n);
+        }
+        // The private copy goes on exit; the shared one stays for the next JVM.
+        assertEquals(new TreeSet<>(List.of(copy + suffix(), copy + ".lck")), names(tmp));
+    }
+
+    /** The SHA-256 of {@code bytes}, 64 lower-case hex digits, as scripts/build-natives.sh writes it. */
+    static String sha256(byte[] bytes) throws java.security.NoSuchAlgorithmException {
+        StringBuilder hex = new StringBuilder();
+        for (byte b : java.security.MessageDigest.getInstance("SHA-256").digest(bytes)) {
+            hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+        }
+        return hex.toString();
+    }
+
+    private static String suffix() {
+        String lib = System.mapLibraryName("dibs");
+        return lib.substring(lib.indexOf("dibs") + 4);
     }
 }

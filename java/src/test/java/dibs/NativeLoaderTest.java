@@ -65,9 +65,74 @@ class NativeLoaderTest {
     }
 
     @Test
-    void theLoadedLibraryIsThisJarsVersion() {
+    void theLoadedLibraryIsThisJarsVersion() throws Exception {
         NativeLoader.load();
-        assertEquals(NativeLoader.VERSION, NativeLoader.version());
+        assertEquals(NativeLoader.expectedVersion(), NativeLoader.version());
+    }
+
+    @Test
+    void theIndexNamesTheVersionAndThisPlatformsLibrary() throws Exception {
+        // What scripts/build-natives.sh wrote: the crate version, and the hash and size of the
+        // very library staged beside it.
+        String expected = NativeLoader.expectedVersion();
+        assertFalse(expected.isEmpty());
+        NativeLoader.Index index = NativeLoader.Index.read(NativeLoader.class.getClassLoader());
+        String platform = NativeLoader.currentPlatform();
+        NativeLoader.Index.Library library = index.library(platform);
+        assertNotNull(library, "the index describes " + platform);
+        Path staged = Paths.get(NativeLoader.class.getClassLoader()
+                .getResource(NativeLoader.resourcePath(platform)).toURI());
+        byte[] bytes = Files.readAllBytes(staged);
+        assertEquals(bytes.length, library.size);
+        assertEquals(NativeLoaderProcessTest.sha256(bytes), library.sha256);
+    }
+
+    @Test
+    void anIndexWithoutVersionOrWithABadEntryIsRefusedOrIgnored() throws Exception {
+        java.util.Properties p = new java.util.Properties();
+        NativeLoader.IndexException e = org.junit.jupiter.api.Assertions.assertThrows(
+                NativeLoader.IndexException.class, () -> NativeLoader.Index.parse(p));
+        assertTrue(e.getMessage().contains("names no version"), e.getMessage());
+        p.setProperty("version", "1.2.3");
+        String sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+        p.setProperty("linux-x86_64.sha256", sha);
+        p.setProperty("linux-x86_64.size", "42");
+        p.setProperty("linux-aarch64.sha256", "not-a-hash");
+        p.setProperty("linux-aarch64.size", "42");
+        p.setProperty("macos-aarch64.sha256", sha);
+        p.setProperty("macos-aarch64.size", "-1");
+        NativeLoader.Index index = NativeLoader.Index.parse(p);
+        assertEquals("1.2.3", index.version);
+        assertEquals(42, index.library("linux-x86_64").size);
+        assertEquals(sha, index.library("linux-x86_64").sha256);
+        assertNull(index.library("linux-aarch64"), "a malformed hash is no entry");
+        assertNull(index.library("macos-aarch64"), "a malformed size is no entry");
+        assertNull(index.library("windows-x86_64"));
+    }
+
+    @Test
+    void onlyAPrivateRegularFileOfTheIndexedSizeIsTrusted(@TempDir Path dir) throws Exception {
+        Path copy = dir.resolve("dibs-1.2.3-0011223344556677.so");
+        Files.write(copy, new byte[] {1, 2, 3});
+        Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        assertTrue(NativeLoader.trusted(copy, 3));
+        assertFalse(NativeLoader.trusted(copy, 4), "another size is another library");
+        assertFalse(NativeLoader.trusted(dir.resolve("missing.so"), 3));
+        Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-r--"));
+        assertFalse(NativeLoader.trusted(copy, 3), "writable by the group: anyone in it could have swapped it");
+        Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--rw-"));
+        assertFalse(NativeLoader.trusted(copy, 3), "writable by others");
+        Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Path link = Files.createSymbolicLink(dir.resolve("dibs-1.2.3-8899aabbccddeeff.so"), copy);
+        assertFalse(NativeLoader.trusted(link, 3), "a link could point anywhere");
+        java.nio.file.attribute.UserPrincipal nobody;
+        try {
+            nobody = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
+            Files.setOwner(copy, nobody);
+        } catch (java.io.IOException | UnsupportedOperationException e) {
+            return; // not root: this user cannot give a file away, and so cannot test another's
+        }
+        assertFalse(NativeLoader.trusted(copy, 3), "another user's file, whose contents that user chose");
     }
 
     @Test
@@ -77,6 +142,8 @@ class NativeLoaderTest {
         Path liveLock = dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2b.lck");
         Path liveCopy = Files.createFile(dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2b.so"));
         Path unrelated = Files.createFile(dir.resolve("dibs-report.txt"));
+        // A copy its JVM was killed while writing.
+        Path half = Files.createFile(dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2a.77-88.part"));
         // What Windows leaves: the JVM deleted its lock file on exit, but not its loaded DLL.
         Path orphan = Files.createFile(dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2c.so"));
         try (FileChannel channel = FileChannel.open(liveLock, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
@@ -87,6 +154,8 @@ class NativeLoaderTest {
         assertFalse(Files.exists(orphan));
         assertFalse(Files.exists(staleLock));
         assertFalse(Files.exists(staleCopy));
+        assertFalse(Files.exists(half));
+        assertFalse(Files.exists(dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2c.lck")), "no lock file made for the orphan stays");
         assertTrue(Files.exists(liveLock) && Files.exists(liveCopy) && Files.exists(unrelated));
     }
 
