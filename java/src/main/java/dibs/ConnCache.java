@@ -85,7 +85,7 @@ final class ConnCache {
         } else if (conn instanceof DibsOptions) {
             return NativeLib.connectMap(flatten(((DibsOptions) conn).toConnMap()), owned);
         }
-        throw new IllegalArgumentException("conn must be a URI String (\"redis://host:6379\"), a Map"
+        throw new DibsArgumentException("conn", "conn must be a URI String (\"redis://host:6379\"), a Map"
                 + " conn spec ({\"uri\": ...} or {\"host\": ..., \"port\": ...}, or Carmine's"
                 + " {\"spec\": {...}, \"pool\": {...}}) or DibsOptions, got " + conn.getClass().getName());
     }

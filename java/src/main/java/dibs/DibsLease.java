@@ -109,7 +109,7 @@ public final class DibsLease implements AutoCloseable {
     public boolean extend(Duration atMost, Duration atLeast) {
         LockDurations durations = LockDurations.of(atMost, atLeast);
         if (!durations.inMillis()) {
-            throw new IllegalArgumentException("atMost and atLeast must fit in 64-bit milliseconds");
+            throw new DibsArgumentException("atMost", "atMost and atLeast must fit in 64-bit milliseconds");
         }
         State s = state;
         s.guard.lock();

@@ -226,7 +226,7 @@ public final class DibsOptions {
         /** @param listener hears every locked call made with these options @return this builder */
         public Builder listener(DibsListener listener) {
             if (listener == null) {
-                throw new IllegalArgumentException("listener must not be null");
+                throw new DibsArgumentException("listener", "listener must not be null");
             }
             this.listener = listener;
             return this;
@@ -239,7 +239,7 @@ public final class DibsOptions {
 
         private Builder put(String key, Object value) {
             if (value == null) {
-                throw new IllegalArgumentException(key + " must not be null");
+                throw new DibsArgumentException(key, key + " must not be null");
             }
             spec.put(key, value);
             return this;
@@ -247,7 +247,7 @@ public final class DibsOptions {
 
         private static long millis(Duration d, String name) {
             if (d == null) {
-                throw new IllegalArgumentException(name + " must not be null");
+                throw new DibsArgumentException(name, name + " must not be null");
             }
             try {
                 return d.toMillis();

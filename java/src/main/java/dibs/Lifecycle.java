@@ -84,7 +84,7 @@ final class Lifecycle {
 
     static void checkNotNull(Object value, String name) {
         if (value == null) {
-            throw new IllegalArgumentException(name + " must not be null");
+            throw new DibsArgumentException(name, name + " must not be null");
         }
     }
 

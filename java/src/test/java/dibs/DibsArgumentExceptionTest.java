@@ -60,4 +60,21 @@ class DibsArgumentExceptionTest {
         assertEquals("uri", e.argument());
         assertFalse(e.getMessage().contains("hunter2"), e.getMessage());
     }
+
+    @Test
+    void javasOwnChecksNameTheArgumentAsRustsDo() {
+        assertEquals("conn", assertThrows(DibsArgumentException.class,
+                () -> Dibs.execute(null, "n", 1, 0, () -> {})).argument());
+        assertEquals("conn", assertThrows(DibsArgumentException.class, () -> Dibs.client(42)).argument());
+        try (DibsClient client = Dibs.client("redis://127.0.0.1:1")) {
+            assertEquals("lockName", assertThrows(DibsArgumentException.class,
+                    () -> client.execute(null, 1, 0, () -> {})).argument());
+            assertEquals("task", assertThrows(DibsArgumentException.class,
+                    () -> client.execute("n", 1, 0, null)).argument());
+            assertEquals("atMost", assertThrows(DibsArgumentException.class,
+                    () -> client.tryLock("n", null, Duration.ZERO)).argument());
+        }
+        assertEquals("listener", assertThrows(DibsArgumentException.class,
+                () -> DibsOptions.builder().listener(null)).argument());
+    }
 }

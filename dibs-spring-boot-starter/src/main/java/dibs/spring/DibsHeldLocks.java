@@ -15,9 +15,9 @@ import java.util.concurrent.ConcurrentMap;
  * release went, so a failed release cannot leave an entry behind). Read by the
  * {@code /actuator/dibs} endpoint and the {@code dibs.locks.active} gauge. Thread-safe.
  *
- * <p>Only the locked calls of the auto-configured {@code DibsClient} ({@code execute},
- * {@code attempt}, ...) are seen: a {@code DibsLease} from {@code tryLock} is not heard by
- * listeners.
+ * <p>Every lock of the auto-configured {@code DibsClient} is seen: its locked calls
+ * ({@code execute}, {@code attempt}, ...) and its leases from {@code tryLock} (the ShedLock
+ * provider's and Kotlin's locks), which tell the listener the same way.
  */
 public final class DibsHeldLocks implements DibsListener {
     /** Per lock name, how many calls of this instance hold it and since when (the first). */
