@@ -181,7 +181,7 @@ fun Test.configureDibsTests(jvmArgsFor: () -> List<String>) {
     useJUnitPlatform()
     dependsOn(cargoBuildTestTools)
     // Tests find target/release/dibs and friends relative to the project, as under Maven.
-    systemProperty("basedir", rootDir.path)
+    systemProperty("dibs.root", rootDir.path)
     jvmArgumentProviders.add(CommandLineArgumentProvider { jvmArgsFor() })
     testLogging {
         events("failed")
