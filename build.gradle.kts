@@ -1,4 +1,5 @@
-// Gradle build of the Java side of dibs, mirroring pom.xml:
+// Gradle build of the library jar of dibs with its native libraries, mirroring java/pom.xml (the
+// library module of the root Maven reactor; the other modules are built by Maven only):
 //   cargoBuild      scripts/build-natives.sh <natives>: the libraries into target/natives/
 //                   (-Pdibs.natives=linux|all|host|<platforms>, as in the pom; skip: -Pcargo.skip=true)
 //   stageNative     every target/natives/<platform>/<lib> -> build/generated/native-resources/
@@ -7,13 +8,15 @@
 //   cargoBuildTestTools  cargo build --release -p dibs-cli -p dibs-test-tools --bins (the CLI and the stress worker
 //                   that CliInteropTest and ExclusionStressTest run)
 //   cargoBuildTestHooks  the library with --features test-hooks, in target/test-hooks
-//   compileTestKotlin / compileTestJava, test (JUnit 5, -Xcheck:jni), jniPanicTest (JniPanicTest
-//                   against the test-hooks library), testJdk25 (-Pjdk25.java=...)
+//   compileTestKotlin / compileTestJava, with the shared fixtures of dibs-test-support/src/main/java
+//                   (RedisServer, TlsServer, FaultProxy, LockContract) as test sources;
+//                   test (JUnit 5, -Xcheck:jni), jniPanicTest (JniPanicTest against the test-hooks
+//                   library), testJdk25 (-Pjdk25.java=...)
 //   jar             the native library inside; maven-publish for the same coordinates.
 // Gradle keeps its output in build/, away from Cargo's target/.
 //
-// NOTE: written to match pom.xml but never run on the machines dibs is developed on (no Gradle
-// there). Maven is the build that CI exercises. Meant for Gradle 8 or newer.
+// NOTE: written to match java/pom.xml but never run on the machines dibs is developed on (no
+// Gradle there). Maven is the build that CI exercises. Meant for Gradle 8 or newer.
 
 import org.jetbrains.kotlin.gradle.dsl.JvmTarget
 
@@ -24,10 +27,15 @@ plugins {
     kotlin("jvm") version "2.2.21" // test sources only; see gradle.properties for the stdlib
 }
 
-// ===== build-sync: mirrored in pom.xml; scripts/check-build-sync.py compares them =====
+// The version is written once, as <revision> in the root pom.xml (Cargo.toml holds the Rust
+// side's, and scripts/check-build-sync.py holds the two together): read from there.
+val dibsVersion: String = Regex("<revision>([^<]+)</revision>")
+    .find(file("pom.xml").readText())?.groupValues?.get(1)
+    ?: throw GradleException("pom.xml has no <revision>: the version of dibs is set there")
+
+// ===== build-sync: mirrored in pom.xml and java/pom.xml; scripts/check-build-sync.py compares them =====
 val dibsGroup = "io.github.dibs"
 val dibsArtifact = "dibs"
-val dibsVersion = "0.1.0-SNAPSHOT"
 val javaRelease = 11
 val nativeResourceDir = "dibs/native"
 val testJvmArgs = listOf("-Xcheck:jni")
@@ -36,7 +44,7 @@ val testJvmArgsVirtualThreads = listOf("-Djdk.virtualThreadScheduler.parallelism
 // ===== end build-sync =====
 
 // ===== build-sync: release metadata. The POM's url, license, developer and scm (connection,
-// developerConnection, url), as in pom.xml; scripts/check-build-sync.py compares them. =====
+// developerConnection, url), as in the root pom.xml; scripts/check-build-sync.py compares them. =====
 val pomUrl = "https://github.com/dibs/dibs"
 val pomLicense = listOf("Apache-2.0", "https://www.apache.org/licenses/LICENSE-2.0")
 val pomDeveloper = listOf("dibs", "The dibs maintainers", "https://github.com/dibs")
@@ -83,7 +91,9 @@ sourceSets {
         resources.setSrcDirs(listOf("java/src/main/resources"))
     }
     test {
-        java.setSrcDirs(listOf("java/src/test/java"))
+        // The fixtures are a module of their own under Maven (dibs-test-support); here, more
+        // test sources.
+        java.setSrcDirs(listOf("java/src/test/java", "dibs-test-support/src/main/java"))
         resources.setSrcDirs(listOf("java/src/test/resources"))
     }
 }
@@ -172,7 +182,7 @@ fun Test.configureDibsTests(jvmArgsFor: () -> List<String>) {
     useJUnitPlatform()
     dependsOn(cargoBuildTestTools)
     // Tests find target/release/dibs and friends relative to the project, as under Maven.
-    systemProperty("basedir", rootDir.path)
+    systemProperty("dibs.root", rootDir.path)
     jvmArgumentProviders.add(CommandLineArgumentProvider { jvmArgsFor() })
     testLogging {
         events("failed")
@@ -223,14 +233,7 @@ tasks.check {
     dependsOn(testJdk25)
 }
 
-// 4. Publishing, same coordinates as pom.xml.
-// The test classes as a jar (classifier "tests"), as the pom's test-jar: dibs-shedlock runs the
-// same dibs.LockContract.
-val testJar by tasks.registering(Jar::class) {
-    archiveClassifier.set("tests")
-    from(sourceSets.test.get().output)
-}
-
+// 4. Publishing, same coordinates as java/pom.xml.
 publishing {
     publications {
         create<MavenPublication>("maven") {
@@ -238,14 +241,13 @@ publishing {
             artifactId = dibsArtifact
             version = dibsVersion
             from(components["java"])
-            artifact(testJar) // the test classes, for dibs-shedlock's LockContract, as the pom's test-jar
             pom {
                 name.set("dibs")
                 description.set(
                     "A distributed scheduler lock on Redis for JVM services: run a job on exactly " +
                         "one instance per tick. The lock logic is a Rust library bundled in the jar.",
                 )
-                // What Maven Central requires; the same values as pom.xml's release-metadata.
+                // What Maven Central requires; the same values as the root pom.xml's release-metadata.
                 url.set(pomUrl)
                 licenses {
                     license {

@@ -1,5 +1,6 @@
-// Gradle build of the Java side of dibs. Maven (pom.xml) is the build exercised in CI; this one
-// mirrors it, and scripts/check-build-sync.py keeps the two from drifting apart.
+// Gradle build of the library jar of dibs (java/, with its native libraries). Maven (the root
+// pom.xml's reactor, which also builds the other modules) is the build exercised in CI; this one
+// mirrors its library module, and scripts/check-build-sync.py keeps the two from drifting apart.
 rootProject.name = "dibs"
 
 pluginManagement {

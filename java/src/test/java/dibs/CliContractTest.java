@@ -22,7 +22,7 @@ class CliContractTest extends LockContract {
 
     @BeforeAll
     static void findCli() {
-        cli = Paths.get(System.getProperty("basedir", "."), "target", "release", "dibs").toAbsolutePath();
+        cli = TestSupport.repositoryRoot().resolve(Paths.get("target", "release", "dibs")).toAbsolutePath();
         assertTrue(Files.isExecutable(cli), "the CLI " + cli + " is missing: run `cargo build --release --bins`");
     }
 

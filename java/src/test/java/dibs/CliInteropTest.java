@@ -24,7 +24,7 @@ class CliInteropTest {
 
     @BeforeAll
     static void start() throws IOException {
-        cli = Paths.get(System.getProperty("basedir", "."), "target", "release", "dibs").toAbsolutePath();
+        cli = TestSupport.repositoryRoot().resolve(Paths.get("target", "release", "dibs")).toAbsolutePath();
         assertTrue(Files.isExecutable(cli), "the CLI " + cli + " is missing: run `cargo build --release --bins`"
                 + " before the Java tests (the Maven and Gradle builds do)");
         redis = RedisServer.launch();

@@ -65,7 +65,7 @@ class ExclusionStressTest {
 
     @Test
     void fourJvmsAndARustProcessNeverHoldTheSameLockAtOnce() throws Exception {
-        Path basedir = Paths.get(System.getProperty("basedir", System.getProperty("user.dir")));
+        Path basedir = TestSupport.repositoryRoot();
         Path rustWorker = basedir.resolve(Paths.get("target", "release",
                 System.getProperty("os.name").startsWith("Windows") ? "exclusion_worker.exe" : "exclusion_worker"));
         if (!Files.isRegularFile(rustWorker) || !Files.isExecutable(rustWorker)) {

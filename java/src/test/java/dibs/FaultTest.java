@@ -70,7 +70,7 @@ class FaultTest {
     @AfterAll
     static void stopRedisAndReport() throws IOException {
         redis.close();
-        Path dir = Paths.get(System.getProperty("basedir", System.getProperty("user.dir")), "target", "reliability");
+        Path dir = TestSupport.repositoryRoot().resolve(Paths.get("target", "reliability"));
         Files.createDirectories(dir);
         Files.write(dir.resolve("faults.txt"), ("faults=" + SURVIVED.get() + "\n").getBytes(StandardCharsets.UTF_8));
     }

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The lock contract that every front end of dibs passes, in the style of ShedLock's
- * {@code AbstractLockProviderIntegrationTest}: {@link Dibs}, {@link DibsClient}, the ShedLock
+ * {@code AbstractLockProviderIntegrationTest}: {@code Dibs}, {@code DibsClient}, the ShedLock
  * provider (module dibs-shedlock) and the CLI ({@code dibs run}), each through a small adapter
  * that implements {@link #runLocked}. Against a real redis-server that the class starts.
  */

@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * A redis-server serving TLS on a free loopback port, with a certificate (for 127.0.0.1 and
  * localhost) from a throwaway CA that {@code openssl} makes in a folder of the test's; an
- * unrelated CA ({@code other-ca.pem}) beside it. Public for the modules that reuse the test-jar.
+ * unrelated CA ({@code other-ca.pem}) beside it. Public for the modules whose tests use it.
  */
 public final class TlsServer implements AutoCloseable {
     private final Path pki;

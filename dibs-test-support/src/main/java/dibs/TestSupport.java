@@ -15,6 +15,15 @@ final class TestSupport {
 
     private TestSupport() {}
 
+    /**
+     * The repository root, where Cargo's target/ (the CLI, the Rust workers) and
+     * target/reliability are: the "dibs.root" system property, which the Maven and Gradle builds
+     * set (Surefire's own "basedir" is the module's directory, java/), else the working directory.
+     */
+    static java.nio.file.Path repositoryRoot() {
+        return java.nio.file.Paths.get(System.getProperty("dibs.root", System.getProperty("user.dir")));
+    }
+
     /** A lock name no other test uses. */
     static String uniqueName(String base) {
         return base + "-" + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet();
