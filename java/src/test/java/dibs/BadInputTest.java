@@ -50,7 +50,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The count of cases and the command delta go to {@code target/reliability/bad-input.txt}.
  *
  * <p>Bad input that does need the server (a wrong password, a user without permission) is in
- * {@link FailureTest}; an invalid argument beating an unreachable server is in
+ * {@link AccessErrorTest}; an invalid argument beating an unreachable server is in
  * {@link ValidationTest}.
  */
 @Timeout(60)

@@ -17,10 +17,10 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Unreachable, silent, unauthenticated and unauthorized servers. Faults of a server dibs was
  * already talking to (killed mid-task, frozen, restarted, scripts flushed, clients killed) are
- * in {@link FaultTest}.
+ * in {@link ServerFaultTest}.
  */
 @Timeout(60)
-class FailureTest {
+class AccessErrorTest {
     private static final String PASSWORD = "s3cret-hunter2";
     private static RedisServer redis;
 

@@ -50,7 +50,7 @@ import org.junit.jupiter.api.Timeout;
  * number of scenarios survived goes to {@code target/reliability/faults.txt}.
  */
 @Timeout(90)
-class FaultTest {
+class ServerFaultTest {
     private static final String PASSWORD = "right-secret";
     private static final AtomicInteger SURVIVED = new AtomicInteger();
     private static RedisServer redis;
@@ -177,7 +177,7 @@ class FaultTest {
             }
         }).build();
         try (TestSupport.LogCapture log = new TestSupport.LogCapture()) {
-            assertTrue(Dibs.execute(options, name, 10, 0, FaultTest::killRedis));
+            assertTrue(Dibs.execute(options, name, 10, 0, ServerFaultTest::killRedis));
             assertReleaseFailureLogged(log, name);
         }
         assertEquals(List.of("acquired", "releaseFailed " + name), events);

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * redis-server, each reported as a figure: how long the caller waited, ticks lost, and how long
  * a lock stayed held with nothing running (orphan time).
  */
-class NetworkFaultTest extends RedisTestBase {
+class NetworkPathFaultTest extends RedisTestBase {
     private static final long TIMEOUT_MS = 1000;
 
     private static void report(String fault, long waitedMs, int ticksLost, long orphanMs) {
