@@ -255,7 +255,8 @@ impl Forwarder {
         }
         let ignored = self.ignored;
         let mut process = Process::new(program);
-        process.args(args);
+        // DIBS_REDIS may hold a password: it is dibs's, not the command's.
+        process.args(args).env_remove("DIBS_REDIS");
         // SAFETY: `restore_signals` makes only async-signal-safe calls.
         unsafe {
             process.pre_exec(move || restore_signals(&ignored));

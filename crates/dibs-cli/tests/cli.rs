@@ -421,3 +421,22 @@ fn a_command_that_kills_itself_with_sigterm_makes_dibs_exit_143() {
     assert_eq!(out.status.code(), Some(128 + 15), "{}", text(&out.stderr));
     assert!(!server.exists("dibs:self"), "released");
 }
+
+#[test]
+fn the_command_gets_neither_dibs_redis_nor_its_password() {
+    let server = RedisServer::start_with(&["--requirepass", "s3cret-pw"]);
+    let uri = server.uri().replace("redis://", "redis://:s3cret-pw@");
+    let out = Command::new(env!("CARGO_BIN_EXE_dibs"))
+        .args(["run", "--lock", "env", "--at-most", "10s", "--", "env"])
+        .env("DIBS_REDIS", &uri)
+        .env("DIBS_TEST_OTHER", "kept")
+        .output()
+        .unwrap();
+    // It ran, so dibs itself read DIBS_REDIS and its password.
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let env = text(&out.stdout);
+    assert!(env.contains("DIBS_TEST_OTHER=kept\n"), "{env}");
+    assert!(!env.contains("DIBS_REDIS"), "{env}");
+    assert!(!env.contains("s3cret-pw"), "{env}");
+    assert!(!server.exists("dibs:env"), "released");
+}
