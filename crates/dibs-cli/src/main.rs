@@ -6,6 +6,7 @@
 
 mod args;
 
+use std::os::unix::process::CommandExt;
 use std::process::{Command as Process, ExitCode};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -150,11 +151,56 @@ fn set_mask(how: libc::c_int) -> std::io::Result<()> {
     }
 }
 
+/// Which of [`FORWARDED`] were ignored when dibs started (nohup, a shell's background job).
+fn inherited_ignored() -> std::io::Result<[bool; FORWARDED.len()]> {
+    let mut ignored = [false; FORWARDED.len()];
+    for (signal, ignored) in FORWARDED.iter().zip(&mut ignored) {
+        // SAFETY: sigaction(2) only reading the disposition into a zeroed struct.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(*signal, std::ptr::null(), &mut action) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            *ignored = action.sa_sigaction == libc::SIG_IGN;
+        }
+    }
+    Ok(ignored)
+}
+
+/// Runs in the child between fork and exec, so async-signal-safe calls only: gives the command
+/// the signal state it would have had without dibs. The dispositions go first: a signal let
+/// through by the mask must not run signal-hook's handler, which would tell the parent.
+fn restore_signals(ignored: &[bool; FORWARDED.len()]) -> std::io::Result<()> {
+    // SAFETY: sigaction(2) and sigprocmask(2) with sets filled by sigemptyset.
+    unsafe {
+        for (signal, ignored) in FORWARDED.iter().zip(ignored) {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = if *ignored {
+                libc::SIG_IGN
+            } else {
+                libc::SIG_DFL
+            };
+            libc::sigemptyset(&mut action.sa_mask);
+            if libc::sigaction(*signal, &action, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// Passes SIGTERM, SIGINT and SIGHUP on to the child. A signal that comes before the child
 /// exists is kept and delivered once it does; none is sent once the child has been reaped,
 /// when its pid may belong to another process.
 struct Forwarder {
     target: Arc<Mutex<Target>>,
+    /// Kept for the child: what nohup ignores, the command ignores too.
+    ignored: [bool; FORWARDED.len()],
     handle: signal_hook::iterator::Handle,
     thread: thread::JoinHandle<()>,
 }
@@ -168,13 +214,14 @@ enum Target {
 
 impl Forwarder {
     fn start() -> std::io::Result<Forwarder> {
+        let ignored = inherited_ignored()?;
         let mut signals = Signals::new(FORWARDED)?;
         let handle = signals.handle();
         let target = Arc::new(Mutex::new(Target::Waiting(None)));
         let shared = target.clone();
         // The signals are blocked on every thread but the forwarder's: a handler running on the
         // main thread would interrupt its Redis reads (EINTR) mid-acquire or mid-release. The
-        // child starts with an empty mask (std resets it).
+        // child inherits this mask (std does not reset it): `restore_signals` clears it.
         set_mask(libc::SIG_BLOCK)?;
         let thread = thread::spawn(move || {
             let _ = set_mask(libc::SIG_UNBLOCK);
@@ -192,6 +239,7 @@ impl Forwarder {
         });
         Ok(Forwarder {
             target,
+            ignored,
             handle,
             thread,
         })
@@ -205,7 +253,15 @@ impl Forwarder {
             eprintln!("dibs: signal {signal} before {program} started; not run");
             return (128 + signal).clamp(0, 255) as u8;
         }
-        let mut child = match Process::new(program).args(args).spawn() {
+        let ignored = self.ignored;
+        let mut process = Process::new(program);
+        // DIBS_REDIS may hold a password: it is dibs's, not the command's.
+        process.args(args).env_remove("DIBS_REDIS");
+        // SAFETY: `restore_signals` makes only async-signal-safe calls.
+        unsafe {
+            process.pre_exec(move || restore_signals(&ignored));
+        }
+        let mut child = match process.spawn() {
             Ok(child) => child,
             Err(e) => {
                 eprintln!("dibs: cannot run {program}: {e}");

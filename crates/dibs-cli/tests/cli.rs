@@ -306,3 +306,137 @@ fn a_signal_before_the_command_starts_releases_the_lock_and_runs_nothing() {
     );
     assert!(!server.exists("dibs:early"), "released");
 }
+
+/// `dibs run ... -- grep ... /proc/self/status` started with `ignored` of SIGHUP, SIGINT and
+/// SIGTERM set to SIG_IGN and the others to SIG_DFL, as a shell, nohup or cron could leave them;
+/// returns the command's blocked and ignored signal sets. grep is run directly: a shell between
+/// would clear its children's mask itself (dash does) and hide what dibs passed on.
+fn command_signal_sets(uri: &str, ignored: &[i32]) -> (u64, u64) {
+    use std::os::unix::process::CommandExt;
+    let ignored = ignored.to_vec();
+    let mut dibs = Command::new(env!("CARGO_BIN_EXE_dibs"));
+    dibs.args(["run", "--redis", uri, "--lock", "mask", "--at-most", "10s"])
+        .args(["--", "grep", "-E", "^(SigBlk|SigIgn):", "/proc/self/status"]);
+    // SAFETY: only signal(2), which is async-signal-safe, between fork and exec.
+    unsafe {
+        dibs.pre_exec(move || {
+            for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+                let disposition = if ignored.contains(&signal) {
+                    libc::SIG_IGN
+                } else {
+                    libc::SIG_DFL
+                };
+                libc::signal(signal, disposition);
+            }
+            Ok(())
+        });
+    }
+    let out = dibs.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let set = |name: &str| {
+        let line = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {stdout}"));
+        u64::from_str_radix(line.trim(), 16).unwrap()
+    };
+    (set("SigBlk:"), set("SigIgn:"))
+}
+
+/// A signal's bit in a /proc/PID/status signal set.
+fn bit(signal: i32) -> u64 {
+    1 << (signal - 1)
+}
+
+#[test]
+fn the_command_starts_with_no_signal_blocked_and_the_dispositions_dibs_was_given() {
+    let server = RedisServer::start();
+    let (blocked, ignored) = command_signal_sets(&server.uri(), &[]);
+    assert_eq!(blocked, 0, "SigBlk {blocked:016x}");
+    for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+        assert_eq!(
+            ignored & bit(signal),
+            0,
+            "{signal} in SigIgn {ignored:016x}"
+        );
+    }
+    // As under nohup: a signal ignored when dibs started stays ignored in the command.
+    let (blocked, ignored) = command_signal_sets(&server.uri(), &[libc::SIGHUP]);
+    assert_eq!(blocked, 0, "SigBlk {blocked:016x}");
+    assert_ne!(ignored & bit(libc::SIGHUP), 0, "SigIgn {ignored:016x}");
+    assert_eq!(ignored & bit(libc::SIGTERM), 0, "SigIgn {ignored:016x}");
+    assert!(!server.exists("dibs:mask"), "released");
+}
+
+#[test]
+fn sigterm_to_dibs_ends_a_command_that_does_not_trap_it_and_dibs_exits_143() {
+    let server = RedisServer::start();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dibs"))
+        .args(["run", "--redis", &server.uri(), "--lock", "sleepy"])
+        .args(["--at-most", "1m", "--", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !server.exists("dibs:sleepy") {
+        assert!(started.elapsed() < Duration::from_secs(5), "never acquired");
+        thread::sleep(Duration::from_millis(20));
+    }
+    thread::sleep(Duration::from_millis(300)); // let sleep start
+    let ok = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let killed = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if killed.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the command still runs 5 s after SIGTERM");
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        killed.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        killed.elapsed()
+    );
+    assert_eq!(status.code(), Some(128 + 15));
+    assert!(!server.exists("dibs:sleepy"), "released");
+}
+
+#[test]
+fn a_command_that_kills_itself_with_sigterm_makes_dibs_exit_143() {
+    let server = RedisServer::start();
+    let out = run(
+        &server.uri(),
+        "self",
+        "10s",
+        &["--", "sh", "-c", "kill -TERM $$"],
+    );
+    assert_eq!(out.status.code(), Some(128 + 15), "{}", text(&out.stderr));
+    assert!(!server.exists("dibs:self"), "released");
+}
+
+#[test]
+fn the_command_gets_neither_dibs_redis_nor_its_password() {
+    let server = RedisServer::start_with(&["--requirepass", "s3cret-pw"]);
+    let uri = server.uri().replace("redis://", "redis://:s3cret-pw@");
+    let out = Command::new(env!("CARGO_BIN_EXE_dibs"))
+        .args(["run", "--lock", "env", "--at-most", "10s", "--", "env"])
+        .env("DIBS_REDIS", &uri)
+        .env("DIBS_TEST_OTHER", "kept")
+        .output()
+        .unwrap();
+    // It ran, so dibs itself read DIBS_REDIS and its password.
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let env = text(&out.stdout);
+    assert!(env.contains("DIBS_TEST_OTHER=kept\n"), "{env}");
+    assert!(!env.contains("DIBS_REDIS"), "{env}");
+    assert!(!env.contains("s3cret-pw"), "{env}");
+    assert!(!server.exists("dibs:env"), "released");
+}
