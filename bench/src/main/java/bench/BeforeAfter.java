@@ -266,7 +266,7 @@ public final class BeforeAfter {
     }
 
     /** The class path with the installed dibs jar replaced by {@code jar}. */
-    private static String swapDibsJar(String classpath, String jar) {
+    static String swapDibsJar(String classpath, String jar) {
         List<String> entries = new ArrayList<>();
         boolean swapped = false;
         for (String e : classpath.split(File.pathSeparator)) {

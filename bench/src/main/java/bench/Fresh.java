@@ -1,6 +1,5 @@
 package bench;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -123,7 +122,7 @@ final class Fresh {
         Map<String, String[]> runs = new LinkedHashMap<>();
         runs.put("dibs", new String[] {own, DibsContender.NAME});
         if (beforeJar != null) {
-            runs.put("dibs (before)", new String[] {swapDibsJar(own, beforeJar), DibsContender.NAME});
+            runs.put("dibs (before)", new String[] {BeforeAfter.swapDibsJar(own, beforeJar), DibsContender.NAME});
         }
         runs.put(ShedLockContender.JEDIS, new String[] {own, ShedLockContender.JEDIS});
         Map<String, Path> tmpdirs = new LinkedHashMap<>();
@@ -173,25 +172,6 @@ final class Fresh {
 
     private static double[] toArray(List<Double> values) {
         return values.stream().mapToDouble(Double::doubleValue).toArray();
-    }
-
-    /** The class path with the installed dibs jar replaced by {@code jar} (as BeforeAfter does). */
-    private static String swapDibsJar(String classpath, String jar) {
-        List<String> entries = new ArrayList<>();
-        boolean swapped = false;
-        for (String e : classpath.split(File.pathSeparator)) {
-            String name = Paths.get(e).getFileName().toString();
-            if (name.startsWith("dibs-") && name.endsWith(".jar") && !name.startsWith("dibs-bench")) {
-                entries.add(jar);
-                swapped = true;
-            } else {
-                entries.add(e);
-            }
-        }
-        if (!swapped) {
-            throw new IllegalStateException("no dibs jar on the class path: " + classpath);
-        }
-        return String.join(File.pathSeparator, entries);
     }
 
     /** Runs a command to its end; its key=value pairs. */

@@ -45,6 +45,12 @@ final class EventRecorder implements DibsListener {
         add("expired", lockName);
     }
 
+    @Override
+    public void releaseFailed(String lockName, Duration held) {
+        heldFor = held;
+        add("releaseFailed", lockName);
+    }
+
     private void add(String event, String lockName) {
         events.add(event);
         names.add(lockName);

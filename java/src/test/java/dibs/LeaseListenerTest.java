@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,59 +22,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(60)
 class LeaseListenerTest extends RedisTestBase {
-    /** Every event as its name, with the lock's name and durations kept apart. */
-    static final class Recorder implements DibsListener {
-        final List<String> events = Collections.synchronizedList(new ArrayList<>());
-        final List<String> names = Collections.synchronizedList(new ArrayList<>());
-        volatile Duration finished;
-        volatile Duration heldFor;
-
-        @Override
-        public void attempt(String lockName) {
-            add("attempt", lockName);
-        }
-
-        @Override
-        public void skipped(String lockName) {
-            add("skipped", lockName);
-        }
-
-        @Override
-        public void acquired(String lockName) {
-            add("acquired", lockName);
-        }
-
-        @Override
-        public void finished(String lockName, Duration duration) {
-            finished = duration;
-            add("finished", lockName);
-        }
-
-        @Override
-        public void released(String lockName, Duration held) {
-            heldFor = held;
-            add("released", lockName);
-        }
-
-        @Override
-        public void expired(String lockName, Duration held) {
-            heldFor = held;
-            add("expired", lockName);
-        }
-
-        @Override
-        public void releaseFailed(String lockName, Duration held) {
-            heldFor = held;
-            add("releaseFailed", lockName);
-        }
-
-        private void add(String event, String lockName) {
-            names.add(lockName);
-            events.add(event);
-        }
-    }
-
-    private static DibsClient client(Recorder rec) {
+    private static DibsClient client(EventRecorder rec) {
         return Dibs.client(DibsOptions.builder().uri(redis.uri()).listener(rec).build());
     }
 
@@ -85,7 +32,7 @@ class LeaseListenerTest extends RedisTestBase {
 
     @Test
     void aLeaseIsAttemptAcquiredThenFinishedReleasedAtItsRelease() throws IOException {
-        Recorder rec = new Recorder();
+        EventRecorder rec = new EventRecorder();
         String name = uniqueName("lease-win");
         try (DibsClient client = client(rec)) {
             DibsLease lease = client.tryLock(name, Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
@@ -103,7 +50,7 @@ class LeaseListenerTest extends RedisTestBase {
 
     @Test
     void aHeldLockIsAttemptSkipped() throws IOException {
-        Recorder rec = new Recorder();
+        EventRecorder rec = new EventRecorder();
         String name = uniqueName("lease-skip");
         redis.command("SET", lockKey(name), "someone-else", "PX", "10000");
         try (DibsClient client = client(rec)) {
@@ -115,7 +62,7 @@ class LeaseListenerTest extends RedisTestBase {
 
     @Test
     void aLeaseThatLapsedEndsWithExpired() {
-        Recorder rec = new Recorder();
+        EventRecorder rec = new EventRecorder();
         String name = uniqueName("lease-expired");
         try (DibsClient client = client(rec)) {
             DibsLease lease = client.tryLock(name, Duration.ofMillis(100), Duration.ZERO).orElseThrow();
@@ -128,7 +75,7 @@ class LeaseListenerTest extends RedisTestBase {
 
     @Test
     void closeIsTheReleaseAndIsToldOnce() throws IOException {
-        Recorder rec = new Recorder();
+        EventRecorder rec = new EventRecorder();
         String name = uniqueName("lease-close");
         try (DibsClient client = client(rec)) {
             try (DibsLease lease = client.tryLock(name, Duration.ofSeconds(10), Duration.ofSeconds(5)).orElseThrow()) {
@@ -142,7 +89,7 @@ class LeaseListenerTest extends RedisTestBase {
 
     @Test
     void aReleaseThatFailsIsToldReleaseFailed() throws IOException {
-        Recorder rec = new Recorder();
+        EventRecorder rec = new EventRecorder();
         String name = uniqueName("lease-release-failed");
         try (RedisServer doomed = RedisServer.launch();
                 DibsClient client = Dibs.client(DibsOptions.builder().uri(doomed.uri())
@@ -159,7 +106,7 @@ class LeaseListenerTest extends RedisTestBase {
 
     @Test
     void aDroppedLeaseIsReleasedByTheCleanerAndHeard() throws IOException {
-        Recorder rec = new Recorder();
+        EventRecorder rec = new EventRecorder();
         String name = uniqueName("lease-dropped");
         try (DibsClient client = client(rec); TestSupport.LogCapture log = new TestSupport.LogCapture()) {
             takeAndDrop(client, name);
@@ -225,7 +172,7 @@ class LeaseListenerTest extends RedisTestBase {
     @Test
     void executeIsALeaseToo() {
         // execute tells finished with the task's own time, once, before the release.
-        Recorder rec = new Recorder();
+        EventRecorder rec = new EventRecorder();
         String name = uniqueName("lease-execute");
         try (DibsClient client = client(rec)) {
             assertTrue(client.execute(name, Duration.ofSeconds(10), Duration.ZERO, () -> sleep(100)));
