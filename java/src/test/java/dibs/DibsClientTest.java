@@ -12,7 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -168,17 +167,6 @@ class DibsClientTest extends RedisTestBase {
         } finally {
             pool.shutdownNow();
         }
-    }
-
-    /** Every command's calls, except INFO (each reading's own INFO is counted by the next one). */
-    private static long totalCallsButInfo() throws IOException {
-        long total = 0;
-        for (Map.Entry<String, Map<String, Long>> e : redis.commandStats().entrySet()) {
-            if (!e.getKey().equals("info")) {
-                total += e.getValue().getOrDefault("calls", 0L);
-            }
-        }
-        return total;
     }
 
     @Test

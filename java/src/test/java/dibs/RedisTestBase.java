@@ -1,6 +1,7 @@
 package dibs;
 
 import java.io.IOException;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -17,5 +18,16 @@ abstract class RedisTestBase {
     @AfterAll
     static void stopRedis() {
         redis.close();
+    }
+
+    /** Every command's calls, except INFO (each reading's own INFO is counted by the next one). */
+    static long totalCallsButInfo() throws IOException {
+        long total = 0;
+        for (Map.Entry<String, Map<String, Long>> e : redis.commandStats().entrySet()) {
+            if (!e.getKey().equals("info")) {
+                total += e.getValue().getOrDefault("calls", 0L);
+            }
+        }
+        return total;
     }
 }

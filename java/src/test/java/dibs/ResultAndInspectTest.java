@@ -373,15 +373,4 @@ class ResultAndInspectTest extends RedisTestBase {
         assertTrue(nullConn.getMessage().contains("conn"), nullConn.getMessage());
         assertEquals(totalBefore, totalCallsButInfo(), "commands sent by rejected inspections");
     }
-
-    /** Every command's calls, except INFO (each reading's own INFO is counted by the next one). */
-    private static long totalCallsButInfo() throws IOException {
-        long total = 0;
-        for (Map.Entry<String, Map<String, Long>> e : redis.commandStats().entrySet()) {
-            if (!e.getKey().equals("info")) {
-                total += e.getValue().getOrDefault("calls", 0L);
-            }
-        }
-        return total;
-    }
 }
