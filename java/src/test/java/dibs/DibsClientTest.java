@@ -26,14 +26,6 @@ import org.junit.jupiter.api.function.Executable;
 /** {@link DibsClient}: what {@link Dibs} does, on connections of its own, and its close. */
 @Timeout(90)
 class DibsClientTest extends RedisTestBase {
-    private static DibsOptions.Builder local() {
-        return DibsOptions.builder().host("127.0.0.1").port(redis.port());
-    }
-
-    private static boolean exists(String key) throws IOException {
-        return redis.command("EXISTS", key).equals("1");
-    }
-
     @Test
     void aClientDoesWhatDibsDoes() throws IOException {
         EventRecorder rec = new EventRecorder();
@@ -162,7 +154,7 @@ class DibsClientTest extends RedisTestBase {
             DibsResult<String> r = running.get(10, TimeUnit.SECONDS);
             assertEquals("done", r.value());
             assertTrue(r.ownedToTheEnd(), "the release still ran on the closed client's pool: " + r);
-            assertFalse(exists(lockKey(name)), "the lock was released");
+            assertFalse(keyExists(lockKey(name)), "the lock was released");
             assertThrows(IllegalStateException.class, () -> client.inspect(name));
         } finally {
             pool.shutdownNow();

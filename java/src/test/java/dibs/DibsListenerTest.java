@@ -24,14 +24,6 @@ import org.junit.jupiter.api.Timeout;
 /** {@link DibsListener} on locked calls: the events of each ending, and a listener that throws. Leases: {@link LeaseListenerTest}. */
 @Timeout(90)
 class DibsListenerTest extends RedisTestBase {
-    private static DibsOptions.Builder local() {
-        return DibsOptions.builder().host("127.0.0.1").port(redis.port());
-    }
-
-    private static boolean exists(String key) throws IOException {
-        return redis.command("EXISTS", key).equals("1");
-    }
-
     @Test
     void aWinIsAttemptAcquiredFinishedReleased() throws IOException {
         EventRecorder rec = new EventRecorder();
@@ -50,7 +42,7 @@ class DibsListenerTest extends RedisTestBase {
         assertTrue(rec.finished.toMillis() >= 150, "finished after " + rec.finished);
         assertTrue(rec.heldFor.toMillis() >= 150, "held for " + rec.heldFor);
         assertEquals(r.elapsed(), rec.heldFor);
-        assertFalse(exists(lockKey(name)));
+        assertFalse(keyExists(lockKey(name)));
 
         // The same listener through execute and executeWithResult.
         rec.events.clear();
@@ -97,7 +89,7 @@ class DibsListenerTest extends RedisTestBase {
         assertSame(boom, caught);
         assertEquals(0, boom.getSuppressed().length);
         assertEquals(List.of("attempt", "acquired", "finished", "released"), rec.events);
-        assertFalse(exists(lockKey(name)), "released after the exception");
+        assertFalse(keyExists(lockKey(name)), "released after the exception");
     }
 
     @Test
@@ -152,7 +144,7 @@ class DibsListenerTest extends RedisTestBase {
             assertTrue(r.acquired());
             assertEquals("still fine", r.value());
             assertTrue(r.ownedToTheEnd());
-            assertFalse(exists(lockKey(name)), "released despite the listener");
+            assertFalse(keyExists(lockKey(name)), "released despite the listener");
             assertEquals(4, calls.get());
             List<String> warnings = log.warningsAbout(name);
             for (String event : List.of("attempt", "acquired", "finished", "released")) {
@@ -172,7 +164,7 @@ class DibsListenerTest extends RedisTestBase {
             assertSame(checked, assertThrows(IOException.class, () -> Dibs.execute(options, name, 10, 0, () -> {
                 throw TestSupport.sneak(checked);
             })));
-            assertFalse(exists(lockKey(name)));
+            assertFalse(keyExists(lockKey(name)));
             assertEquals(4 + 2 + 4 + 4, calls.get());
             List<String> all = log.warningsAbout(name);
             assertTrue(all.stream().anyMatch(w -> w.contains("DibsListener.skipped")), all.toString());

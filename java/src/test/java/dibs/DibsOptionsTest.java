@@ -31,19 +31,11 @@ import org.junit.jupiter.api.function.Executable;
 class DibsOptionsTest extends RedisTestBase {
     private static final String PASSWORD = "opt-s3cret";
 
-    private static DibsOptions.Builder local() {
-        return DibsOptions.builder().host("127.0.0.1").port(redis.port());
-    }
-
-    private static boolean exists(String key) throws IOException {
-        return redis.command("EXISTS", key).equals("1");
-    }
-
     @Test
     void hostAndPortChooseTheServer() throws IOException {
         String name = uniqueName("opt-hostport");
         assertTrue(Dibs.execute(local().build(), name, 10, 5, () -> { }));
-        assertTrue(exists(lockKey(name)), "the key lands on the server of host/port");
+        assertTrue(keyExists(lockKey(name)), "the key lands on the server of host/port");
 
         AtomicBoolean ran = new AtomicBoolean();
         DibsOptions nowhere = DibsOptions.builder().host("127.0.0.1").port(RedisServer.freePort())
@@ -61,13 +53,13 @@ class DibsOptionsTest extends RedisTestBase {
     void keyPrefixAndDbChooseWhereTheKeyLands() throws IOException {
         String name = uniqueName("opt-prefix");
         assertTrue(Dibs.execute(local().keyPrefix("app:").build(), name, 10, 5, () -> { }));
-        assertTrue(exists("app:" + name), "key under the prefix");
-        assertFalse(exists(lockKey(name)), "nothing under the default prefix");
+        assertTrue(keyExists("app:" + name), "key under the prefix");
+        assertFalse(keyExists(lockKey(name)), "nothing under the default prefix");
 
         String inDb = uniqueName("opt-db");
         assertTrue(Dibs.execute(local().db(2).build(), inDb, 10, 5, () -> { }));
         assertEquals("1", redis.commandInDb(2, "EXISTS", lockKey(inDb)), "key in db 2");
-        assertFalse(exists(lockKey(inDb)), "nothing in db 0");
+        assertFalse(keyExists(lockKey(inDb)), "nothing in db 0");
         LockInfo info = Dibs.inspect(local().db(2).build(), inDb);
         assertTrue(info.held(), "inspect reads db 2 too");
         assertFalse(Dibs.inspect(local().build(), inDb).held(), "db 0 has no such lock");
@@ -100,8 +92,8 @@ class DibsOptionsTest extends RedisTestBase {
             assertTrue(client.inspect(names.get(6)).held());
         }
         for (String name : names) {
-            assertTrue(exists("app:" + name), "app:" + name);
-            assertFalse(exists(lockKey(name)), lockKey(name));
+            assertTrue(keyExists("app:" + name), "app:" + name);
+            assertFalse(keyExists(lockKey(name)), lockKey(name));
             assertTrue(Dibs.inspect(options, name).held(), "inspect with the options: " + name);
             assertFalse(Dibs.inspect(redis.uri(), name).held(), "inspect under dibs: " + name);
         }

@@ -30,4 +30,14 @@ abstract class RedisTestBase {
         }
         return total;
     }
+
+    /** Options for {@link #redis}, to add to. */
+    static DibsOptions.Builder local() {
+        return DibsOptions.builder().host("127.0.0.1").port(redis.port());
+    }
+
+    /** Whether {@code key} (a whole key, prefix included) exists on {@link #redis}. */
+    static boolean keyExists(String key) throws IOException {
+        return redis.command("EXISTS", key).equals("1");
+    }
 }
