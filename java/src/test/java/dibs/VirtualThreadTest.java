@@ -139,7 +139,10 @@ class VirtualThreadTest extends RedisTestBase {
             assertTrue(failures.stream().allMatch(f -> f instanceof DibsTimeoutException), failures.toString());
             // Pinned carriers would stall it for the whole read timeout (1500 ms); a third of
             // that leaves room for the scheduling noise of a loaded 2-core machine (57 ms seen).
-            assertTrue(gapMs < 500, "the ticker stalled for " + gapMs + " ms");
+            // Not under qemu, whose JIT and GC pauses alone exceeded it once (CI, aarch64).
+            if (!Boolean.getBoolean("dibs.test.emulated")) {
+                assertTrue(gapMs < 500, "the ticker stalled for " + gapMs + " ms");
+            }
         }
     }
 
