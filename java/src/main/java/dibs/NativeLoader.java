@@ -32,6 +32,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
 
 /**
  * Loads the dibs native library once per class loader.
@@ -90,6 +91,15 @@ final class NativeLoader {
     static final String LOCK_SUFFIX = ".lck";
     /** A file being written, renamed to its copy's name once whole. */
     static final String PART_SUFFIX = ".part";
+    /**
+     * The names dibs gives its copies, without suffix: {@code dibs-<version>-<16 hex of the
+     * sha256>}, and {@code -<pid>-<random>} after it for a private copy. The clean-up touches no
+     * other name: a name is never made into a pattern, so no file someone else put in a shared
+     * temp directory can widen what it deletes.
+     */
+    private static final Pattern COPY_BASE = Pattern.compile("dibs-[0-9][0-9A-Za-z.+_-]*-[0-9a-f]{16}(-[0-9a-f]+-[0-9a-f]+)?");
+    /** What follows {@code <base>.} in a file being written: {@code <pid>-<random>.part}. */
+    private static final Pattern PART_TAIL = Pattern.compile("[0-9a-f]+-[0-9a-f]+\\.part");
 
     private static boolean loaded;
     /** The message of the first failure, given again to every later call. */
@@ -545,10 +555,11 @@ final class NativeLoader {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, COPY_PREFIX + "*")) {
             for (Path f : files) {
                 String n = f.getFileName().toString();
-                if (n.endsWith(LOCK_SUFFIX)) {
-                    bases.add(n.substring(0, n.length() - LOCK_SUFFIX.length()));
-                } else if (n.endsWith(suffix)) {
-                    bases.add(n.substring(0, n.length() - suffix.length()));
+                String base = n.endsWith(LOCK_SUFFIX) ? n.substring(0, n.length() - LOCK_SUFFIX.length())
+                        : n.endsWith(suffix) ? n.substring(0, n.length() - suffix.length())
+                        : null;
+                if (base != null && COPY_BASE.matcher(base).matches()) {
+                    bases.add(base);
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -564,34 +575,35 @@ final class NativeLoader {
     }
 
     /**
-     * Deletes the copy {@code base} (every {@code base.*}) if no JVM holds its lock file. The lock
-     * is taken (the file created if a copy lost it) before anything is deleted, and the lock file
-     * is marked before it goes, so a JVM that waited on it knows to start again.
+     * Deletes the copy {@code base} (its library, its lock file, and any file of it left
+     * half-written) if no JVM holds its lock file. The lock is taken (the file created if a copy
+     * lost it) before anything is deleted, and the lock file is marked before it goes, so a JVM
+     * that waited on it knows to start again. A lock file that is not this user's own regular
+     * file is not ours to act on: the copy is left alone.
      */
     private static boolean removeIfUnused(Path dir, String base) {
         Path lock = dir.resolve(base + LOCK_SUFFIX);
+        if (Files.exists(lock, LinkOption.NOFOLLOW_LINKS) && !ownRegularFile(lock)) {
+            return false;
+        }
         FileChannel channel;
         try {
             channel = FileChannel.open(lock, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                    StandardOpenOption.WRITE);
+                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
         } catch (IOException | RuntimeException e) {
             return false; // not ours to delete: leave it
         }
         try {
             FileLock held = channel.tryLock();
-            if (held == null || channel.size() > 0) {
-                return false; // in use by a live JVM, or being deleted by another clean-up
+            if (held == null || channel.size() > 0 || !ownRegularFile(lock)) {
+                return false; // in use by a live JVM, being deleted by another clean-up, or not ours
             }
             boolean gone = true;
-            try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, base + ".*")) {
-                for (Path f : files) {
-                    if (!f.equals(lock)) {
-                        try {
-                            Files.deleteIfExists(f);
-                        } catch (IOException | RuntimeException e) {
-                            gone = false; // still loaded somewhere (Windows): a later clean-up removes it
-                        }
-                    }
+            for (Path f : filesOf(dir, base)) {
+                try {
+                    Files.deleteIfExists(f);
+                } catch (IOException | RuntimeException e) {
+                    gone = false; // still loaded somewhere (Windows): a later clean-up removes it
                 }
             }
             if (!gone) {
@@ -610,6 +622,34 @@ final class NativeLoader {
             if (channel != null) {
                 closeQuietly(channel);
             }
+        }
+    }
+
+    /** The library of copy {@code base} and its half-written files, by exact name. */
+    private static List<Path> filesOf(Path dir, String base) throws IOException {
+        List<Path> files = new ArrayList<>();
+        files.add(dir.resolve(base + librarySuffix()));
+        String partPrefix = base + ".";
+        try (DirectoryStream<Path> all = Files.newDirectoryStream(dir, COPY_PREFIX + "*")) {
+            for (Path f : all) {
+                String n = f.getFileName().toString();
+                if (n.startsWith(partPrefix) && PART_TAIL.matcher(n.substring(partPrefix.length())).matches()) {
+                    files.add(f);
+                }
+            }
+        }
+        return files;
+    }
+
+    /** Whether {@code file} is a regular file (not a link) of this process's user. */
+    private static boolean ownRegularFile(Path file) {
+        try {
+            PosixFileAttributes a = Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return a.isRegularFile() && ownedByThisUser(file, a);
+        } catch (UnsupportedOperationException e) {
+            return Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS); // Windows: the user's own temp directory
+        } catch (IOException | RuntimeException e) {
+            return false;
         }
     }
 

@@ -159,6 +159,39 @@ class NativeLoaderTest {
         assertTrue(Files.exists(liveLock) && Files.exists(liveCopy) && Files.exists(unrelated));
     }
 
+    /**
+     * Issue 17 (7): a file anyone can create in a shared temp directory must not widen what the
+     * clean-up deletes. Before, a {@code dibs-*.lck} made the clean-up glob {@code dibs-*.*} and
+     * delete every copy there, live ones included; a lock file of another user made it delete
+     * this user's copy of that name.
+     */
+    @Test
+    void theCleanUpDeletesOnlyItsOwnNamesWhateverElseTheDirectoryHolds(@TempDir Path dir) throws Exception {
+        Path liveLock = dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2b.lck");
+        Path liveCopy = Files.createFile(dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2b.so"));
+        Path otherCopy = Files.createFile(dir.resolve("dibs-0.0.1-00112233aabbccdd.so"));
+        Path foreign = Files.createFile(dir.resolve("dibs-*.lck"));
+        Files.setPosixFilePermissions(foreign, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-rw-"));
+        Path braces = Files.createFile(dir.resolve("dibs-{0.0.1-00112233aabbccdd}.lck"));
+        Path othersLock = dir.resolve("dibs-0.0.1-00112233aabbccdd.lck");
+        Files.createFile(othersLock);
+        boolean root = "root".equals(System.getProperty("user.name"));
+        if (root) { // another user's lock file beside this user's copy of that name
+            Files.setAttribute(othersLock, "unix:uid", 65534);
+        }
+        try (FileChannel channel = FileChannel.open(liveLock, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+                FileLock held = channel.lock()) {
+            assertTrue(held.isValid());
+            int removed = NativeLoader.removeStaleCopies(dir);
+            assertTrue(Files.exists(liveCopy) && Files.exists(liveLock), "a live copy stays");
+            assertTrue(Files.exists(foreign) && Files.exists(braces), "names dibs does not make are not touched");
+            if (root) {
+                assertTrue(Files.exists(otherCopy), "a copy whose lock file is another user's stays");
+                assertEquals(0, removed);
+            }
+        }
+    }
+
     @Test
     void resourcePathFollowsTheLayoutTheBuildsStage() {
         String lib = System.mapLibraryName("dibs");
