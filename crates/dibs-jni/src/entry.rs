@@ -216,6 +216,17 @@ pub extern "system" fn Java_dibs_NativeLib_isLost<'l>(
     entry(&mut env, |_| Ok(jboolean::from(leases::is_lost(lease)?)))
 }
 
+/// How many leases Java holds: acquired and not yet released.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_heldLeases<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+) -> jlong {
+    entry(&mut env, |_| {
+        Ok(i64::try_from(leases::count()).unwrap_or(i64::MAX))
+    })
+}
+
 fn read_string(env: &mut JNIEnv, s: &JString, arg: &'static str) -> Result<String, Failure> {
     if s.is_null() {
         return Err(Error::InvalidArgument {

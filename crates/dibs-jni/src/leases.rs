@@ -43,6 +43,15 @@ pub(super) fn put_back(id: i64, lease: Lease) {
         .insert(id, lease);
 }
 
+/// How many leases are held here.
+pub(super) fn count() -> usize {
+    LEASES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .map_or(0, HashMap::len)
+}
+
 /// Whether keep-alive found the lease's lock lost (no I/O).
 pub(super) fn is_lost(id: i64) -> Result<bool, Failure> {
     with(id, |lease| lease.is_lost())

@@ -59,15 +59,16 @@ public final class DibsLease implements AutoCloseable {
         state.acquiredAt = System.nanoTime();
         DibsLease lease;
         try {
+            FaultInjection.at(FaultInjection.Point.LEASE_MADE);
             lease = new DibsLease(state);
             if (id < 0) { // keep-alive's schedule cannot hold for this atMost
-                Lifecycle.logWarning(NativeLib.takeWarning(state.id));
+                Log.warning(NativeLib.takeWarning(state.id));
             }
+            Events.acquired(listener, lockName);
         } catch (Throwable e) { // the JVM failing (out of memory): let go of the lock now, not at atMost
             state.releaseUntold(e);
             throw e;
         }
-        Events.acquired(listener, lockName);
         return lease;
     }
 
@@ -245,7 +246,7 @@ public final class DibsLease implements AutoCloseable {
             }
             ending = (int) facts[0];
             heldFor = Duration.ofMillis(facts[1]);
-            Lifecycle.logWarning(warning);
+            Log.warning(warning);
             Events.ended(listener, lockName, ending, heldFor);
         }
 
@@ -273,7 +274,7 @@ public final class DibsLease implements AutoCloseable {
             guard.lock();
             try {
                 if (!released) {
-                    System.getLogger("dibs").log(System.Logger.Level.WARNING, "a DibsLease of lock '" + lockName
+                    Log.warning("a DibsLease of lock '" + lockName
                             + "' was garbage collected without release(); released now");
                     release();
                 }

@@ -1,17 +1,13 @@
 package dibs;
 
-import java.lang.System.Logger;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 
 /**
  * Tells a {@link DibsListener} of a lease's lifecycle: a null listener costs a null check, and
- * one that throws is logged and ignored, so that it never breaks the lifecycle or changes the
+ * one that throws is logged (by {@link Log}, which never throws) and ignored, so that it never breaks the lifecycle or changes the
  * call's outcome. Static, so that telling allocates nothing.
  */
 final class Events {
-    private static final Logger LOG = System.getLogger("dibs");
-
     private Events() {}
 
     static void attempt(DibsListener listener, String name) {
@@ -73,6 +69,6 @@ final class Events {
     }
 
     private static void ignored(String name, String event, Throwable e) {
-        LOG.log(Level.WARNING, "DibsListener." + event + " threw for lock '" + name + "'; ignored", e);
+        Log.warning("DibsListener." + event + " threw for lock '" + name + "'; ignored", e);
     }
 }

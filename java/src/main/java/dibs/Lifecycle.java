@@ -1,7 +1,5 @@
 package dibs;
 
-import java.lang.System.Logger;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.function.Supplier;
 
@@ -12,7 +10,6 @@ import java.util.function.Supplier;
  * back. The lease does the native calls and tells the listener; this class only adds the task.
  */
 final class Lifecycle {
-    private static final Logger LOG = System.getLogger("dibs");
     /** The lease of the task running on this thread, for {@link Dibs#isLockLost()}; 0 outside one. */
     private static final ThreadLocal<long[]> CURRENT = ThreadLocal.withInitial(() -> new long[1]);
 
@@ -57,7 +54,7 @@ final class Lifecycle {
                 thrown.addSuppressed(e);
                 throw Lifecycle.<RuntimeException>sneaky(thrown);
             }
-            LOG.log(Level.WARNING, "lock '" + lockName + "': the task ran, but its release failed", e);
+            Log.warning("lock '" + lockName + "': the task ran, but its release failed", e);
             return DibsResult.ran(value, false, Duration.ZERO);
         }
         if (thrown != null) {
@@ -73,13 +70,6 @@ final class Lifecycle {
             throw new IllegalStateException("Dibs.isLockLost() is for the task of a Dibs call, on its thread");
         }
         return NativeLib.isLost(lease);
-    }
-
-    /** Logs a warning Rust wrote (how a call ended, or what its acquire found), if any. */
-    static void logWarning(String warning) {
-        if (warning != null) {
-            LOG.log(Level.WARNING, warning);
-        }
     }
 
     static void checkNotNull(Object value, String name) {

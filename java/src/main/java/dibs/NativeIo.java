@@ -5,7 +5,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -71,14 +70,18 @@ final class NativeIo {
      * Runs {@code call} on a pool thread while this (virtual) thread parks. The wait is not
      * interruptible: an acquire abandoned half-way could win a lock that nobody releases. An
      * interrupt is kept for the caller to see afterwards. The call's exception is rethrown as
-     * the same object.
+     * the same object. The call is always made: when it cannot be handed over (every pool thread
+     * busy, or no thread can be created: an {@code OutOfMemoryError}), it runs here, pinning the
+     * carrier for one round trip, since a release not made would keep the lock (and with
+     * keep-alive, for ever).
      */
     private static <T> T offload(Supplier<T> call) {
         CompletableFuture<T> future;
         try {
+            FaultInjection.at(FaultInjection.Point.OFFLOAD_SUBMIT);
             future = CompletableFuture.supplyAsync(call, POOL);
-        } catch (RejectedExecutionException e) {
-            return call.get(); // every pool thread busy: pinning beats failing
+        } catch (RuntimeException | Error e) {
+            return call.get();
         }
         try {
             return future.join();

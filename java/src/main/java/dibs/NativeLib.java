@@ -106,6 +106,12 @@ final class NativeLib {
     static native boolean isLost(long lease);
 
     /**
+     * How many leases Rust holds for Java: acquired and not yet released. No I/O. A diagnostic:
+     * the tests check it is back to 0 after every kind of failure.
+     */
+    static native long heldLeases();
+
+    /**
      * Reads who holds a lock, in one round trip; never changes the lock.
      *
      * @throws DibsArgumentException on an invalid name, before any I/O
