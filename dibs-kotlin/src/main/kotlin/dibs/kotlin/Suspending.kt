@@ -5,6 +5,7 @@ package dibs.kotlin
 import dibs.DibsClient
 import dibs.DibsLease
 import java.time.Duration
+import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.currentCoroutineContext
@@ -74,11 +75,20 @@ public suspend fun <T> DibsClient.attemptSuspending(
     atLeast: Duration = Duration.ZERO,
     block: suspend DibsLockScope.() -> T,
 ): DibsOutcome<T> {
-    // Not cancellable: a lease taken while the caller was cancelled must still be released below,
-    // not dropped on the floor until atMost.
-    val lease = withContext(NonCancellable + Dispatchers.IO) {
-        tryLock(lockName, atMost, atLeast).orElse(null)
-    } ?: return DibsOutcome.Skipped
+    // Not cancellable, and kept outside the withContext: on the way back to the caller's
+    // dispatcher, a cancelled caller gets a CancellationException instead of withContext's value
+    // (prompt cancellation), so a lease returned only as that value would be dropped, and its lock
+    // held until atMost (with keep-alive, for ever).
+    var taken: DibsLease? = null
+    try {
+        withContext(NonCancellable + Dispatchers.IO) {
+            taken = tryLock(lockName, atMost, atLeast).orElse(null)
+        }
+    } catch (c: CancellationException) {
+        taken?.let { release(it, c) }
+        throw c
+    }
+    val lease = taken ?: return DibsOutcome.Skipped
     val value = try {
         currentCoroutineContext().ensureActive()
         DibsLockScope(lease).block()
@@ -112,18 +122,24 @@ public suspend fun DibsClient.executeSuspending(
 
 /**
  * Releases [lease] whatever the coroutine's state. When the block failed ([failure] not null), a
- * release failure is added to it as suppressed: the block's own exception wins.
+ * release failure is added to it as suppressed, and a cancellation of the caller during the
+ * release is not thrown: the block's own exception wins. The release itself always completes
+ * (NonCancellable); its result is kept outside the withContext for the same reason as the lease.
  */
-private suspend fun release(lease: DibsLease, failure: Throwable?): Boolean =
-    withContext(NonCancellable + Dispatchers.IO) {
-        try {
-            lease.release()
-        } catch (e: Throwable) {
-            if (failure == null) throw e
-            failure.addSuppressed(e)
-            false
+private suspend fun release(lease: DibsLease, failure: Throwable?): Boolean {
+    var owned = false
+    try {
+        withContext(NonCancellable + Dispatchers.IO) {
+            owned = lease.release()
         }
+    } catch (c: CancellationException) {
+        if (failure == null) throw c
+    } catch (e: Throwable) {
+        if (failure == null) throw e
+        failure.addSuppressed(e)
     }
+    return owned
+}
 
 /**
  * As [attemptSuspending] with [java.time.Duration]s, for Kotlin's durations:

@@ -82,9 +82,18 @@ public final class DibsLockProvider implements ExtensibleLockProvider {
         if (lockConfiguration == null) {
             throw new IllegalArgumentException("lockConfiguration must not be null");
         }
-        return client.tryLock(lockConfiguration.getName(), lockConfiguration.getLockAtMostFor(),
-                        lockConfiguration.getLockAtLeastFor())
-                .map(DibsSimpleLock::new);
+        Optional<DibsLease> lease = client.tryLock(lockConfiguration.getName(),
+                lockConfiguration.getLockAtMostFor(), lockConfiguration.getLockAtLeastFor());
+        try {
+            return lease.map(DibsSimpleLock::new);
+        } catch (Throwable e) { // the JVM failing (out of memory): let go of the lock now, not at atMost
+            try {
+                lease.ifPresent(DibsLease::close);
+            } catch (Throwable again) {
+                e.addSuppressed(again);
+            }
+            throw e;
+        }
     }
 
     /**
