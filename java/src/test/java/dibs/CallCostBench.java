@@ -78,7 +78,7 @@ public final class CallCostBench {
                 // The same calls from a virtual thread: each native call is handed to a platform
                 // thread (NativeIo) while the virtual one parks.
                 double[][] virtual = new double[2][];
-                VirtualThreadTest.startVirtual(() -> {
+                VirtualThreads.start(() -> {
                     virtual[0] = micros(uri, "call-cost", true);
                     virtual[1] = micros(uri, held, false);
                 }).join();

@@ -1,6 +1,9 @@
 package dibs;
 
 import static dibs.RedisServer.lockKey;
+import static dibs.LeaseFaults.pause;
+import static dibs.LeaseFaults.settledThreadsNamed;
+import static dibs.LeaseFaults.threadsNamed;
 import static dibs.TestSupport.uniqueName;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -8,10 +11,9 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
+import dibs.LeaseFaults.Fault;
+import dibs.LeaseFaults.Kind;
+import dibs.LeaseFaults.Point;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,10 +21,6 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -43,84 +41,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @Timeout(300)
 class LeaseFaultTest extends RedisTestBase {
-    /** How the JVM fails. */
-    enum Kind { ERROR, EXCEPTION, INTERRUPT }
-
-    /** Where. */
-    enum Point {
-        /** The listener's attempt (before the acquire: nothing to leak, checked anyway). */
-        ATTEMPT,
-        /** Allocating the lease, right after the native acquire won. */
-        LEASE_MADE,
-        /** Logging keep-alive's warning about the acquire's atMost. */
-        ACQUIRE_WARNING,
-        /** The listener's acquired. */
-        ACQUIRED,
-        /** Logging that the listener's acquired threw. */
-        ACQUIRED_LOGGED,
-        /** The task. */
-        TASK,
-        /** The listener's finished. */
-        FINISHED,
-        /** A virtual thread handing the acquire and the release to an offload thread. */
-        OFFLOAD_SUBMIT,
-        /** Logging the release's warning (the lock had expired). */
-        RELEASE_WARNING,
-        /** The listener's released or expired. */
-        ENDED,
-    }
-
-    /** The front ends. */
-    enum Front { DIBS, CLIENT, TRY_LOCK }
-
-    static final class InjectedError extends Error {
-        private static final long serialVersionUID = 1L;
-
-        InjectedError(String where) {
-            super("injected at " + where);
-        }
-    }
-
-    static final class InjectedException extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        InjectedException(String where) {
-            super("injected at " + where);
-        }
-    }
-
-    /** One case: where, how, and what was thrown there (null for an interrupt). */
-    static final class Fault {
-        final Point point;
-        final Kind kind;
-        final AtomicReference<Throwable> thrown = new AtomicReference<>();
-
-        Fault(Point point, Kind kind) {
-            this.point = point;
-            this.kind = kind;
-        }
-
-        void at(Point here) {
-            if (here != point) {
-                return;
-            }
-            switch (kind) {
-                case ERROR: {
-                    InjectedError e = new InjectedError(here.name());
-                    thrown.compareAndSet(null, e);
-                    throw e;
-                }
-                case EXCEPTION: {
-                    InjectedException e = new InjectedException(here.name());
-                    thrown.compareAndSet(null, e);
-                    throw e;
-                }
-                default:
-                    Thread.currentThread().interrupt();
-            }
-        }
-    }
-
     /** A listener that fails at its point. */
     static final class FailingListener implements DibsListener {
         final Fault fault;
@@ -158,42 +78,17 @@ class LeaseFaultTest extends RedisTestBase {
         }
     }
 
-    /** A java.util.logging handler on "dibs" that fails on the record of its point. */
-    static final class FailingHandler extends Handler {
-        final Fault fault;
+    /** The front ends. */
+    enum Front { DIBS, CLIENT, TRY_LOCK }
 
-        FailingHandler(Fault fault) {
-            this.fault = fault;
-        }
-
-        @Override
-        public void publish(LogRecord record) {
-            String m = String.valueOf(record.getMessage());
-            if (m.contains("with keep-alive, atMost")) {
-                fault.at(Point.ACQUIRE_WARNING);
-            } else if (m.contains("DibsListener.acquired threw")) {
-                fault.at(Point.ACQUIRED_LOGGED);
-            } else if (m.contains("was no longer ours when it was released")) {
-                fault.at(Point.RELEASE_WARNING);
-            }
-        }
-
-        @Override
-        public void flush() {}
-
-        @Override
-        public void close() {}
-    }
-
-    private static final Logger DIBS_LOG = Logger.getLogger("dibs");
     private static final AtomicInteger CASES = new AtomicInteger();
-    private Handler handler;
+    private AutoCloseable failingLogger;
 
     @AfterEach
-    void removeHooks() {
+    void removeHooks() throws Exception {
         FaultInjection.hook = null;
-        if (handler != null) {
-            DIBS_LOG.removeHandler(handler);
+        if (failingLogger != null) {
+            failingLogger.close();
         }
         Thread.interrupted();
     }
@@ -238,7 +133,7 @@ class LeaseFaultTest extends RedisTestBase {
         AtomicInteger submits = new AtomicInteger();
         try (DibsClient client = Dibs.client(local().keepAlive(true).build())) {
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            VirtualThreadTest.startVirtual(() -> {
+            VirtualThreads.start(() -> {
                 try {
                     DibsLease lease = client.tryLock(name, Duration.ofSeconds(40), Duration.ZERO).orElseThrow();
                     FaultInjection.hook = p -> {
@@ -264,14 +159,10 @@ class LeaseFaultTest extends RedisTestBase {
         int n = CASES.incrementAndGet();
         String name = uniqueName("fault-" + point + "-" + kind);
         Fault fault = new Fault(point, kind);
-        handler = new FailingHandler(fault);
-        handler.setLevel(Level.ALL);
-        DIBS_LOG.addHandler(handler);
-        if (point == Point.LEASE_MADE || point == Point.OFFLOAD_SUBMIT) {
-            FaultInjection.hook = p -> fault.at(Point.valueOf(p.name()));
-        }
+        failingLogger = LeaseFaults.failingLogger(fault);
+        FaultInjection.hook = p -> fault.at(p.name());
         // The release's warning needs a lock that expired while its task ran: no keep-alive there.
-        boolean expire = point == Point.RELEASE_WARNING;
+        boolean expire = fault.expires();
         DibsOptions options = local().keepAlive(!expire).listener(new FailingListener(fault)).build();
         // keep-alive warns once per locker and atMost: a new atMost each case, so each hears it.
         Duration atMost = expire ? Duration.ofMillis(200) : Duration.ofMillis(10_000 + n);
@@ -298,7 +189,7 @@ class LeaseFaultTest extends RedisTestBase {
             }
         };
         if (virtual) {
-            VirtualThreadTest.startVirtual(call).join();
+            VirtualThreads.start(call).join();
         } else {
             Thread t = new Thread(call, "fault-case");
             t.start();
@@ -307,9 +198,8 @@ class LeaseFaultTest extends RedisTestBase {
         FaultInjection.hook = null;
         String what = front + " " + point + " " + kind + (virtual ? " (virtual)" : "");
 
-        Throwable injected = fault.thrown.get();
-        boolean callFails = kind != Kind.INTERRUPT && (point == Point.TASK || point == Point.LEASE_MADE);
-        if (callFails) {
+        Throwable injected = fault.thrown();
+        if (fault.failsTheCall()) {
             assertSame(injected, caught.get(), what + ": the call throws the very object thrown");
             assertEquals(point == Point.TASK, ran.get(), what + ": the task ran only if the lease was made");
         } else {
@@ -349,40 +239,5 @@ class LeaseFaultTest extends RedisTestBase {
                     return true;
                 }
         }
-    }
-
-    private static void pause(long ms) {
-        long until = System.nanoTime() + ms * 1_000_000;
-        while (System.nanoTime() < until) { // not Thread.sleep: an interrupt case may be set
-            Thread.onSpinWait();
-        }
-    }
-
-    /** The threads of this process named {@code name}, from /proc/self/task. */
-    static int threadsNamed(String name) throws IOException {
-        int count = 0;
-        try (Stream<Path> tasks = Files.list(Paths.get("/proc/self/task"))) {
-            for (Path t : (Iterable<Path>) tasks::iterator) {
-                try {
-                    if (new String(Files.readAllBytes(t.resolve("comm"))).trim().equals(name)) {
-                        count++;
-                    }
-                } catch (IOException e) {
-                    // the thread ended while listed
-                }
-            }
-        }
-        return count;
-    }
-
-    /** {@link #threadsNamed} once it is down to {@code expected}, or after 5 s. */
-    static int settledThreadsNamed(String name, int expected) throws Exception {
-        long until = System.nanoTime() + 5_000_000_000L;
-        int now = threadsNamed(name);
-        while (now > expected && System.nanoTime() < until) {
-            Thread.sleep(20);
-            now = threadsNamed(name);
-        }
-        return now;
     }
 }

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.lang.reflect.Method;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,22 +32,12 @@ import org.junit.jupiter.api.io.TempDir;
 @EnabledForJreRange(min = JRE.JAVA_21)
 class VirtualThreadTest extends RedisTestBase {
 
-    static Thread startVirtual(Runnable task) {
-        try {
-            Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
-            Method start = Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class);
-            return (Thread) start.invoke(builder, task);
-        } catch (ReflectiveOperationException e) {
-            throw new AssertionError("no virtual threads on " + Runtime.version(), e);
-        }
-    }
-
     /** Runs each task on its own virtual thread; returns the wall time until all are done. */
     private static Duration onVirtualThreads(List<Runnable> tasks) throws InterruptedException {
         long start = System.nanoTime();
         List<Thread> threads = new ArrayList<>();
         for (Runnable t : tasks) {
-            threads.add(startVirtual(t));
+            threads.add(VirtualThreads.start(t));
         }
         for (Thread t : threads) {
             t.join();
@@ -69,7 +58,7 @@ class VirtualThreadTest extends RedisTestBase {
         // The figures below mean something only with 2 carriers: 8 pinned 1 s tasks take 4 s.
         assertEquals("2", System.getProperty("jdk.virtualThreadScheduler.parallelism"));
         AtomicReference<Boolean> virtual = new AtomicReference<>();
-        startVirtual(() -> virtual.set(NativeIo.isVirtual())).join();
+        VirtualThreads.start(() -> virtual.set(NativeIo.isVirtual())).join();
         assertTrue(virtual.get(), "NativeIo sees a virtual thread");
         assertFalse(NativeIo.isVirtual(), "and a platform one");
     }
@@ -107,7 +96,7 @@ class VirtualThreadTest extends RedisTestBase {
             frozen.freeze();
             AtomicBoolean done = new AtomicBoolean();
             AtomicLong largestGapNs = new AtomicLong();
-            Thread ticker = startVirtual(() -> {
+            Thread ticker = VirtualThreads.start(() -> {
                 long last = System.nanoTime();
                 while (!done.get()) {
                     sleep(10);
@@ -192,7 +181,7 @@ class VirtualThreadTest extends RedisTestBase {
         String name = uniqueName("vt-keep-alive");
         AtomicReference<DibsResult<String>> result = new AtomicReference<>();
         ConcurrentLinkedQueue<Long> ttls = new ConcurrentLinkedQueue<>();
-        startVirtual(() -> result.set(Dibs.attempt(conn, name, Duration.ofMillis(600), Duration.ZERO, () -> {
+        VirtualThreads.start(() -> result.set(Dibs.attempt(conn, name, Duration.ofMillis(600), Duration.ZERO, () -> {
             for (int i = 0; i < 6; i++) {
                 sleep(250); // 1.5 s in all, 2.5 x atMost
                 try {
@@ -214,7 +203,7 @@ class VirtualThreadTest extends RedisTestBase {
         String name = uniqueName("vt-throws");
         AtomicReference<Throwable> caught = new AtomicReference<>();
         StackOverflowError overflow = new StackOverflowError("from the task");
-        startVirtual(() -> {
+        VirtualThreads.start(() -> {
             try {
                 Dibs.execute(redis.uri(), name, 30, 0, () -> {
                     throw overflow;

@@ -1,0 +1,185 @@
+package dibs;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.stream.Stream;
+
+/**
+ * The faults of the "released exactly once" tests (issue 17), for every front end's module:
+ * how the JVM fails ({@link Kind}), where ({@link Point}), a java.util.logging handler on
+ * "dibs" that fails as log4j2's {@code ignoreExceptions=false} appenders do, and the count of a
+ * process's native threads by name. Each module adds a listener that calls {@link Fault#at}.
+ */
+public final class LeaseFaults {
+    private LeaseFaults() {}
+
+    /** How the JVM fails. */
+    public enum Kind { ERROR, EXCEPTION, INTERRUPT }
+
+    /** Where, between the native acquire and the native release (attempt: just before). */
+    public enum Point {
+        /** The listener's attempt. */
+        ATTEMPT,
+        /** Allocating the lease, right after the native acquire won (injected). */
+        LEASE_MADE,
+        /** Logging keep-alive's warning about the acquire's atMost. */
+        ACQUIRE_WARNING,
+        /** The listener's acquired. */
+        ACQUIRED,
+        /** Logging that the listener's acquired threw. */
+        ACQUIRED_LOGGED,
+        /** The task. */
+        TASK,
+        /** The listener's finished. */
+        FINISHED,
+        /** A virtual thread handing the acquire and the release to an offload thread (injected). */
+        OFFLOAD_SUBMIT,
+        /** Logging the release's warning (the lock had expired). */
+        RELEASE_WARNING,
+        /** The listener's released or expired. */
+        ENDED,
+    }
+
+    public static final class InjectedError extends Error {
+        private static final long serialVersionUID = 1L;
+
+        InjectedError(String where) {
+            super("injected at " + where);
+        }
+    }
+
+    public static final class InjectedException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        InjectedException(String where) {
+            super("injected at " + where);
+        }
+    }
+
+    /** One case: where, how, and the first object thrown (none for an interrupt). */
+    public static final class Fault {
+        public final Point point;
+        public final Kind kind;
+        private final AtomicReference<Throwable> thrown = new AtomicReference<>();
+
+        public Fault(Point point, Kind kind) {
+            this.point = point;
+            this.kind = kind;
+        }
+
+        /** Fails here if {@code here} is this case's point. */
+        public void at(Point here) {
+            if (here != point) {
+                return;
+            }
+            switch (kind) {
+                case ERROR: {
+                    InjectedError e = new InjectedError(here.name());
+                    thrown.compareAndSet(null, e);
+                    throw e;
+                }
+                case EXCEPTION: {
+                    InjectedException e = new InjectedException(here.name());
+                    thrown.compareAndSet(null, e);
+                    throw e;
+                }
+                default:
+                    Thread.currentThread().interrupt();
+            }
+        }
+
+        /** {@link #at} for a point named as another enum names it (dibs's FaultInjection.Point). */
+        public void at(String here) {
+            at(Point.valueOf(here));
+        }
+
+        public Throwable thrown() {
+            return thrown.get();
+        }
+
+        /** Whether the locked call itself must fail, with {@link #thrown()}. */
+        public boolean failsTheCall() {
+            return kind != Kind.INTERRUPT && (point == Point.TASK || point == Point.LEASE_MADE);
+        }
+
+        /** Whether the point needs a lock that expires while its task runs (no keep-alive). */
+        public boolean expires() {
+            return point == Point.RELEASE_WARNING;
+        }
+
+        @Override
+        public String toString() {
+            return point + " " + kind;
+        }
+    }
+
+    /** Adds a handler to the "dibs" logger that fails at {@code fault}'s logging points; close removes it. */
+    public static AutoCloseable failingLogger(Fault fault) {
+        Logger logger = Logger.getLogger("dibs");
+        Handler handler = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                String m = String.valueOf(record.getMessage());
+                if (m.contains("with keep-alive, atMost")) {
+                    fault.at(Point.ACQUIRE_WARNING);
+                } else if (m.contains("DibsListener.acquired threw")) {
+                    fault.at(Point.ACQUIRED_LOGGED);
+                } else if (m.contains("was no longer ours when it was released")) {
+                    fault.at(Point.RELEASE_WARNING);
+                }
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+        handler.setLevel(Level.ALL);
+        logger.addHandler(handler);
+        return () -> logger.removeHandler(handler);
+    }
+
+    /** The threads of this process named {@code name}, from /proc/self/task. */
+    public static int threadsNamed(String name) throws IOException {
+        int count = 0;
+        try (Stream<Path> tasks = Files.list(Paths.get("/proc/self/task"))) {
+            for (Path t : (Iterable<Path>) tasks::iterator) {
+                try {
+                    if (new String(Files.readAllBytes(t.resolve("comm"))).trim().equals(name)) {
+                        count++;
+                    }
+                } catch (IOException e) {
+                    // the thread ended while listed
+                }
+            }
+        }
+        return count;
+    }
+
+    /** {@link #threadsNamed} once it is down to {@code expected}, or after 5 s. */
+    public static int settledThreadsNamed(String name, int expected) throws IOException, InterruptedException {
+        long until = System.nanoTime() + 5_000_000_000L;
+        int now = threadsNamed(name);
+        while (now > expected && System.nanoTime() < until) {
+            Thread.sleep(20);
+            now = threadsNamed(name);
+        }
+        return now;
+    }
+
+    /** Busy-waits {@code ms}: not Thread.sleep, which an interrupt case would end at once. */
+    public static void pause(long ms) {
+        long until = System.nanoTime() + ms * 1_000_000;
+        while (System.nanoTime() < until) {
+            Thread.onSpinWait();
+        }
+    }
+}
