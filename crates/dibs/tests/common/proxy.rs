@@ -1,0 +1,109 @@
+//! A TCP proxy in front of a server, that can hold back what clients send: the bytes of a
+//! command that left the client but has not reached Redis yet, as on a slow or congested path.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+/// What one proxied connection sends towards the server.
+struct Upstream {
+    stream: TcpStream,
+    /// While held, what the client sends is kept here instead of forwarded.
+    held: Option<Vec<u8>>,
+}
+
+pub struct Proxy {
+    pub port: u16,
+    conns: Arc<Mutex<Vec<Arc<Mutex<Upstream>>>>>,
+}
+
+impl Proxy {
+    /// Listens on a free loopback port and forwards each connection to `127.0.0.1:upstream`.
+    pub fn start(upstream: u16) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let conns: Arc<Mutex<Vec<Arc<Mutex<Upstream>>>>> = Arc::default();
+        let all = conns.clone();
+        thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                let up = Arc::new(Mutex::new(Upstream {
+                    stream: server.try_clone().unwrap(),
+                    held: None,
+                }));
+                all.lock().unwrap().push(up.clone());
+                let (mut from_server, mut to_client) = (server, client.try_clone().unwrap());
+                thread::spawn(move || {
+                    let _ = std::io::copy(&mut from_server, &mut to_client);
+                    let _ = to_client.shutdown(Shutdown::Both);
+                });
+                let mut from_client = client;
+                thread::spawn(move || {
+                    let mut buf = [0u8; 16 * 1024];
+                    loop {
+                        let n = match from_client.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        let mut up = up.lock().unwrap();
+                        match up.held.as_mut() {
+                            Some(held) => held.extend_from_slice(&buf[..n]),
+                            None => {
+                                if up.stream.write_all(&buf[..n]).is_err() {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    // The client is gone; what it sent still reaches the server (as a dropped
+                    // socket's bytes already on their way would): the server side stays open
+                    // until the proxy is dropped.
+                });
+            }
+        });
+        Proxy { port, conns }
+    }
+
+    pub fn uri(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// From now on, holds back what the connections open now send; later ones pass.
+    pub fn hold_open_connections(&self) {
+        for up in self.conns.lock().unwrap().iter() {
+            up.lock().unwrap().held.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// How many bytes are held back.
+    pub fn held_bytes(&self) -> usize {
+        self.conns
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|up| up.lock().unwrap().held.as_ref().map_or(0, Vec::len))
+            .sum()
+    }
+
+    /// Forwards what was held back, and lets everything pass again.
+    pub fn let_through(&self) {
+        for up in self.conns.lock().unwrap().iter() {
+            let mut up = up.lock().unwrap();
+            if let Some(held) = up.held.take() {
+                let _ = up.stream.write_all(&held);
+            }
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        for up in self.conns.lock().unwrap().iter() {
+            let _ = up.lock().unwrap().stream.shutdown(Shutdown::Both);
+        }
+    }
+}
