@@ -226,7 +226,7 @@ impl Lease {
         Ok(ours)
     }
 
-    /// Stops keep-alive, then runs the release
+    /// Stops keep-alive (without waiting for an extension in flight), then runs the release
     /// script: if the key still holds our value, keep it for the rest of `atLeast` with the token
     /// spent, else `DEL` it; if not ours, touch nothing. The
     /// ending says which, and whether keep-alive saw the lock taken meanwhile.

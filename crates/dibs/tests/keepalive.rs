@@ -356,3 +356,29 @@ fn an_extension_that_lands_after_the_release_does_not_lengthen_the_lock() {
     let state = holder.inspect("late-extend").unwrap().expect("kept");
     assert_eq!(state.holder.expect("a holder").pid, std::process::id());
 }
+
+#[test]
+fn the_release_does_not_wait_for_an_extension_in_flight() {
+    let server = RedisServer::start();
+    let proxy = Proxy::start(server.port);
+    // read-timeout 2000 ms: an extension in flight would hold a joining release that long.
+    let holder = proxied_locker(&proxy, 2000);
+    let lease = holder.acquire(&ms("in-flight", 3000)).unwrap().unwrap();
+    proxy.hold_open_connections();
+    until_an_extension_is_held(&proxy);
+    let started = Instant::now();
+    let ending = holder.release(lease);
+    let took = started.elapsed();
+    eprintln!("release with an extension in flight took {took:?}");
+    assert!(
+        took < Duration::from_millis(300),
+        "the release waited {took:?}"
+    );
+    assert_eq!(ending.ended, Ended::Released);
+    proxy.let_through();
+    thread::sleep(Duration::from_millis(200));
+    assert!(
+        !server.exists("dibs:in-flight"),
+        "the late extension found nothing"
+    );
+}
