@@ -62,8 +62,20 @@ impl Conn {
         }
     }
 
+    /// Bounds the next commands by `deadline`: over TLS every read and write by what is left of
+    /// it, else each command's timeouts.
+    fn set_deadline(&mut self, deadline: Instant) -> RedisResult<()> {
+        match self {
+            Conn::Tls(c) => {
+                c.set_deadline(deadline);
+                Ok(())
+            }
+            _ => self.set_timeouts(left(deadline)?),
+        }
+    }
+
     /// Read and write timeouts for the commands to come.
-    fn set_timeouts(&self, timeout: Duration) -> RedisResult<()> {
+    fn set_timeouts(&mut self, timeout: Duration) -> RedisResult<()> {
         match self {
             Conn::Single(c) | Conn::Asking(c) => {
                 c.set_read_timeout(Some(timeout))?;
@@ -339,9 +351,8 @@ fn tcp_settings() -> TcpSettings {
 }
 
 /// AUTH and SELECT, one command at a time, each bounded by what is left of the connect
-/// timeout; then the command timeouts for the connection's life. Over TLS without either, a PING,
-/// so that the TLS handshake (which runs with the first command) is bounded by the connect
-/// timeout too.
+/// timeout; then the command timeouts for the connection's life. (A TLS connection has done its
+/// TLS handshake at connect.)
 fn handshake(mut conn: Conn, spec: &ServerSpec, deadline: Instant) -> RedisResult<Conn> {
     let mut commands = Vec::new();
     if let Some(password) = spec.password() {
@@ -354,11 +365,8 @@ fn handshake(mut conn: Conn, spec: &ServerSpec, deadline: Instant) -> RedisResul
     if spec.db() != 0 {
         commands.push(redis::cmd("SELECT").arg(spec.db()).to_owned());
     }
-    if commands.is_empty() && matches!(conn, Conn::Tls(_)) {
-        commands.push(redis::cmd("PING"));
-    }
     for command in commands {
-        conn.set_timeouts(left(deadline)?)?;
+        conn.set_deadline(deadline)?;
         command.query::<()>(&mut conn)?;
     }
     conn.set_timeouts(spec.read_timeout())?;
@@ -426,7 +434,8 @@ fn connect_tcp(host: &str, port: u16, deadline: Instant) -> RedisResult<Connecti
 }
 
 /// A TLS connection to `host:port` by `deadline`, as [`connect_tcp`] makes a plain one: each
-/// address with an equal share of what is left, the certificate checked against `host`.
+/// address with an equal share of what is left, for its TCP connect and its TLS handshake, the
+/// certificate checked against `host`.
 fn connect_tls(
     client: &TlsClient,
     host: &str,
@@ -438,7 +447,8 @@ fn connect_tls(
     let mut last_error = None;
     for (i, addr) in addrs.iter().enumerate() {
         let share = left(deadline)? / (addrs.len() - i) as u32;
-        match TlsConn::connect(client, addr, share, apply_tcp_settings, spec.db()) {
+        let until = Instant::now() + share;
+        match TlsConn::connect(client, addr, until, apply_tcp_settings, spec.db()) {
             Ok(conn) => return Ok(Conn::Tls(Box::new(conn))),
             Err(e) => last_error = Some(e),
         }
