@@ -21,6 +21,16 @@ pub struct Proxy {
 impl Proxy {
     /// Listens on a free loopback port and forwards each connection to `127.0.0.1:upstream`.
     pub fn start(upstream: u16) -> Proxy {
+        Proxy::start_full(upstream, false)
+    }
+
+    /// The same, but each connection's bytes after its first write are held back: a server
+    /// that answers a client's first request (its connection setup), then freezes.
+    pub fn start_answering_once(upstream: u16) -> Proxy {
+        Proxy::start_full(upstream, true)
+    }
+
+    fn start_full(upstream: u16, answer_once: bool) -> Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let conns: Arc<Mutex<Vec<Arc<Mutex<Upstream>>>>> = Arc::default();
@@ -42,6 +52,7 @@ impl Proxy {
                     let _ = to_client.shutdown(Shutdown::Both);
                 });
                 let mut from_client = client;
+                let all = all.clone();
                 thread::spawn(move || {
                     let mut buf = [0u8; 16 * 1024];
                     loop {
@@ -56,12 +67,23 @@ impl Proxy {
                                 if up.stream.write_all(&buf[..n]).is_err() {
                                     break;
                                 }
+                                if answer_once {
+                                    up.held = Some(Vec::new());
+                                }
                             }
                         }
                     }
-                    // The client is gone; what it sent still reaches the server (as a dropped
-                    // socket's bytes already on their way would): the server side stays open
-                    // until the proxy is dropped.
+                    // The client is gone. With nothing held the server side closes too; else
+                    // it stays open until the proxy is dropped, so that what was held still
+                    // reaches the server (as a dropped socket's bytes already on their way
+                    // would).
+                    let closed = {
+                        let up = up.lock().unwrap();
+                        up.held.is_none() && up.stream.shutdown(Shutdown::Both).is_ok()
+                    };
+                    if closed {
+                        all.lock().unwrap().retain(|other| !Arc::ptr_eq(other, &up));
+                    }
                 });
             }
         });
