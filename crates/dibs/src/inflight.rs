@@ -144,3 +144,94 @@ impl<T: Send + 'static> Step<T> {
 fn timed_out() -> RedisError {
     std::io::Error::from(std::io::ErrorKind::TimedOut).into()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    /// A step that blocks until `gate` opens, counting its starts, returning `value`.
+    fn gated(
+        gate: &Arc<(Mutex<bool>, Condvar)>,
+        starts: &Arc<AtomicUsize>,
+        value: RedisResult<u32>,
+    ) -> impl Fn() -> RedisResult<u32> + Clone + Send + 'static {
+        let (gate, starts) = (gate.clone(), starts.clone());
+        move || {
+            starts.fetch_add(1, Ordering::SeqCst);
+            let (open, opened) = &*gate;
+            let mut open = open.lock().unwrap();
+            while !*open {
+                open = opened.wait(open).unwrap();
+            }
+            value.clone()
+        }
+    }
+
+    fn open(gate: &Arc<(Mutex<bool>, Condvar)>) {
+        *gate.0.lock().unwrap() = true;
+        gate.1.notify_all();
+    }
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_millis(30)
+    }
+
+    #[test]
+    fn a_step_still_running_is_waited_on_not_started_again_and_its_success_adopted() {
+        let flights = InFlight::<(), u32>::new();
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let starts = Arc::new(AtomicUsize::new(0));
+        let step = gated(&gate, &starts, Ok(7));
+        for _ in 0..20 {
+            assert!(flights.run(&(), soon(), &step).unwrap_err().is_timeout());
+        }
+        assert_eq!(
+            starts.load(Ordering::SeqCst),
+            1,
+            "one step in flight, not 20"
+        );
+        open(&gate);
+        assert_eq!(
+            flights.run(&(), soon(), &step).unwrap(),
+            7,
+            "the late result is adopted"
+        );
+        assert_eq!(starts.load(Ordering::SeqCst), 1);
+        // Taken: the next call starts a step of its own.
+        assert_eq!(flights.run(&(), soon(), &step).unwrap(), 7);
+        assert_eq!(starts.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn an_old_error_of_an_abandoned_step_is_not_handed_on() {
+        let flights = InFlight::<(), u32>::new();
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let starts = Arc::new(AtomicUsize::new(0));
+        let failing = gated(&gate, &starts, Err((redis::ErrorKind::Io, "old").into()));
+        assert!(flights.run(&(), soon(), &failing).unwrap_err().is_timeout());
+        open(&gate);
+        std::thread::sleep(Duration::from_millis(20)); // the abandoned step ends, failed
+        let ok = gated(&gate, &starts, Ok(1));
+        assert_eq!(flights.run(&(), soon(), &ok).unwrap(), 1, "started afresh");
+        assert_eq!(starts.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn keys_do_not_wait_on_each_other() {
+        let flights = InFlight::<&str, u32>::new();
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let starts = Arc::new(AtomicUsize::new(0));
+        let stuck = gated(&gate, &starts, Ok(1));
+        assert!(flights.run(&"a", soon(), &stuck).unwrap_err().is_timeout());
+        let free = Arc::new((Mutex::new(true), Condvar::new()));
+        assert_eq!(
+            flights
+                .run(&"b", soon(), &gated(&free, &starts, Ok(2)))
+                .unwrap(),
+            2
+        );
+        open(&gate);
+    }
+}
