@@ -11,6 +11,8 @@ struct Upstream {
     stream: TcpStream,
     /// While held, what the client sends is kept here instead of forwarded.
     held: Option<Vec<u8>>,
+    /// While muted, what the server answers is dropped: the replies are lost on the way back.
+    muted: bool,
 }
 
 pub struct Proxy {
@@ -44,11 +46,23 @@ impl Proxy {
                 let up = Arc::new(Mutex::new(Upstream {
                     stream: server.try_clone().unwrap(),
                     held: None,
+                    muted: false,
                 }));
                 all.lock().unwrap().push(up.clone());
                 let (mut from_server, mut to_client) = (server, client.try_clone().unwrap());
+                let replies = up.clone();
                 thread::spawn(move || {
-                    let _ = std::io::copy(&mut from_server, &mut to_client);
+                    let mut buf = [0u8; 16 * 1024];
+                    loop {
+                        let n = match from_server.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        if !replies.lock().unwrap().muted && to_client.write_all(&buf[..n]).is_err()
+                        {
+                            break;
+                        }
+                    }
                     let _ = to_client.shutdown(Shutdown::Both);
                 });
                 let mut from_client = client;
@@ -98,6 +112,13 @@ impl Proxy {
     pub fn hold_open_connections(&self) {
         for up in self.conns.lock().unwrap().iter() {
             up.lock().unwrap().held.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// From now on, drops what the server answers on the connections open now; later ones pass.
+    pub fn mute_open_connections(&self) {
+        for up in self.conns.lock().unwrap().iter() {
+            up.lock().unwrap().muted = true;
         }
     }
 
