@@ -214,3 +214,39 @@ fn a_blackholed_first_address_leaves_the_others_their_share() {
         );
     }
 }
+
+#[test]
+fn a_first_address_that_accepts_but_never_speaks_tls_leaves_the_next_its_share() {
+    let pki = Pki::new();
+    // TLS Redis on 127.0.0.77; on 127.0.0.1 at the same port, which the resolver lists first, a
+    // listener that completes TCP connects and never says a word: the TLS handshake gets no
+    // answer there.
+    let tls = tls_server(&pki, &["--bind", "127.0.0.77"]);
+    let port = tls.port;
+    let silent = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let names = Names::new(
+        "127.0.0.77 dibs-multi.test\n127.0.0.1 dibs-multi.test\n",
+        "nameserver 127.0.0.77\n",
+    );
+    let Some((order, _)) = names.run("getent", &["ahostsv4", "dibs-multi.test"]) else {
+        return;
+    };
+    let order = text(&order.stdout);
+    assert!(
+        order.starts_with("127.0.0.1 "),
+        "the test needs the silent address first; the resolver gives:\n{order}"
+    );
+    let uri = format!("rediss://dibs-multi.test:{port}");
+    let (out, took) = names.dibs(&uri, 1000, &ca_opt(&pki)).unwrap();
+    eprintln!(
+        "{uri}, first address silent after TCP, timeout-ms 1000: the lock cycle took {took:?}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{uri}: {}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "ran\n");
+    // Half of the connect timeout on the silent address, then the second one.
+    assert!(
+        took >= Duration::from_millis(500) && took < Duration::from_millis(1500),
+        "{uri}: {took:?}"
+    );
+    drop(silent);
+}

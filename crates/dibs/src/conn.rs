@@ -13,7 +13,7 @@
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use redis::cluster::{ClusterClient, ClusterConnection};
@@ -25,6 +25,7 @@ use redis::{
 
 use crate::connspec::{host_port, Address, ServerSpec};
 use crate::error::{redact, Error, Result};
+use crate::inflight::InFlight;
 use crate::tls::{TlsClient, TlsConn};
 
 /// A pooled connection.
@@ -62,8 +63,20 @@ impl Conn {
         }
     }
 
+    /// Bounds the next commands by `deadline`: over TLS every read and write by what is left of
+    /// it, else each command's timeouts.
+    fn set_deadline(&mut self, deadline: Instant) -> RedisResult<()> {
+        match self {
+            Conn::Tls(c) => {
+                c.set_deadline(deadline);
+                Ok(())
+            }
+            _ => self.set_timeouts(left(deadline)?),
+        }
+    }
+
     /// Read and write timeouts for the commands to come.
-    fn set_timeouts(&self, timeout: Duration) -> RedisResult<()> {
+    fn set_timeouts(&mut self, timeout: Duration) -> RedisResult<()> {
         match self {
             Conn::Single(c) | Conn::Asking(c) => {
                 c.set_read_timeout(Some(timeout))?;
@@ -155,17 +168,24 @@ pub(crate) enum Opener {
         port: u16,
         client: TlsClient,
     },
-    /// A unix socket.
-    Unix(Client),
+    /// A unix socket. Its connect has no timeout: it runs on a helper thread, one at a time.
+    Unix {
+        client: Client,
+        connecting: InFlight<(), Connection>,
+    },
     Sentinel {
         sentinels: Vec<(String, u16)>,
         master: String,
         /// The Sentinel that answered last, asked first next time.
         last_good: AtomicUsize,
     },
-    /// Configuration only, so a panic elsewhere cannot leave it half-changed: this keeps
-    /// `Locker` unwind-safe for callers who `catch_unwind` around it.
-    Cluster(AssertUnwindSafe<ClusterClient>),
+    Cluster {
+        /// Configuration only, so a panic elsewhere cannot leave it half-changed: this keeps
+        /// `Locker` unwind-safe for callers who `catch_unwind` around it.
+        client: AssertUnwindSafe<ClusterClient>,
+        /// Its connect PINGs with no read timeout: it runs on a helper thread, one at a time.
+        connecting: InFlight<(), ClusterConnection>,
+    },
 }
 
 impl Opener {
@@ -221,15 +241,17 @@ impl Opener {
                 if let Some(user) = spec.username() {
                     builder = builder.username(user);
                 }
-                return Ok(Opener::Cluster(AssertUnwindSafe(
-                    builder.build().map_err(|e| bad_spec("conn", e))?,
-                )));
+                return Ok(Opener::Cluster {
+                    client: AssertUnwindSafe(builder.build().map_err(|e| bad_spec("conn", e))?),
+                    connecting: InFlight::new(),
+                });
             }
         };
         let info = plain_info(ConnectionAddr::Unix(path)).map_err(|e| bad_spec("conn", e))?;
-        Ok(Opener::Unix(
-            Client::open(info).map_err(|e| bad_spec("conn", e))?,
-        ))
+        Ok(Opener::Unix {
+            client: Client::open(info).map_err(|e| bad_spec("conn", e))?,
+            connecting: InFlight::new(),
+        })
     }
 
     /// A ready connection (authenticated, db selected, command timeouts set), within the
@@ -238,11 +260,13 @@ impl Opener {
         let deadline = Instant::now() + spec.connect_timeout();
         let conn = match self {
             Opener::Tcp { host, port } => Conn::Single(connect_tcp(host, *port, deadline)?),
-            Opener::Unix(client) => {
+            Opener::Unix { client, connecting } => {
                 // A unix connect has no timeout, and waits as long as a frozen server's listen
-                // backlog stays full: wait for it on another thread, up to the deadline.
+                // backlog stays full. (The redis crate cannot take a stream connected by us with
+                // a timeout.)
                 let client = client.clone();
-                Conn::Single(within(deadline, move || client.get_connection())?)
+                let connect = move || client.get_connection();
+                Conn::Single(connecting.run(&(), deadline, &connect)?)
             }
             Opener::Tls { host, port, client } => connect_tls(client, host, *port, spec, deadline)?,
             Opener::Sentinel {
@@ -253,10 +277,11 @@ impl Opener {
                 let (host, port) = master_address(sentinels, master, last_good, deadline)?;
                 Conn::Single(connect_tcp(&host, port, deadline)?)
             }
-            Opener::Cluster(client) => {
+            Opener::Cluster { client, connecting } => {
                 // The cluster client's own connect runs a PING with no read timeout: bound it.
                 let cluster = client.0.clone();
-                return match within(deadline, move || cluster.get_connection()) {
+                let connect = move || cluster.get_connection();
+                return match connecting.run(&(), deadline, &connect) {
                     Ok(conn) => Ok(Conn::Cluster(Box::new(conn))),
                     Err(e) => Err(self.typed_cluster_error(e, spec)),
                 };
@@ -339,9 +364,8 @@ fn tcp_settings() -> TcpSettings {
 }
 
 /// AUTH and SELECT, one command at a time, each bounded by what is left of the connect
-/// timeout; then the command timeouts for the connection's life. Over TLS without either, a PING,
-/// so that the TLS handshake (which runs with the first command) is bounded by the connect
-/// timeout too.
+/// timeout; then the command timeouts for the connection's life. (A TLS connection has done its
+/// TLS handshake at connect.)
 fn handshake(mut conn: Conn, spec: &ServerSpec, deadline: Instant) -> RedisResult<Conn> {
     let mut commands = Vec::new();
     if let Some(password) = spec.password() {
@@ -354,11 +378,8 @@ fn handshake(mut conn: Conn, spec: &ServerSpec, deadline: Instant) -> RedisResul
     if spec.db() != 0 {
         commands.push(redis::cmd("SELECT").arg(spec.db()).to_owned());
     }
-    if commands.is_empty() && matches!(conn, Conn::Tls(_)) {
-        commands.push(redis::cmd("PING"));
-    }
     for command in commands {
-        conn.set_timeouts(left(deadline)?)?;
+        conn.set_deadline(deadline)?;
         command.query::<()>(&mut conn)?;
     }
     conn.set_timeouts(spec.read_timeout())?;
@@ -426,7 +447,8 @@ fn connect_tcp(host: &str, port: u16, deadline: Instant) -> RedisResult<Connecti
 }
 
 /// A TLS connection to `host:port` by `deadline`, as [`connect_tcp`] makes a plain one: each
-/// address with an equal share of what is left, the certificate checked against `host`.
+/// address with an equal share of what is left, for its TCP connect and its TLS handshake, the
+/// certificate checked against `host`.
 fn connect_tls(
     client: &TlsClient,
     host: &str,
@@ -438,7 +460,8 @@ fn connect_tls(
     let mut last_error = None;
     for (i, addr) in addrs.iter().enumerate() {
         let share = left(deadline)? / (addrs.len() - i) as u32;
-        match TlsConn::connect(client, addr, share, apply_tcp_settings, spec.db()) {
+        let until = Instant::now() + share;
+        match TlsConn::connect(client, addr, until, apply_tcp_settings, spec.db()) {
             Ok(conn) => return Ok(Conn::Tls(Box::new(conn))),
             Err(e) => last_error = Some(e),
         }
@@ -459,17 +482,23 @@ fn apply_tcp_settings(socket: &std::net::TcpStream) -> std::io::Result<()> {
 }
 
 /// The addresses of `host:port` (at least one), by `deadline`: the system resolver has no timeout
-/// of its own, so it runs on another thread.
+/// of its own, so it runs on a helper thread, one lookup per name at a time in the process.
 fn resolve(host: &str, port: u16, deadline: Instant) -> RedisResult<Vec<SocketAddr>> {
+    static RESOLVING: LazyLock<InFlight<(String, u16), Vec<SocketAddr>>> =
+        LazyLock::new(InFlight::new);
     let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
         Ok(ip) => vec![SocketAddr::new(ip, port)],
         Err(_) => {
             let name = (host.to_owned(), port);
-            within(deadline, move || {
-                name.to_socket_addrs()
-                    .map(Iterator::collect)
-                    .map_err(RedisError::from)
-            })?
+            let lookup = {
+                let name = name.clone();
+                move || {
+                    name.to_socket_addrs()
+                        .map(Iterator::collect)
+                        .map_err(RedisError::from)
+                }
+            };
+            RESOLVING.run(&name, deadline, &lookup)?
         }
     };
     if addrs.is_empty() {
@@ -480,26 +509,6 @@ fn resolve(host: &str, port: u16, deadline: Instant) -> RedisResult<Vec<SocketAd
         )));
     }
     Ok(addrs)
-}
-
-/// Runs a blocking step that has no timeout of its own on another thread, and waits for it up to
-/// `deadline`. On a timeout the step goes on alone until it returns (its result is dropped):
-/// the caller is free, and the thread is bounded by the OS's own limits on the step.
-fn within<T: Send + 'static>(
-    deadline: Instant,
-    step: impl FnOnce() -> RedisResult<T> + Send + 'static,
-) -> RedisResult<T> {
-    let (tx, rx) = mpsc::sync_channel(1);
-    std::thread::Builder::new()
-        .name("dibs-connect".into())
-        .spawn(move || {
-            let _ = tx.send(step());
-        })
-        .map_err(RedisError::from)?;
-    match rx.recv_timeout(left(deadline)?) {
-        Ok(result) => result,
-        Err(_) => Err(std::io::Error::from(std::io::ErrorKind::TimedOut).into()),
-    }
 }
 
 fn set_timeouts(conn: &Connection, timeout: Duration) -> RedisResult<()> {

@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::Arc;
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::conn::Conn;
@@ -19,8 +19,9 @@ use crate::script;
 
 /// The extender of one lease.
 pub(crate) struct KeepAlive {
-    stop: Option<Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    /// Dropped with the `KeepAlive`, which wakes the extender at once; it then ends by itself.
+    /// The thread is never joined (see `stop`).
+    _stop: Sender<()>,
     lost: Arc<AtomicBool>,
 }
 
@@ -46,7 +47,7 @@ impl KeepAlive {
         let lost = Arc::new(AtomicBool::new(false));
         let lost_seen = lost.clone();
         let (stop, stopped) = mpsc::channel::<()>();
-        let thread = thread::Builder::new()
+        thread::Builder::new()
             .name("dibs-keep-alive".into())
             .spawn(move || {
                 let mut extended = acquired; // when the lock's TTL was last set to at_most
@@ -82,11 +83,7 @@ impl KeepAlive {
                 }
             })
             .ok()?;
-        Some(KeepAlive {
-            stop: Some(stop),
-            thread: Some(thread),
-            lost,
-        })
+        Some(KeepAlive { _stop: stop, lost })
     }
 
     /// Whether an extension found the lock taken, or none could be made in time.
@@ -94,21 +91,12 @@ impl KeepAlive {
         self.lost.load(Ordering::Acquire)
     }
 
-    /// Stops extending, and waits for the extender to finish. Returns whether an extension found
-    /// the lock taken.
-    pub(crate) fn stop(mut self) -> bool {
-        self.stop.take();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+    /// Stops extending, without waiting for an extension in flight: that one can only find the
+    /// lock released (the release spends the token or deletes the key), and waiting for it could
+    /// add connect + 2 x read timeout to the release. Returns whether an extension found the lock
+    /// taken so far.
+    pub(crate) fn stop(self) -> bool {
         self.lost.load(Ordering::Acquire)
-    }
-}
-
-impl Drop for KeepAlive {
-    fn drop(&mut self) {
-        // Wakes the extender, which ends by itself; joining here could block a dropping thread.
-        self.stop.take();
     }
 }
 

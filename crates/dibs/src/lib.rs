@@ -21,6 +21,7 @@ mod connspec;
 mod ending;
 mod error;
 mod holder;
+mod inflight;
 mod keepalive;
 mod lock;
 mod pool;

@@ -4,8 +4,9 @@
 //!
 //! - Acquire: one `SET key value NX PX atMost`. The value holds a random UUID v4 made per call.
 //! - Release: one token-checked Lua script (EVALSHA, falling back to EVAL on NOSCRIPT). If the
-//!   key still holds our value: `PEXPIRE` it for `atLeast - elapsed` ms when that is positive,
-//!   else `DEL` it. If the key is gone or someone else's, nothing is touched.
+//!   key still holds our value: keep it for `atLeast - elapsed` ms when that is positive (with
+//!   the token spent, see `script::RELEASE`), else `DEL` it. If the key is gone or someone
+//!   else's, nothing is touched.
 //! - Timing: `elapsed` is measured with a monotonic clock from the moment the `SET` reply was
 //!   received, in whole milliseconds rounded down. Both choices err towards holding the lock a
 //!   little longer than `atLeast`, never shorter.
@@ -225,8 +226,9 @@ impl Lease {
         Ok(ours)
     }
 
-    /// Stops keep-alive, then runs the release script: if the key still holds our value,
-    /// `PEXPIRE` it for the rest of `atLeast`, else `DEL` it; if not ours, touch nothing. The
+    /// Stops keep-alive (without waiting for an extension in flight), then runs the release
+    /// script: if the key still holds our value, keep it for the rest of `atLeast` with the token
+    /// spent, else `DEL` it; if not ours, touch nothing. The
     /// ending says which, and whether keep-alive saw the lock taken meanwhile.
     pub fn release(mut self) -> Ending {
         self.release_once()

@@ -64,21 +64,31 @@ impl LuaScript {
     }
 }
 
-/// Returns 1 when it shortened the expiry to ARGV[2] ms, 2 when it deleted the key, 0 when the
-/// key holds someone else's value, 3 when there is no key. The whole holder value is compared,
-/// not a prefix.
+/// Returns 1 when it kept the key for ARGV[2] ms, 2 when it deleted the key, 0 when the key
+/// holds someone else's value, 3 when there is no key. The whole holder value is compared, not a
+/// prefix.
+///
+/// A key kept for the rest of atLeast gets its token spent: the token's version digit (always 4
+/// in a fresh v4 token) becomes 0. An EXTEND or release still on its way with the old value then
+/// finds nothing of ours (a late EXTEND would set the expiry back to the full atMost), no fresh
+/// token can ever equal it, and the value still reads as a holder for `inspect`. A retry of the
+/// release, after a first try whose reply was lost, finds the spent value and returns 1 again.
 pub(crate) static RELEASE: LuaScript = LuaScript::new(
     r#"
 local current = redis.call('GET', KEYS[1])
 if current == false then
   return 3
 end
+local spent = string.sub(ARGV[1], 1, 14) .. '0' .. string.sub(ARGV[1], 16)
+if current == spent then
+  return 1
+end
 if current ~= ARGV[1] then
   return 0
 end
 local remaining = tonumber(ARGV[2])
 if remaining > 0 then
-  redis.call('PEXPIRE', KEYS[1], remaining)
+  redis.call('SET', KEYS[1], spent, 'PX', remaining)
   return 1
 end
 redis.call('DEL', KEYS[1])

@@ -4,14 +4,16 @@
 //! its addresses in order within one timeout, so a blackholed first address leaves none for the
 //! others. Here the name is resolved and each address given its share by the caller (see
 //! `conn::connect_tls`), while the certificate is still checked against the name as given. The
-//! connection then speaks RESP through the redis crate's own parser.
+//! TLS handshake is done at connect, within that address's share, so that an address that
+//! accepts TCP but never speaks TLS leaves the next one the rest. The connection then speaks
+//! RESP through the redis crate's own parser.
 
-use std::io::Write;
+use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redis::{ConnectionLike, ErrorKind, RedisError, RedisResult, Value};
 use rustls::pki_types::pem::PemObject;
@@ -88,9 +90,48 @@ impl TlsClient {
     }
 }
 
-/// A TLS connection to one address. The TLS handshake runs with the first command.
+/// The TCP socket under TLS. While connecting, every read and write is bounded by what is left
+/// of a deadline, not by a timeout set once: a server that trickles a byte at a time would
+/// otherwise stretch the handshake as long as it likes. After, the command timeouts apply.
+struct Socket {
+    tcp: TcpStream,
+    deadline: Option<Instant>,
+}
+
+impl Socket {
+    fn bound(&self, set: fn(&TcpStream, Option<Duration>) -> io::Result<()>) -> io::Result<()> {
+        let Some(deadline) = self.deadline else {
+            return Ok(());
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        set(&self.tcp, Some(left))
+    }
+}
+
+impl Read for Socket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.bound(TcpStream::set_read_timeout)?;
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for Socket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.bound(TcpStream::set_write_timeout)?;
+        self.tcp.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
+/// A TLS connection to one address, its handshake done.
 pub(crate) struct TlsConn {
-    stream: StreamOwned<ClientConnection, TcpStream>,
+    stream: StreamOwned<ClientConnection, Socket>,
     /// The crate's RESP parser: it keeps what it read past one reply for the next.
     parser: redis::Parser,
     db: i64,
@@ -98,31 +139,52 @@ pub(crate) struct TlsConn {
 }
 
 impl TlsConn {
-    /// A TCP connection to `addr` within `timeout`, set up as `tcp` says, wrapped in TLS for the
-    /// client's name.
+    /// A TCP connection to `addr`, set up as `tcp` says, and a TLS handshake on it for the
+    /// client's name, all by `deadline`.
     pub(crate) fn connect(
         client: &TlsClient,
         addr: &SocketAddr,
-        timeout: Duration,
-        tcp: impl FnOnce(&TcpStream) -> std::io::Result<()>,
+        deadline: Instant,
+        tcp: impl FnOnce(&TcpStream) -> io::Result<()>,
         db: i64,
     ) -> RedisResult<TlsConn> {
-        let socket = TcpStream::connect_timeout(addr, timeout)?;
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::from(io::ErrorKind::TimedOut).into());
+        }
+        let socket = TcpStream::connect_timeout(addr, left)?;
         tcp(&socket)?;
         let tls = ClientConnection::new(Arc::clone(&client.config), client.name.clone())
             .map_err(|e| RedisError::from((ErrorKind::Io, "TLS setup failed", e.to_string())))?;
+        let socket = Socket {
+            tcp: socket,
+            deadline: Some(deadline),
+        };
+        let mut stream = StreamOwned::new(tls, socket);
+        // complete_io returns early on a read that timed out after some progress: go on until
+        // the handshake is done or the deadline says no.
+        while stream.conn.is_handshaking() {
+            stream.conn.complete_io(&mut stream.sock)?;
+        }
         Ok(TlsConn {
-            stream: StreamOwned::new(tls, socket),
+            stream,
             parser: redis::Parser::new(),
             db,
             open: true,
         })
     }
 
-    /// Read and write timeouts of the socket under TLS.
-    pub(crate) fn set_timeouts(&self, timeout: Duration) -> RedisResult<()> {
-        self.stream.sock.set_read_timeout(Some(timeout))?;
-        self.stream.sock.set_write_timeout(Some(timeout))?;
+    /// Every read and write bounded by what is left until `deadline` (for the connect's AUTH and
+    /// SELECT).
+    pub(crate) fn set_deadline(&mut self, deadline: Instant) {
+        self.stream.sock.deadline = Some(deadline);
+    }
+
+    /// Read and write timeouts of the socket under TLS, for the commands to come.
+    pub(crate) fn set_timeouts(&mut self, timeout: Duration) -> RedisResult<()> {
+        self.stream.sock.deadline = None;
+        self.stream.sock.tcp.set_read_timeout(Some(timeout))?;
+        self.stream.sock.tcp.set_write_timeout(Some(timeout))?;
         Ok(())
     }
 

@@ -5,6 +5,7 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::proxy::Proxy;
 use common::RedisServer;
 use dibs::{ConnSpec, Ended, Ending, LockParams, Locker, Outcome, SpecValue};
 use redis::Commands;
@@ -295,4 +296,89 @@ fn signal(server: &RedisServer, sig: &str) {
         .status()
         .unwrap()
         .success());
+}
+
+/// A keep-alive locker that reaches `server` through `proxy`.
+fn proxied_locker(proxy: &Proxy, read_timeout_ms: i128) -> Locker {
+    Locker::new(
+        ConnSpec::from_map(&[
+            ("uri".into(), SpecValue::Str(proxy.uri())),
+            ("keep-alive".into(), SpecValue::Bool(true)),
+            ("conn-timeout-ms".into(), SpecValue::Int(500)),
+            ("read-timeout-ms".into(), SpecValue::Int(read_timeout_ms)),
+        ])
+        .unwrap(),
+    )
+    .unwrap()
+}
+
+/// Waits until the extender's EXTEND is held back by the proxy: an extension in flight.
+fn until_an_extension_is_held(proxy: &Proxy) {
+    let started = Instant::now();
+    while proxy.held_bytes() == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "no extension came"
+        );
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn an_extension_that_lands_after_the_release_does_not_lengthen_the_lock() {
+    let server = RedisServer::start();
+    let proxy = Proxy::start(server.port);
+    let holder = proxied_locker(&proxy, 500);
+    // atMost 6000 ms: the extension is due at 2000 ms; atLeast 5000 ms keeps the key after the
+    // release for about 3000 ms, less than the 6000 ms a late extension would set.
+    let mut lease = holder
+        .acquire(&LockParams::from_millis("late-extend", 6000, 5000).unwrap())
+        .unwrap()
+        .unwrap();
+    // Caches EXTEND on the server, so that the held EVALSHA would run when it lands.
+    assert!(lease.extend(6000, 5000).unwrap());
+    proxy.hold_open_connections();
+    until_an_extension_is_held(&proxy);
+    let ending = holder.release(lease);
+    let Ended::KeptForAtLeast { remaining_ms } = ending.ended else {
+        panic!("{:?}", ending.ended)
+    };
+    // The held EXTEND reaches Redis after the release, as one stuck on a slow path would.
+    proxy.let_through();
+    thread::sleep(Duration::from_millis(200));
+    let ttl: i64 = server.admin().pttl("dibs:late-extend").unwrap();
+    eprintln!("late EXTEND after a release kept for {remaining_ms} ms: PTTL {ttl} ms");
+    assert!(
+        ttl > 0 && ttl <= remaining_ms as i64,
+        "PTTL {ttl} ms after the late extension; the release kept {remaining_ms} ms"
+    );
+    // Inspection still says who held it.
+    let state = holder.inspect("late-extend").unwrap().expect("kept");
+    assert_eq!(state.holder.expect("a holder").pid, std::process::id());
+}
+
+#[test]
+fn the_release_does_not_wait_for_an_extension_in_flight() {
+    let server = RedisServer::start();
+    let proxy = Proxy::start(server.port);
+    // read-timeout 2000 ms: an extension in flight would hold a joining release that long.
+    let holder = proxied_locker(&proxy, 2000);
+    let lease = holder.acquire(&ms("in-flight", 3000)).unwrap().unwrap();
+    proxy.hold_open_connections();
+    until_an_extension_is_held(&proxy);
+    let started = Instant::now();
+    let ending = holder.release(lease);
+    let took = started.elapsed();
+    eprintln!("release with an extension in flight took {took:?}");
+    assert!(
+        took < Duration::from_millis(300),
+        "the release waited {took:?}"
+    );
+    assert_eq!(ending.ended, Ended::Released);
+    proxy.let_through();
+    thread::sleep(Duration::from_millis(200));
+    assert!(
+        !server.exists("dibs:in-flight"),
+        "the late extension found nothing"
+    );
 }

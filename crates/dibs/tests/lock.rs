@@ -502,3 +502,34 @@ fn a_new_connection_to_a_frozen_server_gives_up_within_the_connect_timeout() {
     // TCP connects to a stopped process (the kernel accepts); AUTH and SELECT share one budget.
     assert!(took < Duration::from_millis(900), "took {took:?}");
 }
+
+#[test]
+fn a_release_kept_for_at_least_whose_reply_was_lost_is_still_reported_kept() {
+    let server = RedisServer::start();
+    let proxy = common::proxy::Proxy::start(server.port);
+    let locker = Locker::new(
+        ConnSpec::from_map(&[
+            ("uri".into(), dibs::SpecValue::Str(proxy.uri())),
+            ("timeout-ms".into(), dibs::SpecValue::Int(300)),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    // Caches the release script, so that the first try runs it rather than get NOSCRIPT.
+    locker.execute(&ms("warm-up", 10_000, 0), || ()).unwrap();
+    let lease = locker
+        .acquire(&ms("kept-lost-reply", 10_000, 5_000))
+        .unwrap()
+        .unwrap();
+    // The release reaches Redis (which spends the token and keeps the key); its reply does not
+    // come back, so it is retried on a fresh connection, which finds the spent value.
+    proxy.mute_open_connections();
+    let ending = locker.release(lease);
+    assert!(
+        matches!(ending.ended, Ended::KeptForAtLeast { .. }),
+        "{:?}",
+        ending.ended
+    );
+    let ttl = pttl(&server, "dibs:kept-lost-reply");
+    assert!((4_000..=5_000).contains(&ttl), "PTTL {ttl}");
+}

@@ -136,3 +136,56 @@ fn a_frozen_tls_server_is_given_up_within_the_connect_timeout_handshake_included
     assert!(err.to_string().contains("no answer within 300 ms"), "{err}");
     assert!(took < std::time::Duration::from_millis(1000), "{took:?}");
 }
+
+/// A server that accepts, then sends the start of a TLS record one byte every 200 ms: each read
+/// gets a byte well within any read timeout, and the handshake never completes. Stops after 6 s.
+fn trickling_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let Ok((mut stream, _)) = listener.accept() else {
+            return;
+        };
+        // A handshake record of 16 KiB: the client waits for all of it.
+        let record = [0x16u8, 0x03, 0x03, 0x40, 0x00]
+            .into_iter()
+            .chain(std::iter::repeat(0));
+        for byte in record.take(30) {
+            if std::io::Write::write_all(&mut stream, &[byte]).is_err() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    });
+    port
+}
+
+#[test]
+fn a_trickling_tls_server_is_given_up_within_the_connect_timeout() {
+    let pki = Pki::new();
+    let port = trickling_port();
+    let spec = ConnSpec::from_map(&[
+        (
+            "uri".into(),
+            SpecValue::Str(format!("rediss://127.0.0.1:{port}")),
+        ),
+        (
+            "ca-cert".into(),
+            SpecValue::Str(pki.path("ca.pem").display().to_string()),
+        ),
+        ("conn-timeout-ms".into(), SpecValue::Int(1000)),
+        ("read-timeout-ms".into(), SpecValue::Int(1000)),
+    ])
+    .unwrap();
+    let started = std::time::Instant::now();
+    let err = Locker::new(spec)
+        .unwrap()
+        .execute(&LockParams::from_secs("trickle", 10, 0).unwrap(), || ())
+        .unwrap_err();
+    let took = started.elapsed();
+    eprintln!(
+        "TLS server trickling a byte per 200 ms, connect 1000 ms: gave up after {took:?}: {err}"
+    );
+    assert!(took < std::time::Duration::from_millis(1300), "{took:?}");
+    assert!(matches!(err, Error::Timeout(_)), "{err:?}");
+}

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod pki;
+pub mod proxy;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

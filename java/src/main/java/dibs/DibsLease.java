@@ -123,7 +123,7 @@ public final class DibsLease implements AutoCloseable {
     }
 
     /**
-     * Releases the lock: if still ours, {@code PEXPIRE} for the rest of atLeast, else
+     * Releases the lock: if still ours, kept for the rest of atLeast (token spent), else
      * {@code DEL}; if no longer ours, nothing is touched and a warning is logged. A failed
      * release (Redis unreachable) is logged too, and the lock expires by itself within atMost.
      *
