@@ -65,16 +65,7 @@ class SuspendingLeaseFaultTest {
         val fault = Fault(point, kind)
         failingLogger = LeaseFaults.failingLogger(fault)
         FaultInjection.hook = java.util.function.Consumer { p -> fault.at(p.name) }
-        val listener = object : DibsListener {
-            override fun attempt(lockName: String) = fault.at(Point.ATTEMPT)
-            override fun acquired(lockName: String) {
-                fault.at(Point.ACQUIRED)
-                if (fault.point == Point.ACQUIRED_LOGGED) error("a listener that throws, so that the logger is called")
-            }
-            override fun finished(lockName: String, duration: Duration) = fault.at(Point.FINISHED)
-            override fun released(lockName: String, heldFor: Duration) = fault.at(Point.ENDED)
-            override fun expired(lockName: String, heldFor: Duration) = fault.at(Point.ENDED)
-        }
+        val listener = LeaseFaults.failingListener(DibsListener::class.java, fault)
         val atMost = if (fault.expires()) Duration.ofMillis(200) else Duration.ofMillis(10_000L + n)
         val leasesBefore = NativeLib.heldLeases()
         val extendersBefore = LeaseFaults.threadsNamed("dibs-keep-alive")
@@ -93,6 +84,7 @@ class SuspendingLeaseFaultTest {
             }
         }
         FaultInjection.hook = null
+        assertTrue(fault.fired(), "$fault: the point was reached")
         if (fault.failsTheCall()) {
             assertSame(fault.thrown(), outcome.exceptionOrNull(), "$fault: the caller gets the very object thrown")
             assertEquals(point == Point.TASK, ran, "$fault: the block ran only if the lease was made")

@@ -85,35 +85,7 @@ class ShedLockLeaseFaultTest {
         Fault fault = new Fault(point, kind);
         failingLogger = LeaseFaults.failingLogger(fault);
         FaultInjection.hook = p -> fault.at(p.name());
-        DibsListener listener = new DibsListener() {
-            @Override
-            public void attempt(String lockName) {
-                fault.at(Point.ATTEMPT);
-            }
-
-            @Override
-            public void acquired(String lockName) {
-                fault.at(Point.ACQUIRED);
-                if (fault.point == Point.ACQUIRED_LOGGED) {
-                    throw new IllegalStateException("a listener that throws, so that the logger is called");
-                }
-            }
-
-            @Override
-            public void finished(String lockName, Duration duration) {
-                fault.at(Point.FINISHED);
-            }
-
-            @Override
-            public void released(String lockName, Duration heldFor) {
-                fault.at(Point.ENDED);
-            }
-
-            @Override
-            public void expired(String lockName, Duration heldFor) {
-                fault.at(Point.ENDED);
-            }
-        };
+        DibsListener listener = LeaseFaults.failingListener(DibsListener.class, fault);
         Duration atMost = fault.expires() ? Duration.ofMillis(200) : Duration.ofMillis(10_000 + n);
         long leasesBefore = NativeLib.heldLeases();
         int extendersBefore = threadsNamed("dibs-keep-alive");
@@ -147,6 +119,7 @@ class ShedLockLeaseFaultTest {
         }
         FaultInjection.hook = null;
         String what = fault + (virtual ? " (virtual)" : "");
+        assertTrue(fault.fired(), what + ": the point was reached");
         if (fault.failsTheCall()) {
             assertSame(fault.thrown(), caught.get(), what + ": the job's caller gets the very object thrown");
             assertEquals(point == Point.TASK, ran.get(), what + ": the task ran only if the lease was made");

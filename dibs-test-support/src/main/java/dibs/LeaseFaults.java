@@ -1,6 +1,7 @@
 package dibs;
 
 import java.io.IOException;
+import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -15,7 +16,7 @@ import java.util.stream.Stream;
  * The faults of the "released exactly once" tests (issue 17), for every front end's module:
  * how the JVM fails ({@link Kind}), where ({@link Point}), a java.util.logging handler on
  * "dibs" that fails as log4j2's {@code ignoreExceptions=false} appenders do, and the count of a
- * process's native threads by name. Each module adds a listener that calls {@link Fault#at}.
+ * process's native threads by name, and a listener that fails at its points.
  */
 public final class LeaseFaults {
     private LeaseFaults() {}
@@ -68,6 +69,7 @@ public final class LeaseFaults {
         public final Point point;
         public final Kind kind;
         private final AtomicReference<Throwable> thrown = new AtomicReference<>();
+        private volatile boolean fired;
 
         public Fault(Point point, Kind kind) {
             this.point = point;
@@ -79,6 +81,7 @@ public final class LeaseFaults {
             if (here != point) {
                 return;
             }
+            fired = true;
             switch (kind) {
                 case ERROR: {
                     InjectedError e = new InjectedError(here.name());
@@ -100,6 +103,11 @@ public final class LeaseFaults {
             at(Point.valueOf(here));
         }
 
+        /** Whether the case's point was reached: a case that never fails there proves nothing. */
+        public boolean fired() {
+            return fired;
+        }
+
         public Throwable thrown() {
             return thrown.get();
         }
@@ -118,6 +126,44 @@ public final class LeaseFaults {
         public String toString() {
             return point + " " + kind;
         }
+    }
+
+    /**
+     * A listener of type {@code type} (dibs's {@code DibsListener}, which this module cannot
+     * name) that fails at {@code fault}'s listener points: attempt, acquired (for
+     * {@link Point#ACQUIRED_LOGGED} it throws so that dibs logs it), finished, released and
+     * expired. Every other event is heard and ignored.
+     */
+    public static <L> L failingListener(Class<L> type, Fault fault) {
+        Object listener = Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (self, method, args) -> {
+            switch (method.getName()) {
+                case "attempt":
+                    fault.at(Point.ATTEMPT);
+                    return null;
+                case "acquired":
+                    fault.at(Point.ACQUIRED);
+                    if (fault.point == Point.ACQUIRED_LOGGED) {
+                        throw new IllegalStateException("a listener that throws, so that the logger is called");
+                    }
+                    return null;
+                case "finished":
+                    fault.at(Point.FINISHED);
+                    return null;
+                case "released":
+                case "expired":
+                    fault.at(Point.ENDED);
+                    return null;
+                case "toString":
+                    return "failing listener at " + fault;
+                case "hashCode":
+                    return System.identityHashCode(self);
+                case "equals":
+                    return self == args[0];
+                default:
+                    return null;
+            }
+        });
+        return type.cast(listener);
     }
 
     /** Adds a handler to the "dibs" logger that fails at {@code fault}'s logging points; close removes it. */

@@ -41,43 +41,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @Timeout(300)
 class LeaseFaultTest extends RedisTestBase {
-    /** A listener that fails at its point. */
-    static final class FailingListener implements DibsListener {
-        final Fault fault;
-
-        FailingListener(Fault fault) {
-            this.fault = fault;
-        }
-
-        @Override
-        public void attempt(String lockName) {
-            fault.at(Point.ATTEMPT);
-        }
-
-        @Override
-        public void acquired(String lockName) {
-            fault.at(Point.ACQUIRED);
-            if (fault.point == Point.ACQUIRED_LOGGED) {
-                throw new IllegalStateException("a listener that throws, so that the logger is called");
-            }
-        }
-
-        @Override
-        public void finished(String lockName, Duration duration) {
-            fault.at(Point.FINISHED);
-        }
-
-        @Override
-        public void released(String lockName, Duration heldFor) {
-            fault.at(Point.ENDED);
-        }
-
-        @Override
-        public void expired(String lockName, Duration heldFor) {
-            fault.at(Point.ENDED);
-        }
-    }
-
     /** The front ends. */
     enum Front { DIBS, CLIENT, TRY_LOCK }
 
@@ -163,7 +126,7 @@ class LeaseFaultTest extends RedisTestBase {
         FaultInjection.hook = p -> fault.at(p.name());
         // The release's warning needs a lock that expired while its task ran: no keep-alive there.
         boolean expire = fault.expires();
-        DibsOptions options = local().keepAlive(!expire).listener(new FailingListener(fault)).build();
+        DibsOptions options = local().keepAlive(!expire).listener(LeaseFaults.failingListener(DibsListener.class, fault)).build();
         // keep-alive warns once per locker and atMost: a new atMost each case, so each hears it.
         Duration atMost = expire ? Duration.ofMillis(200) : Duration.ofMillis(10_000 + n);
         long leasesBefore = NativeLib.heldLeases();
@@ -199,6 +162,7 @@ class LeaseFaultTest extends RedisTestBase {
         String what = front + " " + point + " " + kind + (virtual ? " (virtual)" : "");
 
         Throwable injected = fault.thrown();
+        assertTrue(fault.fired(), what + ": the point was reached");
         if (fault.failsTheCall()) {
             assertSame(injected, caught.get(), what + ": the call throws the very object thrown");
             assertEquals(point == Point.TASK, ran.get(), what + ": the task ran only if the lease was made");
