@@ -20,6 +20,10 @@ pub enum Ended {
     LostWhileRunning,
     /// The release could not be done; the lock expires by itself within `atMost`.
     ReleaseFailed(Error),
+    /// The release's first try lost its reply, and its retry found no key: the first try may
+    /// have deleted it, or the lock may have expired (and been taken and released by another
+    /// instance) while the task ran. Which cannot be proven, so it is never told as released.
+    Unproven,
 }
 
 /// The ending of one call: what became of the lock, and the facts its warning names.
@@ -61,6 +65,13 @@ impl Ending {
                 "release of lock '{name}' failed: {e} (the lock expires by itself at most \
                  {at_most} after it was acquired)"
             )),
+            Ended::Unproven => Some(format!(
+                "lock '{name}' is gone, {held} ms after it was acquired (atMost {at_most}), but \
+                 whether it was ours to the end cannot be proven: the release's reply was lost \
+                 (a dropped connection, a Redis restart) and its retry found no key, which the \
+                 first try may have deleted, or which expired while the task ran, so another \
+                 instance may have run concurrently."
+            )),
         }
     }
 
@@ -72,6 +83,7 @@ impl Ending {
             Ended::NoLongerOurs => 3,
             Ended::LostWhileRunning => 4,
             Ended::ReleaseFailed(_) => 5,
+            Ended::Unproven => 6,
         }
     }
 }
@@ -123,6 +135,9 @@ mod tests {
             .unwrap();
         assert!(failed.contains("release of lock 'n' failed: x: no answer"));
         assert!(!ending(Ended::LostWhileRunning).owned_to_the_end());
+        let unproven = ending(Ended::Unproven);
+        assert!(!unproven.owned_to_the_end(), "an unproven ending is never told as released");
+        assert!(unproven.warning().unwrap().contains("cannot be proven"));
     }
 
     #[test]

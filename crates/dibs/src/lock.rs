@@ -28,6 +28,9 @@ use crate::keepalive::{KeepAlive, Schedule};
 use crate::pool::Pool;
 use crate::script;
 
+/// What a retried release reports for "no key": not a code of the release script.
+const UNPROVEN: i64 = -1;
+
 /// The longest lock name, in UTF-8 bytes.
 pub const MAX_NAME_BYTES: usize = 512;
 
@@ -242,10 +245,10 @@ impl Lease {
         let script = |conn: &mut Conn| {
             script::RELEASE.run::<i64>(conn, &self.key, &self.value, remaining_ms)
         };
-        // The retry follows a first try whose reply was lost: that try may have deleted the key,
-        // so no key then means released, not "no longer ours".
+        // The retry follows a first try whose reply was lost. A spent value (1) can only be that
+        // try's work; no key (3) may be too, or the lock may have lapsed before it: unproven.
         let script_again =
-            |conn: &mut Conn| script(conn).map(|code| if code == 3 { 2 } else { code });
+            |conn: &mut Conn| script(conn).map(|code| if code == 3 { UNPROVEN } else { code });
         let name = &self.name;
         let found = self.pool.run(
             &format_args!("releasing lock '{name}'"),
@@ -256,6 +259,7 @@ impl Lease {
             _ if lost => Ended::LostWhileRunning,
             Ok(1) => Ended::KeptForAtLeast { remaining_ms },
             Ok(2) => Ended::Released,
+            Ok(UNPROVEN) => Ended::Unproven,
             Ok(_) => Ended::NoLongerOurs,
             Err(e) => Ended::ReleaseFailed(e),
         };

@@ -533,3 +533,52 @@ fn a_release_kept_for_at_least_whose_reply_was_lost_is_still_reported_kept() {
     let ttl = pttl(&server, "dibs:kept-lost-reply");
     assert!((4_000..=5_000).contains(&ttl), "PTTL {ttl}");
 }
+
+/// Issue 18 (5): a release whose reply is lost is retried on a fresh connection; when the retry
+/// finds no key, the first try may have deleted it, or the lock may have lapsed while the task
+/// ran (and been taken, and released, by another instance). Before, that was told as
+/// "released", owned to the end, hiding a possible double run; now it is its own ending.
+#[test]
+fn a_retried_release_that_finds_no_key_is_unproven_never_released() {
+    let server = RedisServer::start();
+    let proxy = common::proxy::Proxy::start(server.port);
+    let spec = |uri: String| {
+        ConnSpec::from_map(&[
+            ("uri".into(), dibs::SpecValue::Str(uri)),
+            ("timeout-ms".into(), dibs::SpecValue::Int(300)),
+        ])
+        .unwrap()
+    };
+    let locker = Locker::new(spec(proxy.uri())).unwrap();
+    let rival = Locker::new(spec(server.uri())).unwrap();
+    locker.execute(&ms("warm-up", 10_000, 0), || ()).unwrap();
+
+    // The lock lapses while the task runs; a rival takes it and releases it; then our release
+    // loses its reply. Nothing proves the lock was ours to the end: it was not.
+    let lease = locker
+        .acquire(&ms("lapsed-lost-reply", 300, 0))
+        .unwrap()
+        .unwrap();
+    thread::sleep(Duration::from_millis(400));
+    let rivals = rival
+        .execute(&ms("lapsed-lost-reply", 10_000, 0), || ())
+        .unwrap();
+    assert!(matches!(rivals, Outcome::Ran { .. }), "the rival ran too");
+    proxy.mute_open_connections();
+    let ending = locker.release(lease);
+    assert_eq!(ending.ended, Ended::Unproven);
+    assert!(!ending.owned_to_the_end());
+    assert!(ending.warning().unwrap().contains("cannot be proven"));
+
+    // The same reply lost after a release that did delete the key: just as unprovable.
+    let proxy2 = common::proxy::Proxy::start(server.port);
+    let locker2 = Locker::new(spec(proxy2.uri())).unwrap();
+    locker2.execute(&ms("warm-up", 10_000, 0), || ()).unwrap();
+    let lease = locker2
+        .acquire(&ms("deleted-lost-reply", 10_000, 0))
+        .unwrap()
+        .unwrap();
+    proxy2.mute_open_connections();
+    assert_eq!(locker2.release(lease).ended, Ended::Unproven);
+    assert_eq!(pttl(&server, "dibs:deleted-lost-reply"), -2, "the key is gone all the same");
+}

@@ -50,4 +50,15 @@ public interface DibsListener {
      * by itself, within atMost. The task's outcome is unchanged.
      */
     default void releaseFailed(String lockName, Duration heldFor) {}
+
+    /**
+     * The lock is gone, but whether it was ours to the end cannot be proven: the release's reply
+     * was lost (a dropped connection, a Redis restart) and its retry found no key, which the
+     * first try may have deleted, or which expired while the task ran. Another instance may
+     * have run concurrently. By default told as {@link #expired}: an unknown counts as no longer
+     * ours, never as released.
+     */
+    default void unproven(String lockName, Duration heldFor) {
+        expired(lockName, heldFor);
+    }
 }

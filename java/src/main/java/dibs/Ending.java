@@ -15,6 +15,11 @@ final class Ending {
     static final int LOST_WHILE_RUNNING = 4;
     /** The release could not be done; the lock expires by itself within atMost. */
     static final int RELEASE_FAILED = 5;
+    /**
+     * The release's reply was lost and its retry found no key: gone, but whether it was ours
+     * to the end cannot be proven. Never told as released.
+     */
+    static final int UNPROVEN = 6;
 
     private Ending() {}
 

@@ -50,7 +50,7 @@ final class Events {
         }
     }
 
-    /** One of released, expired or releaseFailed, as the release's {@link Ending} says. */
+    /** One of released, expired, releaseFailed or unproven, as the release's {@link Ending} says. */
     static void ended(DibsListener listener, String name, int ending, Duration heldFor) {
         if (listener != null) {
             try {
@@ -58,12 +58,15 @@ final class Events {
                     listener.released(name, heldFor);
                 } else if (ending == Ending.RELEASE_FAILED) {
                     listener.releaseFailed(name, heldFor);
+                } else if (ending == Ending.UNPROVEN) {
+                    listener.unproven(name, heldFor);
                 } else {
                     listener.expired(name, heldFor);
                 }
             } catch (RuntimeException | Error e) {
                 ignored(name, Ending.ownedToTheEnd(ending) ? "released"
-                        : ending == Ending.RELEASE_FAILED ? "releaseFailed" : "expired", e);
+                        : ending == Ending.RELEASE_FAILED ? "releaseFailed"
+                        : ending == Ending.UNPROVEN ? "unproven" : "expired", e);
             }
         }
     }

@@ -51,6 +51,12 @@ final class EventRecorder implements DibsListener {
         add("releaseFailed", lockName);
     }
 
+    @Override
+    public void unproven(String lockName, Duration held) {
+        heldFor = held;
+        add("unproven", lockName);
+    }
+
     private void add(String event, String lockName) {
         events.add(event);
         names.add(lockName);

@@ -151,4 +151,30 @@ class NetworkPathFaultTest extends RedisTestBase {
             assertTrue(waited < 2 * TIMEOUT_MS + 300, "waited " + waited + " ms");
         }
     }
+
+    /**
+     * Issue 18 (5): the lock lapses while the task runs, then the release's connection goes
+     * silent, so the release is retried on a fresh one, which finds no key. Before, that was
+     * told as released and owned to the end, hiding a possible double run from the result, the
+     * log and the listener; now it is its own ending, {@code unproven}, with a warning.
+     */
+    @Test
+    void aRetriedReleaseThatFindsNoKeyIsUnprovenNeverReleased() throws IOException {
+        try (FaultProxy proxy = FaultProxy.start(redis.port()); TestSupport.LogCapture log = new TestSupport.LogCapture()) {
+            EventRecorder events = new EventRecorder();
+            DibsOptions conn = DibsOptions.builder().uri(proxy.uri()).connectTimeout(java.time.Duration.ofMillis(TIMEOUT_MS))
+                    .readTimeout(java.time.Duration.ofMillis(TIMEOUT_MS)).listener(events).build();
+            String name = uniqueName("unproven");
+            assertTrue(tick(conn, uniqueName("before")), "a pooled connection");
+            DibsResult<String> result = Dibs.attempt(conn, name, java.time.Duration.ofMillis(300), java.time.Duration.ZERO, () -> {
+                TestSupport.sleep(450); // the lock lapses
+                proxy.blackholeExisting(); // and the release's reply will not come back
+                return "ran";
+            });
+            assertTrue(result.acquired());
+            assertEquals(false, result.ownedToTheEnd(), "not proven ours to the end");
+            assertTrue(events.events.contains("unproven"), "the listener hears unproven: " + events.events);
+            assertTrue(log.warningsAbout(name).stream().anyMatch(w -> w.contains("cannot be proven")), log.warnings().toString());
+        }
+    }
 }

@@ -52,6 +52,11 @@ final class CompositeListener implements DibsListener {
         each(lockName, "releaseFailed", l -> l.releaseFailed(lockName, heldFor));
     }
 
+    @Override
+    public void unproven(String lockName, Duration heldFor) {
+        each(lockName, "unproven", l -> l.unproven(lockName, heldFor));
+    }
+
     private void each(String lockName, String event, java.util.function.Consumer<DibsListener> call) {
         for (DibsListener l : listeners) {
             try {

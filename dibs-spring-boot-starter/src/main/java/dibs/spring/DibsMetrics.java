@@ -22,6 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code dibs.lock.expired}: counter, locks found no longer ours at release (another
  *       instance may have run concurrently);
  *   <li>{@code dibs.lock.release.failures}: counter, releases that could not be done;
+ *   <li>{@code dibs.lock.unproven}: counter, locks gone at a retried release, without proof that
+ *       they were ours to the end (another instance may have run concurrently);
  *   <li>{@code dibs.lock.active}: gauge, tasks of this instance running under their lock now.
  * </ul>
  * Meters are made on first use of a tag value and kept in a map, so an event costs a map
@@ -77,6 +79,11 @@ public final class DibsMetrics implements DibsListener {
         of(lockName).releaseFailures.increment();
     }
 
+    @Override
+    public void unproven(String lockName, Duration heldFor) {
+        of(lockName).unproven.increment();
+    }
+
     private Meters of(String lockName) {
         String tag = tagOf.apply(lockName);
         Meters m = meters.get(tag);
@@ -90,6 +97,7 @@ public final class DibsMetrics implements DibsListener {
         final Timer execution;
         final Counter expired;
         final Counter releaseFailures;
+        final Counter unproven;
         final AtomicInteger active = new AtomicInteger();
 
         Meters(MeterRegistry r, Tags tags) {
@@ -105,6 +113,9 @@ public final class DibsMetrics implements DibsListener {
                     .register(r);
             releaseFailures = Counter.builder("dibs.lock.release.failures")
                     .description("releases that could not be done; the lock expires by itself").tags(tags).register(r);
+            unproven = Counter.builder("dibs.lock.unproven")
+                    .description("locks gone at a retried release, not proven ours to the end: another instance "
+                            + "may have run too").tags(tags).register(r);
             // The gauge holds this AtomicInteger strongly (the map keeps it alive too).
             Gauge.builder("dibs.lock.active", active, AtomicInteger::get)
                     .description("locked tasks of this instance running now").tags(tags).strongReference(true)

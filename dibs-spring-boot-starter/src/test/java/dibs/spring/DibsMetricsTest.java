@@ -95,6 +95,26 @@ class DibsMetricsTest extends RedisFixture {
     }
 
     @Test
+    void aReleaseNotProvenOursToTheEndIsCountedUnprovenNotReleased() throws Exception {
+        // The lock lapses under its task, then the release's connection goes silent: its retry
+        // finds no key, which proves nothing (issue 18).
+        try (dibs.FaultProxy proxy = dibs.FaultProxy.start(redis.port())) {
+            Contexts.runner().withUserConfiguration(Registry.class)
+                    .withPropertyValues("spring.data.redis.port=" + proxy.port(), "spring.data.redis.timeout=500ms")
+                    .run(context -> {
+                        MeterRegistry r = context.getBean(MeterRegistry.class);
+                        assertThat(context.getBean(DibsClient.class).execute("report-2026-12-03",
+                                Duration.ofMillis(300), Duration.ZERO, () -> {
+                                    DibsAutoConfigurationTest.sleep(450);
+                                    proxy.blackholeExisting();
+                                })).isTrue();
+                        assertThat(count(r, "dibs.lock.unproven", "report")).isEqualTo(1);
+                        assertThat(count(r, "dibs.lock.expired", "report")).isZero();
+                    });
+        }
+    }
+
+    @Test
     void aTagFunctionBeanReplacesTheDefault() {
         Contexts.runner().withUserConfiguration(Registry.class)
                 .withBean(DibsLockTag.class, () -> DibsLockTag.NAME)
