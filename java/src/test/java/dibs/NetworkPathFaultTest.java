@@ -110,8 +110,13 @@ class NetworkPathFaultTest extends RedisTestBase {
         }
     }
 
+    /**
+     * The release reaches Redis and deletes the key, but its reply is lost: the retry finds no
+     * key. Nothing tells that apart from a lock that lapsed under its task, so the ending is
+     * unproven (issue 18), neither "no longer ours" nor owned to the end; the key is gone.
+     */
     @Test
-    void aReleaseWhoseReplyWasLostIsNotReportedAsNoLongerOurs() throws Exception {
+    void aReleaseWhoseReplyWasLostIsUnprovenNeitherReleasedNorNoLongerOurs() throws Exception {
         try (FaultProxy proxy = FaultProxy.start(redis.port());
                 TestSupport.LogCapture log = new TestSupport.LogCapture()) {
             Map<String, Object> conn = Map.of("uri", proxy.uri(), "timeout-ms", TIMEOUT_MS);
@@ -122,8 +127,11 @@ class NetworkPathFaultTest extends RedisTestBase {
                         return "v";
                     });
             assertEquals("v", r.value());
-            assertTrue(r.ownedToTheEnd(), "released by the first try, confirmed by the retry: " + r);
-            assertEquals(List.of(), log.warningsAbout(name), "no false 'no longer ours'");
+            assertEquals(false, r.ownedToTheEnd(), "not proven: " + r);
+            List<String> warnings = log.warningsAbout(name);
+            assertEquals(1, warnings.size(), warnings.toString());
+            assertTrue(warnings.get(0).contains("cannot be proven") && !warnings.get(0).contains("no longer ours"),
+                    warnings.get(0));
             assertEquals("0", redis.command("EXISTS", RedisServer.lockKey(name)));
         }
     }
