@@ -50,16 +50,18 @@ impl Conn {
     /// before: Redis runs one connection's commands in order, even those that reach it after the
     /// client gave up (a frozen server that thaws). The connection is then fit only to be
     /// dropped. A cluster connection routes per command and offers no such write: nothing is
-    /// sent there.
-    pub(crate) fn queue(&mut self, packed: &[u8]) {
+    /// sent there, and false says so (the caller then has `sweeper` do it).
+    pub(crate) fn queue(&mut self, packed: &[u8]) -> bool {
         match self {
             Conn::Single(c) | Conn::Asking(c) => {
                 let _ = c.send_packed_command(packed);
+                true
             }
             Conn::Tls(c) => {
                 let _ = c.send(packed);
+                true
             }
-            Conn::Cluster(_) => {}
+            Conn::Cluster(_) => false,
         }
     }
 

@@ -136,7 +136,10 @@ mod tests {
         assert!(failed.contains("release of lock 'n' failed: x: no answer"));
         assert!(!ending(Ended::LostWhileRunning).owned_to_the_end());
         let unproven = ending(Ended::Unproven);
-        assert!(!unproven.owned_to_the_end(), "an unproven ending is never told as released");
+        assert!(
+            !unproven.owned_to_the_end(),
+            "an unproven ending is never told as released"
+        );
         assert!(unproven.warning().unwrap().contains("cannot be proven"));
     }
 

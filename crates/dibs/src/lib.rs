@@ -26,6 +26,7 @@ mod keepalive;
 mod lock;
 mod pool;
 mod script;
+mod sweeper;
 mod tls;
 
 pub use connspec::{

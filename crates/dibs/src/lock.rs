@@ -27,6 +27,7 @@ use crate::holder::{self, Holder, LockState};
 use crate::keepalive::{KeepAlive, Schedule};
 use crate::pool::Pool;
 use crate::script;
+use crate::sweeper;
 
 /// What a retried release reports for "no key": not a code of the release script.
 const UNPROVEN: i64 = -1;
@@ -457,7 +458,10 @@ impl Locker {
                 // No answer in time: the SET may still run when a frozen server thaws, and hold
                 // the lock with nothing running. Queue a token-checked delete behind it on the
                 // same socket: Redis runs the two in order, so no lock of ours outlives this.
-                script::RELEASE.queue(conn, &key, value, 0);
+                // A cluster connection has no such socket: the sweeper deletes it instead.
+                if !script::RELEASE.queue(conn, &key, value, 0) {
+                    sweeper::sweep(self.pool.clone(), key.clone(), value.to_owned());
+                }
                 doomed.set(true);
             }
             Ok(reply?.is_some())

@@ -21,8 +21,9 @@ impl LuaScript {
     }
 
     /// Sends the script (as EVAL, which needs no cached copy) with the same arguments as
-    /// [`LuaScript::run`], without waiting for its reply: see [`Conn::queue`].
-    pub(crate) fn queue(&self, conn: &mut Conn, key: &str, value: &str, ms: u64) {
+    /// [`LuaScript::run`], without waiting for its reply: see [`Conn::queue`]. False when the
+    /// connection cannot queue (Cluster).
+    pub(crate) fn queue(&self, conn: &mut Conn, key: &str, value: &str, ms: u64) -> bool {
         let packed = redis::cmd("EVAL")
             .arg(self.source)
             .arg(1)
@@ -30,7 +31,7 @@ impl LuaScript {
             .arg(value)
             .arg(ms)
             .get_packed_command();
-        conn.queue(&packed);
+        conn.queue(&packed)
     }
 
     /// Runs the script with `KEYS[1] = key`, `ARGV[1] = value`, `ARGV[2] = ms`.

@@ -580,5 +580,9 @@ fn a_retried_release_that_finds_no_key_is_unproven_never_released() {
         .unwrap();
     proxy2.mute_open_connections();
     assert_eq!(locker2.release(lease).ended, Ended::Unproven);
-    assert_eq!(pttl(&server, "dibs:deleted-lost-reply"), -2, "the key is gone all the same");
+    assert_eq!(
+        pttl(&server, "dibs:deleted-lost-reply"),
+        -2,
+        "the key is gone all the same"
+    );
 }

@@ -458,3 +458,58 @@ fn a_wrong_cluster_password_is_an_authentication_error() {
     assert!(matches!(err, dibs::Error::Authentication(_)), "{err:?}");
     assert!(!err.message().contains("wrong-pw"), "{err}");
 }
+
+/// Issue 18 (5): the lock's master is frozen while the `SET` is on its way, so the call times
+/// out; on a single server a token-checked delete queued behind the `SET` on the same socket
+/// undoes it when the server thaws, but a cluster connection has no such socket. Before, the
+/// thawed master ran the `SET` and the lock stayed held for atMost with nothing running (the
+/// next call skipped); now the sweeper deletes it once the node answers again.
+#[test]
+fn a_cluster_master_frozen_during_the_set_leaves_no_orphan_lock_after_the_thaw() {
+    let (nodes, addrs) = start_cluster(&[], None);
+    let key = "dibs:frozen-set";
+    let slot: u16 = redis::cmd("CLUSTER")
+        .arg("KEYSLOT")
+        .arg(key)
+        .query(&mut nodes[0].admin())
+        .unwrap();
+    let owner = &nodes[owner_of(&nodes, slot)];
+    let spec = ConnSpec::from_map(&[
+        (
+            "uri".into(),
+            dibs::SpecValue::Str(format!("redis+cluster://{}", addrs.join(","))),
+        ),
+        ("timeout-ms".into(), dibs::SpecValue::Int(500)),
+    ])
+    .unwrap();
+    let locker = Locker::new(spec).unwrap();
+    let params = LockParams::from_secs("frozen-set", 60, 0).unwrap();
+    locker.execute(&params, || ()).unwrap(); // the cluster connection exists
+
+    let signal = |sig: &str| {
+        let ok = Command::new("kill")
+            .args([sig, &owner.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    signal("-STOP");
+    let started = Instant::now();
+    let failed = locker.execute(&params, || panic!("ran on a frozen master"));
+    let waited = started.elapsed();
+    sleep(Duration::from_millis(300));
+    signal("-CONT");
+    assert!(failed.is_err(), "{failed:?}");
+    // The thawed master runs the stuck SET; the sweeper's delete follows within its rounds.
+    sleep(Duration::from_millis(1500));
+    let pttl: i64 = redis::cmd("PTTL")
+        .arg(key)
+        .query(&mut owner.admin())
+        .unwrap();
+    println!("frozen master: the call failed after {waited:?}; 1.5 s after the thaw, PTTL {pttl}");
+    assert_eq!(pttl, -2, "an orphan lock held with nothing running");
+    assert!(
+        matches!(locker.execute(&params, || ()).unwrap(), Outcome::Ran { .. }),
+        "the next call runs"
+    );
+}
