@@ -1,11 +1,11 @@
 //! The `native` methods of `dibs.NativeLib`.
 
 use jni::objects::{JClass, JLongArray, JObject, JObjectArray, JString, JValue};
-use jni::sys::{jboolean, jlong, jobject, jstring, JNI_TRUE};
+use jni::sys::{jboolean, jlong, jlongArray, jobject, jstring, JNI_TRUE};
 use jni::JNIEnv;
 
 use super::guard::{entry, Failure};
-use super::{handles, leases, tokens};
+use super::{handles, leases, lost, tokens};
 use dibs_core::{ConnSpec, Error, LockParams};
 
 /// A handle for a URI conn: the shared locker of its spec, or (`owned`) one with its own pool.
@@ -214,6 +214,46 @@ pub extern "system" fn Java_dibs_NativeLib_isLost<'l>(
     lease: jlong,
 ) -> jboolean {
     entry(&mut env, |_| Ok(jboolean::from(leases::is_lost(lease)?)))
+}
+
+/// Has the lease's id handed to [`Java_dibs_NativeLib_awaitLost`] when keep-alive finds its lock
+/// lost (at once if it is lost already); nothing without keep-alive.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_watchLost<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+) {
+    entry(&mut env, |_| leases::watch_lost(lease))
+}
+
+/// The watched leases found lost since the last call, waiting up to `timeoutMs` for one; an
+/// empty array when none came. For Java's watcher thread alone: it blocks.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_awaitLost<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    timeout_ms: jlong,
+) -> jlongArray {
+    entry(&mut env, |env| {
+        let ids = lost::take(std::time::Duration::from_millis(timeout_ms.max(0) as u64));
+        let array = env.new_long_array(ids.len() as i32)?;
+        env.set_long_array_region(&array, 0, &ids)?;
+        Ok(array.into_raw())
+    })
+}
+
+/// How many milliseconds longer the lease's holder may rely on its lock (see
+/// `dibs_core::Lease::safe_for`).
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_safeForMs<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        Ok(i64::try_from(leases::safe_for(lease)?.as_millis()).unwrap_or(i64::MAX))
+    })
 }
 
 /// How many leases Java holds: acquired and not yet released.

@@ -57,6 +57,16 @@ pub(super) fn is_lost(id: i64) -> Result<bool, Failure> {
     with(id, |lease| lease.is_lost())
 }
 
+/// Has the lease `id` pushed to [`super::lost`] when keep-alive finds its lock lost (no I/O).
+pub(super) fn watch_lost(id: i64) -> Result<(), Failure> {
+    with(id, |lease| lease.when_lost(move || super::lost::push(id)))
+}
+
+/// How much longer the lease `id`'s holder may rely on its lock (no I/O).
+pub(super) fn safe_for(id: i64) -> Result<std::time::Duration, Failure> {
+    with(id, |lease| lease.safe_for())
+}
+
 /// The acquire's warning about the lease, once (no I/O).
 pub(super) fn take_warning(id: i64) -> Result<Option<String>, Failure> {
     with(id, Lease::take_warning)

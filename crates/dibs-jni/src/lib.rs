@@ -14,6 +14,7 @@ mod entry;
 mod guard;
 mod handles;
 mod leases;
+mod lost;
 mod native_loader;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;

@@ -6,9 +6,9 @@
 //! The thread is started by the acquire and stopped by the release, and only talks to Redis
 //! (never to the JVM). Dropping the channel's sender wakes it at once.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,12 +17,33 @@ use crate::error::Result;
 use crate::pool::Pool;
 use crate::script;
 
+/// What an extender tells its lease: whether the lock is lost, when it was last set to
+/// `atMost`, and whom to tell of a loss.
+struct Watch {
+    lost: AtomicBool,
+    /// When the last extension that succeeded was sent, in ns after `base`; 0 for none yet.
+    extended_ns: AtomicU64,
+    base: Instant,
+    /// Called once, on the extender's thread, when the lock is found lost.
+    on_lost: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl Watch {
+    fn mark_lost(&self) {
+        self.lost.store(true, Ordering::Release);
+        let tell = self.on_lost.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(tell) = tell {
+            tell();
+        }
+    }
+}
+
 /// The extender of one lease.
 pub(crate) struct KeepAlive {
     /// Dropped with the `KeepAlive`, which wakes the extender at once; it then ends by itself.
     /// The thread is never joined (see `stop`).
     _stop: Sender<()>,
-    lost: Arc<AtomicBool>,
+    watch: Arc<Watch>,
 }
 
 impl KeepAlive {
@@ -44,8 +65,13 @@ impl KeepAlive {
         let schedule = Schedule::new(at_most_ms, pool.attempt_time());
         let (period, retry, margin) = (schedule.period, schedule.retry, schedule.margin);
         let at_most = Duration::from_millis(at_most_ms);
-        let lost = Arc::new(AtomicBool::new(false));
-        let lost_seen = lost.clone();
+        let watch = Arc::new(Watch {
+            lost: AtomicBool::new(false),
+            extended_ns: AtomicU64::new(0),
+            base: acquired,
+            on_lost: Mutex::new(None),
+        });
+        let seen = watch.clone();
         let (stop, stopped) = mpsc::channel::<()>();
         thread::Builder::new()
             .name("dibs-keep-alive".into())
@@ -57,7 +83,7 @@ impl KeepAlive {
                     // next one would start later, the lock will lapse: say so now, while the
                     // task can still stop before a rival starts.
                     if next + margin > extended + at_most {
-                        lost_seen.store(true, Ordering::Release);
+                        seen.mark_lost();
                         return;
                     }
                     let wait = next.saturating_duration_since(Instant::now());
@@ -71,10 +97,13 @@ impl KeepAlive {
                             // The server set the TTL after we sent the script: count from then.
                             extended = started;
                             next = started + period;
+                            let ns = started.duration_since(seen.base).as_nanos();
+                            seen.extended_ns
+                                .store(u64::try_from(ns).unwrap_or(u64::MAX).max(1), Ordering::Release);
                         }
                         Ok(false) => {
                             // Someone else's now: stop extending it.
-                            lost_seen.store(true, Ordering::Release);
+                            seen.mark_lost();
                             return;
                         }
                         // Redis unreachable for now: try again soon.
@@ -83,12 +112,32 @@ impl KeepAlive {
                 }
             })
             .ok()?;
-        Some(KeepAlive { _stop: stop, lost })
+        Some(KeepAlive { _stop: stop, watch })
     }
 
     /// Whether an extension found the lock taken, or none could be made in time.
     pub(crate) fn is_lost(&self) -> bool {
-        self.lost.load(Ordering::Acquire)
+        self.watch.lost.load(Ordering::Acquire)
+    }
+
+    /// When the last extension that succeeded was sent; `None` before the first.
+    pub(crate) fn last_extended(&self) -> Option<Instant> {
+        match self.watch.extended_ns.load(Ordering::Acquire) {
+            0 => None,
+            ns => Some(self.watch.base + Duration::from_nanos(ns)),
+        }
+    }
+
+    /// Has `tell` called once, on the extender's thread, when the lock is found lost; at once
+    /// (here) if it is lost already. Replaces an earlier `tell` not yet called.
+    pub(crate) fn when_lost(&self, tell: Box<dyn FnOnce() + Send>) {
+        let mut slot = self.watch.on_lost.lock().unwrap_or_else(|p| p.into_inner());
+        if self.watch.lost.load(Ordering::Acquire) {
+            drop(slot);
+            tell();
+            return;
+        }
+        *slot = Some(tell);
     }
 
     /// Stops extending, without waiting for an extension in flight: that one can only find the
@@ -96,7 +145,9 @@ impl KeepAlive {
     /// add connect + 2 x read timeout to the release. Returns whether an extension found the lock
     /// taken so far.
     pub(crate) fn stop(self) -> bool {
-        self.lost.load(Ordering::Acquire)
+        // Released: a loss found from now on is no one's news.
+        self.watch.on_lost.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.watch.lost.load(Ordering::Acquire)
     }
 }
 

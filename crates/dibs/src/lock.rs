@@ -29,6 +29,12 @@ use crate::pool::Pool;
 use crate::script;
 use crate::sweeper;
 
+/// The margin [`Lease::safe_for`] keeps for clocks running at different rates: 1% of `atMost`
+/// plus 2 ms, as Redlock's drift factor.
+pub fn drift(at_most: Duration) -> Duration {
+    at_most / 100 + Duration::from_millis(2)
+}
+
 /// What a retried release reports for "no key": not a code of the release script.
 const UNPROVEN: i64 = -1;
 
@@ -157,6 +163,9 @@ pub struct Lease {
     key: String,
     value: String,
     acquired: Instant,
+    /// When the `SET` (or the last `extend`) that set the expiry to `atMost` was sent: the lock
+    /// is ours at most `atMost` from then, whatever the reply's delay.
+    set_at: Instant,
     at_most_ms: u64,
     at_least_ms: u64,
     keep_alive: Option<KeepAlive>,
@@ -197,6 +206,33 @@ impl Lease {
         self.keep_alive.as_ref().is_some_and(KeepAlive::is_lost)
     }
 
+    /// With keep-alive: has `tell` called once, on keep-alive's thread, when the lock is found
+    /// taken or cannot be extended before it lapses (at once if that happened already), unless
+    /// the lease is released first. Without keep-alive, never: nothing watches the lock.
+    pub fn when_lost(&self, tell: impl FnOnce() + Send + 'static) {
+        if let Some(keep_alive) = &self.keep_alive {
+            keep_alive.when_lost(Box::new(tell));
+        }
+    }
+
+    /// How much longer the holder may rely on the lock, from now: `atMost` from when the last
+    /// command that set its expiry was sent (the acquire's `SET`, an `extend`, or keep-alive's
+    /// last extension that succeeded), less a margin for the clocks of this host and Redis running
+    /// at different rates ([`drift`]). Zero once that has passed, and once keep-alive found the
+    /// lock lost.
+    pub fn safe_for(&self) -> Duration {
+        if self.is_lost() {
+            return Duration::ZERO;
+        }
+        let last_set = self
+            .keep_alive
+            .as_ref()
+            .and_then(KeepAlive::last_extended)
+            .map_or(self.set_at, |extended| extended.max(self.set_at));
+        let at_most = Duration::from_millis(self.at_most_ms);
+        (last_set + at_most.saturating_sub(drift(at_most))).saturating_duration_since(Instant::now())
+    }
+
     /// The acquire's warning, once: keep-alive's schedule cannot hold for this `atMost` and
     /// these timeouts. Said for the first lease of each `atMost` of a locker.
     pub fn take_warning(&mut self) -> Option<String> {
@@ -215,6 +251,7 @@ impl Lease {
     pub fn extend(&mut self, at_most_ms: i64, at_least_ms: i64) -> Result<bool> {
         let params = LockParams::from_millis(&self.name, at_most_ms, at_least_ms)?;
         let (at_most_ms, at_least_ms) = (params.at_most_ms, params.at_least_ms);
+        let sent = Instant::now();
         let script =
             |conn: &mut Conn| script::EXTEND.run::<i64>(conn, &self.key, &self.value, at_most_ms);
         let name = &self.name;
@@ -224,6 +261,7 @@ impl Lease {
             == 1;
         if ours {
             self.acquired = Instant::now();
+            self.set_at = sent;
             self.at_most_ms = at_most_ms;
             self.at_least_ms = at_least_ms;
         }
@@ -484,6 +522,7 @@ impl Locker {
             Ok(current.as_deref() == Some(first_value.as_str()))
         };
         let name = &params.name;
+        let sent = Instant::now();
         let won = self.pool.run(
             &format_args!("acquiring lock '{name}'"),
             |conn| set(conn, &first_value),
@@ -517,6 +556,7 @@ impl Locker {
             key,
             value,
             acquired,
+            set_at: sent,
             at_most_ms: params.at_most_ms,
             at_least_ms: params.at_least_ms,
             keep_alive,

@@ -50,7 +50,7 @@ final class ConnCache {
         // Copy first, then parse the copy: a map the caller changes meanwhile cannot pair one
         // content with the handle of another.
         Object key = conn instanceof Map ? immutableCopy((Map<?, ?>) conn) : conn;
-        DibsClient client = new DibsClient(connect(key, false), listener(conn));
+        DibsClient client = new DibsClient(connect(key, false), listener(conn), interruptOnLost(conn));
         if (CACHE.size() >= MAX_CACHED) {
             CACHE.clear();
         }
@@ -66,6 +66,11 @@ final class ConnCache {
     /** A handle with a pool of its own, for a {@link DibsClient}; not cached. */
     static long open(Object conn) {
         return connect(conn, true);
+    }
+
+    /** Whether {@link DibsOptions} ask a lost lock to interrupt its holder; other conns do not. */
+    static boolean interruptOnLost(Object conn) {
+        return conn instanceof DibsOptions && ((DibsOptions) conn).interruptOnLost();
     }
 
     /** The listener of {@link DibsOptions}; other conns have none. */

@@ -213,7 +213,7 @@ public final class Dibs {
      */
     public static DibsClient client(Object conn) {
         Lifecycle.checkNotNull(conn, "conn");
-        return new DibsClient(ConnCache.open(conn), ConnCache.listener(conn));
+        return new DibsClient(ConnCache.open(conn), ConnCache.listener(conn), ConnCache.interruptOnLost(conn));
     }
 
     /**

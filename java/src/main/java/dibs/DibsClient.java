@@ -20,9 +20,11 @@ import java.util.function.Supplier;
 public final class DibsClient implements AutoCloseable {
     private final long handle;
     private final DibsListener listener;
+    private final boolean interruptOnLost;
     private volatile boolean closed;
 
-    DibsClient(long handle, DibsListener listener) {
+    DibsClient(long handle, DibsListener listener, boolean interruptOnLost) {
+        this.interruptOnLost = interruptOnLost;
         this.handle = handle;
         this.listener = listener;
     }
@@ -125,7 +127,7 @@ public final class DibsClient implements AutoCloseable {
      */
     public <T> DibsResult<T> attempt(String lockName, long atMostSec, long atLeastSec, Supplier<T> task) {
         checkOpen(lockName, task);
-        return Lifecycle.run(handle, listener, lockName, LockDurations.ofSeconds(atMostSec, atLeastSec), task);
+        return Lifecycle.run(handle, listener, interruptOnLost, lockName, LockDurations.ofSeconds(atMostSec, atLeastSec), task);
     }
 
     /**
@@ -144,7 +146,7 @@ public final class DibsClient implements AutoCloseable {
      */
     public <T> DibsResult<T> attempt(String lockName, Duration atMost, Duration atLeast, Supplier<T> task) {
         checkOpen(lockName, task);
-        return Lifecycle.run(handle, listener, lockName, LockDurations.of(atMost, atLeast), task);
+        return Lifecycle.run(handle, listener, interruptOnLost, lockName, LockDurations.of(atMost, atLeast), task);
     }
 
     /**
@@ -162,7 +164,7 @@ public final class DibsClient implements AutoCloseable {
      */
     public Optional<DibsLease> tryLock(String lockName, Duration atMost, Duration atLeast) {
         checkOpen(lockName, this);
-        return Optional.ofNullable(DibsLease.acquire(handle, listener, lockName, LockDurations.of(atMost, atLeast)));
+        return Optional.ofNullable(DibsLease.acquire(handle, listener, interruptOnLost, lockName, LockDurations.of(atMost, atLeast)));
     }
 
     /**

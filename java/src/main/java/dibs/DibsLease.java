@@ -2,6 +2,8 @@ package dibs;
 
 import java.lang.ref.Cleaner;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -44,7 +46,8 @@ public final class DibsLease implements AutoCloseable {
      * @throws IllegalArgumentException on an invalid name or durations (from Rust, before I/O)
      * @throws DibsException if the lock could not be tried
      */
-    static DibsLease acquire(long handle, DibsListener listener, String lockName, LockDurations durations) {
+    static DibsLease acquire(long handle, DibsListener listener, boolean interruptOnLost, String lockName,
+            LockDurations durations) {
         // Made before the lock exists, the release's facts array included: between the native
         // acquire and the try below nothing can throw, and nothing leaks the lease. Inside the
         // try, a failure lets go of the lock at once; once made, the lease is the cleaner's too.
@@ -63,6 +66,9 @@ public final class DibsLease implements AutoCloseable {
             lease = new DibsLease(state);
             if (id < 0) { // keep-alive's schedule cannot hold for this atMost
                 Log.warning(NativeLib.takeWarning(state.id));
+            }
+            if (interruptOnLost) {
+                state.interruptOnLost(Thread.currentThread());
             }
             Events.acquired(listener, lockName);
         } catch (Throwable e) { // the JVM failing (out of memory): let go of the lock now, not at atMost
@@ -91,6 +97,57 @@ public final class DibsLease implements AutoCloseable {
         try {
             s.checkHeld();
             return NativeLib.isLost(s.id);
+        } finally {
+            s.guard.unlock();
+        }
+    }
+
+    /**
+     * With keep-alive: completes, on dibs's watcher thread, as soon as keep-alive finds the lock
+     * taken by another holder or cannot extend it before it would lapse, so that work which must
+     * not go on without the lock can stop at once ({@code lease.whenLost().thenRun(job::cancel)}).
+     * It never completes if the lease is released first, nor without keep-alive (nothing watches
+     * the lock then). Keep what runs on it short: it runs on the thread that tells every lease.
+     * No network I/O.
+     *
+     * @return a stage completed when the lock is found lost
+     * @throws IllegalStateException if the lease was released
+     */
+    public CompletionStage<Void> whenLost() {
+        State s = state;
+        s.guard.lock();
+        try {
+            s.checkHeld();
+            if (s.lost == null) {
+                s.lost = new CompletableFuture<>();
+                s.watch();
+            }
+            return s.lost.minimalCompletionStage();
+        } finally {
+            s.guard.unlock();
+        }
+    }
+
+    /**
+     * The deadline, in {@link System#nanoTime()} terms, up to which this holder may rely on the
+     * lock: {@code atMost} from when the command that last set its expiry was sent (the
+     * acquire's {@code SET}, an {@link #extend}, or keep-alive's last extension that succeeded),
+     * less a margin for this host's clock and Redis's running at different rates (1% of atMost
+     * + 2 ms, as Redlock allows). Past it, another instance may hold the lock. Once keep-alive
+     * found the lock lost, the deadline is now. A process paused past it (GC, a stopped VM)
+     * learns it only when it resumes: guard the resource itself with a fencing token where that
+     * matters. No network I/O.
+     *
+     * @return the deadline, comparable with {@code System.nanoTime()}
+     * @throws IllegalStateException if the lease was released
+     */
+    public long safeUntil() {
+        State s = state;
+        s.guard.lock();
+        try {
+            s.checkHeld();
+            long now = System.nanoTime();
+            return now + Math.min(NativeLib.safeForMs(s.id), Long.MAX_VALUE / 2_000_000) * 1_000_000;
         } finally {
             s.guard.unlock();
         }
@@ -184,6 +241,7 @@ public final class DibsLease implements AutoCloseable {
      */
     void taskFinished(long startNanos) {
         State s = state;
+        s.stopInterrupting();
         s.taskTold = true;
         if (s.listener != null) {
             Events.finished(s.listener, s.lockName, Duration.ofNanos(System.nanoTime() - startNanos));
@@ -215,10 +273,67 @@ public final class DibsLease implements AutoCloseable {
         boolean taskTold;
         int ending;
         Duration heldFor = Duration.ZERO;
+        /** The thread to interrupt when the lock is found lost; null for none. */
+        Thread holder;
+        /** Completed when the lock is found lost; made by the first {@code whenLost}. */
+        CompletableFuture<Void> lost;
+        /** Whether {@link LostWatch} watches this lease. */
+        boolean watched;
 
         State(String lockName, DibsListener listener) {
             this.lockName = lockName;
             this.listener = listener;
+        }
+
+        /** Has a loss of the lock interrupt {@code thread} (the policy of the client). */
+        void interruptOnLost(Thread thread) {
+            guard.lock();
+            try {
+                holder = thread;
+                watch();
+            } finally {
+                guard.unlock();
+            }
+        }
+
+        /** The task ended: a loss found from now on interrupts no one. */
+        void stopInterrupting() {
+            if (holder != null) { // only this thread sets it
+                guard.lock();
+                try {
+                    holder = null;
+                } finally {
+                    guard.unlock();
+                }
+            }
+        }
+
+        /** With {@link #guard} held. */
+        void watch() {
+            if (!watched) {
+                watched = true;
+                LostWatch.watch(id, this::onLost);
+            }
+        }
+
+        /** The watcher's action: the lock was found lost. The future completes outside the guard. */
+        void onLost() {
+            CompletableFuture<Void> told;
+            guard.lock();
+            try {
+                if (released) {
+                    return;
+                }
+                if (holder != null) {
+                    holder.interrupt();
+                }
+                told = lost;
+            } finally {
+                guard.unlock();
+            }
+            if (told != null) {
+                told.complete(null);
+            }
         }
 
         void checkHeld() {
@@ -233,6 +348,10 @@ public final class DibsLease implements AutoCloseable {
          */
         void release() {
             released = true;
+            holder = null;
+            if (watched) {
+                LostWatch.unwatch(id);
+            }
             if (listener != null && !taskTold) {
                 Events.finished(listener, lockName, Duration.ofNanos(System.nanoTime() - acquiredAt));
             }
@@ -259,6 +378,10 @@ public final class DibsLease implements AutoCloseable {
             try {
                 if (!released) {
                     released = true;
+                    holder = null;
+                    if (watched) {
+                        LostWatch.unwatch(id);
+                    }
                     NativeIo.release(id, facts);
                 }
             } catch (Throwable e) {

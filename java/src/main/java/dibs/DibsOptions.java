@@ -29,11 +29,13 @@ public final class DibsOptions {
     private final Map<String, Object> spec;
     private final Integer maxConnections;
     private final DibsListener listener;
+    private final boolean interruptOnLost;
 
     private DibsOptions(Builder b) {
         this.spec = Map.copyOf(b.spec);
         this.maxConnections = b.maxConnections;
         this.listener = b.listener;
+        this.interruptOnLost = b.interruptOnLost;
     }
 
     /** @return a builder with nothing set */
@@ -69,6 +71,11 @@ public final class DibsOptions {
         return listener;
     }
 
+    /** @return whether a lost lock interrupts its holder's thread */
+    boolean interruptOnLost() {
+        return interruptOnLost;
+    }
+
     /** The conn map the native side parses: Carmine's spec keys, with a pool when set. */
     Map<String, Object> toConnMap() {
         if (maxConnections == null) {
@@ -87,12 +94,12 @@ public final class DibsOptions {
         }
         DibsOptions other = (DibsOptions) o;
         return spec.equals(other.spec) && Objects.equals(maxConnections, other.maxConnections)
-                && listener == other.listener;
+                && listener == other.listener && interruptOnLost == other.interruptOnLost;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(spec, maxConnections, System.identityHashCode(listener));
+        return Objects.hash(spec, maxConnections, System.identityHashCode(listener), interruptOnLost);
     }
 
     /** Shows every setting but the password. */
@@ -106,7 +113,8 @@ public final class DibsOptions {
             shown.put("uri", "(set)");
         }
         return "DibsOptions" + shown + (maxConnections == null ? "" : ", maxConnections=" + maxConnections)
-                + (listener == null ? "" : ", listener=" + listener.getClass().getName());
+                + (listener == null ? "" : ", listener=" + listener.getClass().getName())
+                + (interruptOnLost ? ", interruptOnLost" : "");
     }
 
     /** Builds {@link DibsOptions}. Not thread-safe; each setter returns this builder. */
@@ -114,6 +122,7 @@ public final class DibsOptions {
         private final Map<String, Object> spec = new LinkedHashMap<>();
         private Integer maxConnections;
         private DibsListener listener;
+        private boolean interruptOnLost;
 
         private Builder() {}
 
@@ -195,6 +204,20 @@ public final class DibsOptions {
          */
         public Builder keepAlive(boolean keepAlive) {
             return put("keep-alive", keepAlive);
+        }
+
+        /**
+         * @param interrupt with keep-alive: whether a lock found lost (taken by another holder,
+         *     or not extended before it would lapse) interrupts the thread that holds it: the
+         *     task's thread for {@code execute}, the thread that called {@code tryLock} for a
+         *     lease. A task that must stop without its lock then stops at its next blocking
+         *     call (default false: the task learns of it from {@link Dibs#isLockLost()},
+         *     {@link DibsLease#isLost()} or {@link DibsLease#whenLost()})
+         * @return this builder
+         */
+        public Builder interruptOnLost(boolean interrupt) {
+            this.interruptOnLost = interrupt;
+            return this;
         }
 
         /** @param timeout the connect timeout (whole milliseconds, at least 1) @return this builder */

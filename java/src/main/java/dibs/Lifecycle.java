@@ -20,10 +20,10 @@ final class Lifecycle {
      * frame, so a virtual thread is never pinned by it; what the release found is decided and
      * worded by Rust, and only dispatched by the lease.
      */
-    static <T> DibsResult<T> run(long handle, DibsListener listener, String lockName, LockDurations durations,
-            Supplier<T> task) {
+    static <T> DibsResult<T> run(long handle, DibsListener listener, boolean interruptOnLost, String lockName,
+            LockDurations durations, Supplier<T> task) {
         long[] current = CURRENT.get(); // before the lock is ours: nothing between acquire and try can throw
-        DibsLease lease = DibsLease.acquire(handle, listener, lockName, durations);
+        DibsLease lease = DibsLease.acquire(handle, listener, interruptOnLost, lockName, durations);
         if (lease == null) {
             return DibsResult.skipped();
         }

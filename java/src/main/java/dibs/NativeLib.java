@@ -106,6 +106,28 @@ final class NativeLib {
     static native boolean isLost(long lease);
 
     /**
+     * Has the lease's id returned by {@link #awaitLost} once keep-alive finds its lock lost (at
+     * once if it is lost already); nothing happens without keep-alive. No I/O.
+     *
+     * @throws IllegalStateException when the lease was released
+     */
+    static native void watchLost(long lease);
+
+    /**
+     * The watched leases found lost since the last call, waiting up to {@code timeoutMs} for one;
+     * empty when none came. Blocks: for {@link LostWatch}'s thread alone.
+     */
+    static native long[] awaitLost(long timeoutMs);
+
+    /**
+     * How many milliseconds longer the holder may rely on the lease's lock: atMost from when the
+     * last command that set its expiry was sent, less 1% of atMost + 2 ms; 0 once lost. No I/O.
+     *
+     * @throws IllegalStateException when the lease was released
+     */
+    static native long safeForMs(long lease);
+
+    /**
      * How many leases Rust holds for Java: acquired and not yet released. No I/O. A diagnostic:
      * the tests check it is back to 0 after every kind of failure.
      */

@@ -6,8 +6,12 @@ import dibs.DibsClient
 import dibs.DibsLease
 import java.time.Duration
 import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CopyableThrowable
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.ExperimentalCoroutinesApi
 import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.async
+import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.ensureActive
 import kotlinx.coroutines.withContext
@@ -24,6 +28,20 @@ public class DibsLockScope internal constructor(private val lease: DibsLease) {
 
     /** True if the lock is known lost (with keep-alive); always false without it. No I/O. */
     public fun isLost(): Boolean = lease.isLost
+}
+
+/**
+ * The lock of a suspending block was found lost while the block ran (with keep-alive: taken by
+ * another holder, or not extended before it would lapse): the block was cancelled with this
+ * exception, which [attemptSuspending] and [executeSuspending] throw after the release. Another
+ * instance may be running the same work now.
+ */
+@OptIn(ExperimentalCoroutinesApi::class)
+public class DibsLockLostException(public val lockName: String) :
+    CancellationException("lock '$lockName' was lost while its block ran: the block was cancelled"),
+    CopyableThrowable<DibsLockLostException> {
+    /** Never copied by kotlinx's stack-trace recovery: the caller gets this very object. */
+    override fun createCopy(): DibsLockLostException? = null
 }
 
 /** How a suspending locked call ended. */
@@ -67,6 +85,8 @@ public sealed interface DibsOutcome<out T> {
  * @return [DibsOutcome.Ran] with the block's value, or [DibsOutcome.Skipped]
  * @throws IllegalArgumentException for an invalid name or durations, before any I/O
  * @throws dibs.DibsException if the lock could not be tried; the block did not run
+ * @throws DibsLockLostException if, with keep-alive, the lock was found lost while the block ran:
+ *   the block is cancelled with it, and it is thrown after the release
  * @throws Throwable whatever the block throws, the very same object, after the release
  */
 public suspend fun <T> DibsClient.attemptSuspending(
@@ -91,7 +111,22 @@ public suspend fun <T> DibsClient.attemptSuspending(
     val lease = taken ?: return DibsOutcome.Skipped
     val value = try {
         currentCoroutineContext().ensureActive()
-        DibsLockScope(lease).block()
+        // The block runs as a child, so that a lost lock cancels the block alone, with its own
+        // exception. Its outcome is kept here, as a Result: what it threw is then the very object
+        // (kotlinx may copy one that crosses a coroutine's boundary), and it wins over a
+        // cancellation of the caller that came as it failed.
+        var outcome: Result<T>? = null
+        try {
+            coroutineScope {
+                val work = async { outcome = runCatching { DibsLockScope(lease).block() } }
+                lease.whenLost().thenRun { work.cancel(DibsLockLostException(lockName)) }
+                work.await()
+            }
+        } catch (c: CancellationException) {
+            val failure = outcome?.exceptionOrNull()
+            if (outcome == null || failure is CancellationException) throw (failure as? DibsLockLostException ?: c)
+        }
+        outcome!!.getOrThrow()
     } catch (t: Throwable) { // cancellation included: the lock is released either way
         release(lease, t)
         throw t

@@ -77,9 +77,10 @@ class SuspendingCancellationTest {
         val boom = IllegalStateException("the block's own failure")
         val seen = CompletableDeferred<Throwable>()
         val job = launch(Dispatchers.Default) {
+            val caller = currentCoroutineContext().job
             try {
                 client.executeSuspending(name, Duration.ofSeconds(30)) {
-                    currentCoroutineContext().job.cancel() // the caller is cancelled as the block fails
+                    caller.cancel() // the caller is cancelled as the block fails
                     throw boom
                 }
             } catch (t: Throwable) {
