@@ -73,6 +73,7 @@ public class DibsAutoConfiguration {
             options.keyPrefix(properties.keyPrefix());
         }
         options.keepAlive(properties.keepAlive());
+        options.interruptOnLost(properties.interruptOnLost());
         List<DibsListener> all = listeners.orderedStream().toList();
         if (!all.isEmpty()) {
             options.listener(all.size() == 1 ? all.get(0) : new CompositeListener(all));

@@ -15,11 +15,13 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param keyPrefix What every lock key starts with. Unset, dibs's own default applies ("dibs:").
  * @param keepAlive Whether to extend a held lock every atMost / 3 while its task runs, so that a
  *     task may outlive atMost and still hold it.
+ * @param interruptOnLost With keep-alive: whether a lock found lost (taken by another holder, or
+ *     not extended before it would lapse) interrupts the thread that runs its task.
  * @param metrics dibs's Micrometer meters.
  */
 @ConfigurationProperties(DibsProperties.PREFIX)
 public record DibsProperties(@DefaultValue("true") boolean enabled, String keyPrefix, boolean keepAlive,
-        @DefaultValue Metrics metrics) {
+        boolean interruptOnLost, @DefaultValue Metrics metrics) {
     static final String PREFIX = "dibs";
 
     /**
