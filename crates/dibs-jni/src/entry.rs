@@ -142,11 +142,27 @@ pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
     entry(&mut env, |env| {
         let name = read_string(env, &lock_name, "lockName")?;
         let params = LockParams::new(&name, at_most, at_least, unit_ms)?;
-        Ok(match handles::locker(handle)?.acquire(&params)? {
-            Some(lease) if lease.has_warning() => -leases::put(lease),
-            Some(lease) => leases::put(lease),
-            None => 0,
-        })
+        Ok(lease_id(handles::locker(handle)?.acquire(&params)?))
+    })
+}
+
+/// As `acquire`, for one tick of a scheduled job (`dibs_core::LockParams::for_tick`): the lock
+/// `<lockName>@<tick>`, kept for all of atMost as the tick's done marker.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_acquireTick<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    lock_name: JString<'l>,
+    tick: JString<'l>,
+    at_most: jlong,
+    unit_ms: jlong,
+) -> jlong {
+    entry(&mut env, |env| {
+        let name = read_string(env, &lock_name, "lockName")?;
+        let tick = read_string(env, &tick, "tick")?;
+        let params = LockParams::for_tick(&name, &tick, at_most, unit_ms)?;
+        Ok(lease_id(handles::locker(handle)?.acquire(&params)?))
     })
 }
 
@@ -265,6 +281,16 @@ pub extern "system" fn Java_dibs_NativeLib_heldLeases<'l>(
     entry(&mut env, |_| {
         Ok(i64::try_from(leases::count()).unwrap_or(i64::MAX))
     })
+}
+
+/// What an acquire returns to Java: the new lease's id, minus it when the lease has a warning
+/// to take, 0 when another holder has the lock.
+fn lease_id(won: Option<dibs_core::Lease>) -> jlong {
+    match won {
+        Some(lease) if lease.has_warning() => -leases::put(lease),
+        Some(lease) => leases::put(lease),
+        None => 0,
+    }
 }
 
 fn read_string(env: &mut JNIEnv, s: &JString, arg: &'static str) -> Result<String, Failure> {

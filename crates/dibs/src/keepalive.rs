@@ -31,7 +31,11 @@ struct Watch {
 impl Watch {
     fn mark_lost(&self) {
         self.lost.store(true, Ordering::Release);
-        let tell = self.on_lost.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let tell = self
+            .on_lost
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         if let Some(tell) = tell {
             tell();
         }
@@ -98,8 +102,10 @@ impl KeepAlive {
                             extended = started;
                             next = started + period;
                             let ns = started.duration_since(seen.base).as_nanos();
-                            seen.extended_ns
-                                .store(u64::try_from(ns).unwrap_or(u64::MAX).max(1), Ordering::Release);
+                            seen.extended_ns.store(
+                                u64::try_from(ns).unwrap_or(u64::MAX).max(1),
+                                Ordering::Release,
+                            );
                         }
                         Ok(false) => {
                             // Someone else's now: stop extending it.
@@ -146,7 +152,11 @@ impl KeepAlive {
     /// taken so far.
     pub(crate) fn stop(self) -> bool {
         // Released: a loss found from now on is no one's news.
-        self.watch.on_lost.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.watch
+            .on_lost
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         self.watch.lost.load(Ordering::Acquire)
     }
 }

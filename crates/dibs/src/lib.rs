@@ -37,4 +37,4 @@ pub use connspec::{
 pub use ending::{Ended, Ending};
 pub use error::{Error, Result};
 pub use holder::{Holder, LockState};
-pub use lock::{Lease, LockParams, Locker, Outcome, MAX_NAME_BYTES};
+pub use lock::{Lease, LockParams, Locker, Outcome, MAX_NAME_BYTES, MAX_TICK_BYTES};

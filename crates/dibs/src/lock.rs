@@ -41,6 +41,9 @@ const UNPROVEN: i64 = -1;
 /// The longest lock name, in UTF-8 bytes.
 pub const MAX_NAME_BYTES: usize = 512;
 
+/// The longest tick of [`LockParams::for_tick`], in UTF-8 bytes.
+pub const MAX_TICK_BYTES: usize = 128;
+
 /// Redis refuses an expiry whose absolute time overflows its 64-bit millisecond clock; this
 /// bound (about 146 million years) keeps well inside it.
 const MAX_TTL_MS: u64 = (i64::MAX / 2) as u64;
@@ -105,6 +108,38 @@ impl LockParams {
             at_most_ms,
             at_least_ms,
         })
+    }
+
+    /// The lock of one tick of a scheduled job, run at most once by all instances: the name is
+    /// `<name>@<tick>` (the tick says which one: a fire time, a date), and the lock is kept for
+    /// all of `atMost` from its acquisition, released or not, as the tick's "done" marker. An
+    /// instance whose scheduler fires the same tick up to `atMost` later then skips it, whatever
+    /// the task's length. A tick is 1 to [`MAX_TICK_BYTES`] bytes, with no control characters
+    /// and no `@` (so that no two names and ticks make the same key).
+    pub fn for_tick(name: &str, tick: &str, at_most: i64, unit_ms: i64) -> Result<LockParams> {
+        validate_name(name)?;
+        if tick.is_empty() || tick.len() > MAX_TICK_BYTES {
+            return Err(Error::invalid(
+                "tick",
+                format!(
+                    "tick must be 1 to {MAX_TICK_BYTES} bytes of UTF-8, got {}",
+                    tick.len()
+                ),
+            ));
+        }
+        if let Some((at, c)) = tick
+            .char_indices()
+            .find(|(_, c)| c.is_control() || *c == '@')
+        {
+            return Err(Error::invalid(
+                "tick",
+                format!(
+                    "tick must not contain '@' or control characters; found U+{:04X} at byte {at}",
+                    c as u32
+                ),
+            ));
+        }
+        LockParams::new(&format!("{name}@{tick}"), at_most, at_most, unit_ms)
     }
 
     pub fn from_secs(name: &str, at_most: i64, at_least: i64) -> Result<LockParams> {
@@ -230,7 +265,8 @@ impl Lease {
             .and_then(KeepAlive::last_extended)
             .map_or(self.set_at, |extended| extended.max(self.set_at));
         let at_most = Duration::from_millis(self.at_most_ms);
-        (last_set + at_most.saturating_sub(drift(at_most))).saturating_duration_since(Instant::now())
+        (last_set + at_most.saturating_sub(drift(at_most)))
+            .saturating_duration_since(Instant::now())
     }
 
     /// The acquire's warning, once: keep-alive's schedule cannot hold for this `atMost` and

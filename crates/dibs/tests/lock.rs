@@ -586,3 +586,35 @@ fn a_retried_release_that_finds_no_key_is_unproven_never_released() {
         "the key is gone all the same"
     );
 }
+
+/// Issue 18 (4): a tick's lock is `<name>@<tick>` and stays for all of atMost, released or not,
+/// as the tick's done marker: the same tick is skipped after its run however fast the task was,
+/// the next tick runs. Ticks that could make two (name, tick) pairs share a key are refused.
+#[test]
+fn a_ticks_lock_stays_as_its_done_marker_for_all_of_at_most() {
+    let server = RedisServer::start();
+    let locker = Locker::new(ConnSpec::from_uri(&server.uri()).unwrap()).unwrap();
+    let tick = |t: &str| LockParams::for_tick("report", t, 3_000, 1).unwrap();
+    let ran = locker.execute(&tick("2026-12-01"), || ()).unwrap();
+    let Outcome::Ran { ending, .. } = ran else {
+        panic!("the first instance runs the tick")
+    };
+    assert!(ending.owned_to_the_end());
+    let ttl = pttl(&server, "dibs:report@2026-12-01");
+    assert!((2_500..=3_000).contains(&ttl), "kept as done: PTTL {ttl}");
+    assert!(matches!(
+        locker.execute(&tick("2026-12-01"), || ()).unwrap(),
+        Outcome::Skipped
+    ));
+    assert!(matches!(
+        locker.execute(&tick("2026-12-02"), || ()).unwrap(),
+        Outcome::Ran { .. }
+    ));
+    for bad in ["", "a@b", "new\nline", &"x".repeat(129)] {
+        let err = LockParams::for_tick("report", bad, 3_000, 1).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidArgument { arg: "tick", .. }),
+            "{bad:?}: {err:?}"
+        );
+    }
+}

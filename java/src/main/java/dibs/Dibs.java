@@ -119,6 +119,18 @@ public final class Dibs {
     }
 
     /**
+     * {@link DibsClient#executeOnce(String, String, Duration, Runnable)}: the tick {@code tick}
+     * of the job {@code lockName}, run at most once across instances, on the client that conns
+     * equal to {@code conn} share.
+     *
+     * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
+     * @see DibsClient#executeOnce(String, String, Duration, Runnable)
+     */
+    public static boolean executeOnce(Object conn, String lockName, String tick, Duration atMost, Runnable task) {
+        return shared(conn, lockName, task).executeOnce(lockName, tick, atMost, task);
+    }
+
+    /**
      * {@link DibsClient#executeWithResult(String, long, long, Supplier)},
      * on the client that conns equal to {@code conn} share.
      *

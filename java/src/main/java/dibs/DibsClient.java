@@ -64,6 +64,55 @@ public final class DibsClient implements AutoCloseable {
     }
 
     /**
+     * Runs {@code task} for one tick of a scheduled job, at most once across every instance:
+     * the instance that wins the tick's lock runs it, and the lock stays behind for all of
+     * {@code atMost} from then (released early or not) as the tick's "done" marker, so an
+     * instance whose scheduler fires the same tick later (up to {@code atMost}) skips it. No
+     * {@code atLeast} to size: a name that says which tick it is needs none.
+     *
+     * <pre>{@code
+     * @Scheduled(cron = "0 0 3 * * *")
+     * void nightly() {
+     *     dibs.executeOnce("nightly-report", LocalDate.now().toString(), Duration.ofHours(1), this::buildReport);
+     * }
+     * }</pre>
+     *
+     * @param lockName the job's name (the Redis key is the prefix, the name, {@code @} and the tick)
+     * @param tick which tick this is: its fire time or date, the same on every instance (1 to
+     *     128 bytes of UTF-8, no {@code @}, no control characters)
+     * @param atMost how long the lock is held, and the tick marked done, counted from acquisition;
+     *     longer than the task and than the skew between instances' schedulers
+     * @param task what to run
+     * @return {@code true} if this instance ran the tick, {@code false} if it was run (or is
+     *     running) elsewhere
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
+     * @throws IllegalStateException if this client is closed
+     * @throws DibsException if the lock could not be tried; the task did not run
+     */
+    public boolean executeOnce(String lockName, String tick, Duration atMost, Runnable task) {
+        return attemptOnce(lockName, tick, atMost, supplier(task)).acquired();
+    }
+
+    /**
+     * {@link #executeOnce}, returning the task's outcome.
+     *
+     * @param <T> the task's result type
+     * @param lockName the job's name
+     * @param tick which tick this is (see {@link #executeOnce})
+     * @param atMost how long the lock is held, and the tick marked done, from acquisition
+     * @param task what to run
+     * @return the outcome
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
+     * @throws IllegalStateException if this client is closed
+     * @throws DibsException if the lock could not be tried; the task did not run
+     */
+    public <T> DibsResult<T> attemptOnce(String lockName, String tick, Duration atMost, Supplier<T> task) {
+        checkOpen(lockName, task);
+        Lifecycle.checkNotNull(tick, "tick");
+        return Lifecycle.run(handle, listener, interruptOnLost, lockName, tick, LockDurations.of(atMost, atMost), task);
+    }
+
+    /**
      * Runs {@code task} if and only if this process wins the lock, and returns its value.
      *
      * <p><b>Note:</b> {@code Optional.empty()} means either that the task was skipped or that it

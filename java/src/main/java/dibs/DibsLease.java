@@ -48,12 +48,18 @@ public final class DibsLease implements AutoCloseable {
      */
     static DibsLease acquire(long handle, DibsListener listener, boolean interruptOnLost, String lockName,
             LockDurations durations) {
+        return acquire(handle, listener, interruptOnLost, lockName, null, durations);
+    }
+
+    /** As above; with a {@code tick}, the lock of that tick of the job {@code lockName}. */
+    static DibsLease acquire(long handle, DibsListener listener, boolean interruptOnLost, String lockName,
+            String tick, LockDurations durations) {
         // Made before the lock exists, the release's facts array included: between the native
         // acquire and the try below nothing can throw, and nothing leaks the lease. Inside the
         // try, a failure lets go of the lock at once; once made, the lease is the cleaner's too.
         State state = new State(lockName, listener);
         Events.attempt(listener, lockName);
-        long id = NativeIo.acquire(handle, lockName, durations.atMost, durations.atLeast, durations.unitMs);
+        long id = NativeIo.acquire(handle, lockName, tick, durations.atMost, durations.atLeast, durations.unitMs);
         if (id == 0) {
             Events.skipped(listener, lockName);
             return null;

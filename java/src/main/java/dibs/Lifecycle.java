@@ -22,8 +22,14 @@ final class Lifecycle {
      */
     static <T> DibsResult<T> run(long handle, DibsListener listener, boolean interruptOnLost, String lockName,
             LockDurations durations, Supplier<T> task) {
+        return run(handle, listener, interruptOnLost, lockName, null, durations, task);
+    }
+
+    /** As above; with a {@code tick}, under the lock of that tick of the job {@code lockName}. */
+    static <T> DibsResult<T> run(long handle, DibsListener listener, boolean interruptOnLost, String lockName,
+            String tick, LockDurations durations, Supplier<T> task) {
         long[] current = CURRENT.get(); // before the lock is ours: nothing between acquire and try can throw
-        DibsLease lease = DibsLease.acquire(handle, listener, interruptOnLost, lockName, durations);
+        DibsLease lease = DibsLease.acquire(handle, listener, interruptOnLost, lockName, tick, durations);
         if (lease == null) {
             return DibsResult.skipped();
         }

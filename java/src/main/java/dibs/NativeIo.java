@@ -27,11 +27,14 @@ final class NativeIo {
 
     private NativeIo() {}
 
-    static long acquire(long handle, String lockName, long atMost, long atLeast, long unitMs) {
+    /** {@link NativeLib#acquire}, or {@link NativeLib#acquireTick} when {@code tick} is set. */
+    static long acquire(long handle, String lockName, String tick, long atMost, long atLeast, long unitMs) {
         if (!isVirtual()) {
-            return NativeLib.acquire(handle, lockName, atMost, atLeast, unitMs);
+            return tick == null ? NativeLib.acquire(handle, lockName, atMost, atLeast, unitMs)
+                    : NativeLib.acquireTick(handle, lockName, tick, atMost, unitMs);
         }
-        return offload(() -> NativeLib.acquire(handle, lockName, atMost, atLeast, unitMs));
+        return offload(() -> tick == null ? NativeLib.acquire(handle, lockName, atMost, atLeast, unitMs)
+                : NativeLib.acquireTick(handle, lockName, tick, atMost, unitMs));
     }
 
     static String release(long lease, long[] facts) {

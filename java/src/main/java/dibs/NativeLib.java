@@ -72,6 +72,14 @@ final class NativeLib {
     static native long acquire(long handle, String lockName, long atMost, long atLeast, long unitMs);
 
     /**
+     * As {@link #acquire}, for one tick of a scheduled job: the lock {@code <lockName>@<tick>},
+     * kept for all of atMost from its acquisition as the tick's done marker.
+     *
+     * @throws DibsArgumentException on an invalid name, tick or atMost (before any I/O)
+     */
+    static native long acquireTick(long handle, String lockName, String tick, long atMost, long unitMs);
+
+    /**
      * Stops keep-alive and releases a lease with the token-checked script, then says how the
      * call ended. A lease is released once: its id is then unknown.
      *

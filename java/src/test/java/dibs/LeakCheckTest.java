@@ -258,7 +258,8 @@ class LeakCheckTest {
 
     /**
      * The threads now that were not there {@code before} (by name, counted), but the JVM's own
-     * that it adds under load (compiler and GC workers, the process reaper) and the idle offload threads; once none
+     * that it adds under load (compiler and GC workers, the process reaper, virtual threads'
+     * carriers and the common pool, each bounded by its own size) and the idle offload threads; once none
      * is left, or after 10 s.
      */
     private static List<String> settledGrowth(List<String> before) throws Exception {
@@ -270,7 +271,8 @@ class LeakCheckTest {
             }
             grown.removeIf(n -> n.startsWith("dibs-io-") || n.startsWith("C1 CompilerThre")
                     || n.startsWith("C2 CompilerThre") || n.startsWith("GC Thread") || n.startsWith("G1 ")
-                    || n.equals("process reaper")); // the JDK's, for the test's kill -STOP/-CONT
+                    || n.equals("process reaper") // the JDK's, for the test's kill -STOP/-CONT
+                    || n.startsWith("ForkJoinPool")); // the JDK's pools: virtual threads' carriers, the common pool
             if (grown.isEmpty() || System.nanoTime() > until) {
                 return grown;
             }

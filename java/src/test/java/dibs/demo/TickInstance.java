@@ -13,6 +13,11 @@ import java.time.Instant;
  * last argument the first tick is the next whole second. A tick that this instance reaches more
  * than a second late is skipped (printed as {@code LATE}), as a real scheduler would coalesce it:
  * atLeast (2 s) only guards against skew smaller than itself.
+ *
+ * <p>With a fifth argument {@code <max-skew-ms>}, the instance's scheduler fires each tick up to
+ * that late (a random delay per instance and tick), and it runs each tick twice over: through
+ * {@code executeOnce("skewed", tick, ...)}, printing {@code RAN}, and through the trap
+ * {@code execute("direct-" + tick, 10 s, atLeast 0, ...)}, printing {@code DIRECT <tick> <id>}.
  */
 public final class TickInstance {
     private TickInstance() {}
@@ -28,6 +33,8 @@ public final class TickInstance {
         long first = args.length > 3
                 ? Long.parseLong(args[3])
                 : Instant.now().getEpochSecond() + 1;
+        long maxSkewMs = args.length > 4 ? Long.parseLong(args[4]) : -1;
+        java.util.Random skews = new java.util.Random(id.hashCode());
         System.out.println("READY " + id + " " + first + " " + ticks);
         for (long tick = first; tick < first + ticks; tick++) {
             long wait = tick * 1000 - System.currentTimeMillis();
@@ -38,6 +45,17 @@ public final class TickInstance {
                 continue;
             }
             long t = tick;
+            if (maxSkewMs >= 0) {
+                Thread.sleep((long) (skews.nextDouble() * maxSkewMs));
+                if (!Dibs.executeOnce(uri, "skewed", Long.toString(t), Duration.ofSeconds(10),
+                        () -> System.out.println("RAN " + t + " " + id))) {
+                    System.out.println("SKIPPED " + t + " " + id);
+                }
+                Dibs.execute(uri, "direct-" + t, Duration.ofSeconds(10), Duration.ZERO,
+                        () -> System.out.println("DIRECT " + t + " " + id));
+                System.out.flush();
+                continue;
+            }
             boolean won = Dibs.execute(uri, "tick-" + t, Duration.ofSeconds(5), Duration.ofSeconds(2),
                     () -> System.out.println("RAN " + t + " " + id));
             if (!won) {

@@ -26,6 +26,8 @@ public final class TickRace {
         public final int ticks;
         /** tick -> instances that printed RAN for it, in order of appearance. */
         public final Map<Long, List<String>> winners = new TreeMap<>();
+        /** tick -> instances that ran it through the plain per-tick call (printed DIRECT). */
+        public final Map<Long, List<String>> direct = new TreeMap<>();
         /** tick -> instances that tried it and found the lock taken (printed SKIPPED). */
         public final Map<Long, List<String>> skipped = new TreeMap<>();
         /** Every line every instance printed (stdout and stderr), prefixed with its id. */
@@ -61,6 +63,15 @@ public final class TickRace {
      */
     public static Result run(String redisUri, int instances, int ticks, int headStartSec)
             throws IOException, InterruptedException {
+        return run(redisUri, instances, ticks, headStartSec, -1);
+    }
+
+    /**
+     * As {@link #run(String, int, int, int)}, with schedulers that fire each tick up to
+     * {@code maxSkewMs} late (see {@link TickInstance}); -1 for none.
+     */
+    public static Result run(String redisUri, int instances, int ticks, int headStartSec, long maxSkewMs)
+            throws IOException, InterruptedException {
         long first = Instant.now().getEpochSecond() + headStartSec;
         Result result = new Result(first, ticks);
         List<Process> processes = new ArrayList<>();
@@ -78,6 +89,9 @@ public final class TickRace {
                 cmd.add(id);
                 cmd.add(Integer.toString(ticks));
                 cmd.add(Long.toString(first));
+                if (maxSkewMs >= 0) {
+                    cmd.add(Long.toString(maxSkewMs));
+                }
                 Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
                 processes.add(p);
                 Thread reader = new Thread(() -> collect(p, id, result), "tick-reader-" + id);
@@ -110,9 +124,11 @@ public final class TickRace {
             while ((line = in.readLine()) != null) {
                 result.output.add(id + ": " + line);
                 String[] parts = line.split(" ");
-                if (parts.length == 3 && (parts[0].equals("RAN") || parts[0].equals("SKIPPED"))) {
+                if (parts.length == 3 && (parts[0].equals("RAN") || parts[0].equals("SKIPPED")
+                        || parts[0].equals("DIRECT"))) {
                     long tick = Long.parseLong(parts[1]);
-                    Map<Long, List<String>> into = parts[0].equals("RAN") ? result.winners : result.skipped;
+                    Map<Long, List<String>> into = parts[0].equals("RAN") ? result.winners
+                            : parts[0].equals("DIRECT") ? result.direct : result.skipped;
                     synchronized (result) {
                         into.computeIfAbsent(tick, t -> new ArrayList<>()).add(parts[2]);
                     }
