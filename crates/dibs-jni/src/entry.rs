@@ -128,41 +128,31 @@ pub extern "system" fn Java_dibs_NativeLib_inspect<'l>(
 /// Validates the arguments, then `SET key value NX PX atMost`: the id of the lease when won, 0
 /// when another holder has the lock, and minus the id when won with a warning to take with
 /// `takeWarning` (rare: no second call on the common path). With keep-alive in the conn, the
-/// extender starts here.
+/// extender starts here. With a `tick` (null for none), the lock of that tick of the job
+/// `lockName` (`dibs_core::LockParams::for_tick`, whose atLeast is its atMost).
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     handle: jlong,
     lock_name: JString<'l>,
+    tick: JString<'l>,
     at_most: jlong,
     at_least: jlong,
     unit_ms: jlong,
 ) -> jlong {
     entry(&mut env, |env| {
         let name = read_string(env, &lock_name, "lockName")?;
-        let params = LockParams::new(&name, at_most, at_least, unit_ms)?;
-        Ok(lease_id(handles::locker(handle)?.acquire(&params)?))
-    })
-}
-
-/// As `acquire`, for one tick of a scheduled job (`dibs_core::LockParams::for_tick`): the lock
-/// `<lockName>@<tick>`, kept for all of atMost as the tick's done marker.
-#[no_mangle]
-pub extern "system" fn Java_dibs_NativeLib_acquireTick<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    lock_name: JString<'l>,
-    tick: JString<'l>,
-    at_most: jlong,
-    unit_ms: jlong,
-) -> jlong {
-    entry(&mut env, |env| {
-        let name = read_string(env, &lock_name, "lockName")?;
-        let tick = read_string(env, &tick, "tick")?;
-        let params = LockParams::for_tick(&name, &tick, at_most, unit_ms)?;
-        Ok(lease_id(handles::locker(handle)?.acquire(&params)?))
+        let params = if tick.is_null() {
+            LockParams::new(&name, at_most, at_least, unit_ms)?
+        } else {
+            LockParams::for_tick(&name, &read_string(env, &tick, "tick")?, at_most, unit_ms)?
+        };
+        Ok(match handles::locker(handle)?.acquire(&params)? {
+            Some(lease) if lease.has_warning() => -leases::put(lease),
+            Some(lease) => leases::put(lease),
+            None => 0,
+        })
     })
 }
 
@@ -233,14 +223,14 @@ pub extern "system" fn Java_dibs_NativeLib_isLost<'l>(
 }
 
 /// Has the lease's id handed to [`Java_dibs_NativeLib_awaitLost`] when keep-alive finds its lock
-/// lost (at once if it is lost already); nothing without keep-alive.
+/// lost (at once if it is lost already); false, and nothing ever handed, without keep-alive.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_watchLost<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     lease: jlong,
-) {
-    entry(&mut env, |_| leases::watch_lost(lease))
+) -> jboolean {
+    entry(&mut env, |_| Ok(jboolean::from(leases::watch_lost(lease)?)))
 }
 
 /// The watched leases found lost since the last call, waiting up to `timeoutMs` for one; an
@@ -281,16 +271,6 @@ pub extern "system" fn Java_dibs_NativeLib_heldLeases<'l>(
     entry(&mut env, |_| {
         Ok(i64::try_from(leases::count()).unwrap_or(i64::MAX))
     })
-}
-
-/// What an acquire returns to Java: the new lease's id, minus it when the lease has a warning
-/// to take, 0 when another holder has the lock.
-fn lease_id(won: Option<dibs_core::Lease>) -> jlong {
-    match won {
-        Some(lease) if lease.has_warning() => -leases::put(lease),
-        Some(lease) => leases::put(lease),
-        None => 0,
-    }
 }
 
 fn read_string(env: &mut JNIEnv, s: &JString, arg: &'static str) -> Result<String, Failure> {

@@ -57,8 +57,9 @@ pub(super) fn is_lost(id: i64) -> Result<bool, Failure> {
     with(id, |lease| lease.is_lost())
 }
 
-/// Has the lease `id` pushed to [`super::lost`] when keep-alive finds its lock lost (no I/O).
-pub(super) fn watch_lost(id: i64) -> Result<(), Failure> {
+/// Has the lease `id` pushed to [`super::lost`] when keep-alive finds its lock lost (no I/O);
+/// false when the lease has no keep-alive, so that nothing will be pushed.
+pub(super) fn watch_lost(id: i64) -> Result<bool, Failure> {
     with(id, |lease| lease.when_lost(move || super::lost::push(id)))
 }
 

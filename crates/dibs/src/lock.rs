@@ -244,9 +244,14 @@ impl Lease {
     /// With keep-alive: has `tell` called once, on keep-alive's thread, when the lock is found
     /// taken or cannot be extended before it lapses (at once if that happened already), unless
     /// the lease is released first. Without keep-alive, never: nothing watches the lock.
-    pub fn when_lost(&self, tell: impl FnOnce() + Send + 'static) {
-        if let Some(keep_alive) = &self.keep_alive {
-            keep_alive.when_lost(Box::new(tell));
+    /// Returns whether anything watches the lock (keep-alive); `tell` is dropped if not.
+    pub fn when_lost(&self, tell: impl FnOnce() + Send + 'static) -> bool {
+        match &self.keep_alive {
+            Some(keep_alive) => {
+                keep_alive.when_lost(Box::new(tell));
+                true
+            }
+            None => false,
         }
     }
 

@@ -5,6 +5,9 @@ import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Handler;
 import java.util.logging.Level;
@@ -193,21 +196,25 @@ public final class LeaseFaults {
         return () -> logger.removeHandler(handler);
     }
 
-    /** The threads of this process named {@code name}, from /proc/self/task. */
-    public static int threadsNamed(String name) throws IOException {
-        int count = 0;
+    /** The names of this process's threads (native ones too), sorted, from /proc/self/task. */
+    public static List<String> threadNames() throws IOException {
+        List<String> names = new ArrayList<>();
         try (Stream<Path> tasks = Files.list(Paths.get("/proc/self/task"))) {
             for (Path t : (Iterable<Path>) tasks::iterator) {
                 try {
-                    if (new String(Files.readAllBytes(t.resolve("comm"))).trim().equals(name)) {
-                        count++;
-                    }
+                    names.add(new String(Files.readAllBytes(t.resolve("comm"))).trim());
                 } catch (IOException e) {
                     // the thread ended while listed
                 }
             }
         }
-        return count;
+        Collections.sort(names);
+        return names;
+    }
+
+    /** The threads of this process named {@code name}. */
+    public static int threadsNamed(String name) throws IOException {
+        return (int) threadNames().stream().filter(name::equals).count();
     }
 
     /** {@link #threadsNamed} once it is down to {@code expected}, or after 5 s. */

@@ -176,7 +176,7 @@ public final class DibsClient implements AutoCloseable {
      */
     public <T> DibsResult<T> attempt(String lockName, long atMostSec, long atLeastSec, Supplier<T> task) {
         checkOpen(lockName, task);
-        return Lifecycle.run(handle, listener, interruptOnLost, lockName, LockDurations.ofSeconds(atMostSec, atLeastSec), task);
+        return Lifecycle.run(handle, listener, interruptOnLost, lockName, null, LockDurations.ofSeconds(atMostSec, atLeastSec), task);
     }
 
     /**
@@ -195,7 +195,7 @@ public final class DibsClient implements AutoCloseable {
      */
     public <T> DibsResult<T> attempt(String lockName, Duration atMost, Duration atLeast, Supplier<T> task) {
         checkOpen(lockName, task);
-        return Lifecycle.run(handle, listener, interruptOnLost, lockName, LockDurations.of(atMost, atLeast), task);
+        return Lifecycle.run(handle, listener, interruptOnLost, lockName, null, LockDurations.of(atMost, atLeast), task);
     }
 
     /**
@@ -213,7 +213,7 @@ public final class DibsClient implements AutoCloseable {
      */
     public Optional<DibsLease> tryLock(String lockName, Duration atMost, Duration atLeast) {
         checkOpen(lockName, this);
-        return Optional.ofNullable(DibsLease.acquire(handle, listener, interruptOnLost, lockName, LockDurations.of(atMost, atLeast)));
+        return Optional.ofNullable(DibsLease.acquire(handle, listener, interruptOnLost, lockName, null, LockDurations.of(atMost, atLeast)));
     }
 
     /**

@@ -42,16 +42,11 @@ public final class DibsLease implements AutoCloseable {
     /**
      * Takes a lock, the one way dibs does: tells {@code attempt}, tries the lock in Rust, then
      * tells {@code skipped} and returns null, or tells {@code acquired} and returns the lease.
+     * With a {@code tick} (null for none), the lock of that tick of the job {@code lockName}.
      *
-     * @throws IllegalArgumentException on an invalid name or durations (from Rust, before I/O)
+     * @throws IllegalArgumentException on an invalid name, tick or durations (from Rust, before I/O)
      * @throws DibsException if the lock could not be tried
      */
-    static DibsLease acquire(long handle, DibsListener listener, boolean interruptOnLost, String lockName,
-            LockDurations durations) {
-        return acquire(handle, listener, interruptOnLost, lockName, null, durations);
-    }
-
-    /** As above; with a {@code tick}, the lock of that tick of the job {@code lockName}. */
     static DibsLease acquire(long handle, DibsListener listener, boolean interruptOnLost, String lockName,
             String tick, LockDurations durations) {
         // Made before the lock exists, the release's facts array included: between the native

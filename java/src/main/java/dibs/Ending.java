@@ -26,4 +26,12 @@ final class Ending {
     static boolean ownedToTheEnd(int code) {
         return code == RELEASED || code == KEPT_FOR_AT_LEAST;
     }
+
+    /** The {@link DibsListener} event that tells an ending: released, releaseFailed, unproven or expired. */
+    static String event(int code) {
+        return ownedToTheEnd(code) ? "released"
+                : code == RELEASE_FAILED ? "releaseFailed"
+                : code == UNPROVEN ? "unproven"
+                : "expired";
+    }
 }

@@ -53,20 +53,23 @@ final class Events {
     /** One of released, expired, releaseFailed or unproven, as the release's {@link Ending} says. */
     static void ended(DibsListener listener, String name, int ending, Duration heldFor) {
         if (listener != null) {
+            String event = Ending.event(ending);
             try {
-                if (Ending.ownedToTheEnd(ending)) {
-                    listener.released(name, heldFor);
-                } else if (ending == Ending.RELEASE_FAILED) {
-                    listener.releaseFailed(name, heldFor);
-                } else if (ending == Ending.UNPROVEN) {
-                    listener.unproven(name, heldFor);
-                } else {
-                    listener.expired(name, heldFor);
+                switch (event) {
+                    case "released":
+                        listener.released(name, heldFor);
+                        break;
+                    case "releaseFailed":
+                        listener.releaseFailed(name, heldFor);
+                        break;
+                    case "unproven":
+                        listener.unproven(name, heldFor);
+                        break;
+                    default:
+                        listener.expired(name, heldFor);
                 }
             } catch (RuntimeException | Error e) {
-                ignored(name, Ending.ownedToTheEnd(ending) ? "released"
-                        : ending == Ending.RELEASE_FAILED ? "releaseFailed"
-                        : ending == Ending.UNPROVEN ? "unproven" : "expired", e);
+                ignored(name, event, e);
             }
         }
     }

@@ -18,14 +18,9 @@ final class Lifecycle {
     /**
      * Takes the lease, runs the task, releases the lease. The task never runs under a native
      * frame, so a virtual thread is never pinned by it; what the release found is decided and
-     * worded by Rust, and only dispatched by the lease.
+     * worded by Rust, and only dispatched by the lease. With a {@code tick} (null for none),
+     * under the lock of that tick of the job {@code lockName}.
      */
-    static <T> DibsResult<T> run(long handle, DibsListener listener, boolean interruptOnLost, String lockName,
-            LockDurations durations, Supplier<T> task) {
-        return run(handle, listener, interruptOnLost, lockName, null, durations, task);
-    }
-
-    /** As above; with a {@code tick}, under the lock of that tick of the job {@code lockName}. */
     static <T> DibsResult<T> run(long handle, DibsListener listener, boolean interruptOnLost, String lockName,
             String tick, LockDurations durations, Supplier<T> task) {
         long[] current = CURRENT.get(); // before the lock is ours: nothing between acquire and try can throw

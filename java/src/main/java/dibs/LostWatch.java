@@ -15,11 +15,17 @@ final class LostWatch {
 
     private LostWatch() {}
 
-    /** Runs {@code onLost} once, on the watcher's thread, if lease {@code id}'s lock is found lost. */
+    /**
+     * Runs {@code onLost} once, on the watcher's thread, if lease {@code id}'s lock is found lost.
+     * A lease without keep-alive is not kept here, and starts no thread: nothing watches it.
+     */
     static void watch(long id, Runnable onLost) {
-        start();
-        WATCHED.put(id, onLost);
-        NativeLib.watchLost(id);
+        WATCHED.put(id, onLost); // before Rust can tell of a loss
+        if (NativeLib.watchLost(id)) {
+            start(); // a loss told before it runs waits in Rust's queue
+        } else {
+            WATCHED.remove(id);
+        }
     }
 
     /** The lease {@code id} is released: a loss found from now on is no one's news. */

@@ -27,14 +27,11 @@ final class NativeIo {
 
     private NativeIo() {}
 
-    /** {@link NativeLib#acquire}, or {@link NativeLib#acquireTick} when {@code tick} is set. */
     static long acquire(long handle, String lockName, String tick, long atMost, long atLeast, long unitMs) {
         if (!isVirtual()) {
-            return tick == null ? NativeLib.acquire(handle, lockName, atMost, atLeast, unitMs)
-                    : NativeLib.acquireTick(handle, lockName, tick, atMost, unitMs);
+            return NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs);
         }
-        return offload(() -> tick == null ? NativeLib.acquire(handle, lockName, atMost, atLeast, unitMs)
-                : NativeLib.acquireTick(handle, lockName, tick, atMost, unitMs));
+        return offload(() -> NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs));
     }
 
     static String release(long lease, long[] facts) {

@@ -63,21 +63,16 @@ final class NativeLib {
      * Validates the arguments, then {@code SET key token NX PX atMost}. With keep-alive in the
      * conn, a Rust thread (which never calls the JVM) extends the lock until {@link #release}.
      *
+     * @param tick null, or a tick of the job {@code lockName}: the lock {@code <lockName>@<tick>},
+     *     kept for all of atMost from its acquisition as the tick's done marker ({@code atLeast}
+     *     is then atMost)
      * @param unitMs 1000 when {@code atMost}/{@code atLeast} are seconds, 1 when milliseconds
      * @return the id of the lease (&gt; 0) when won; 0 when another holder has the lock; minus
      *     the id when won with a warning to take with {@link #takeWarning} (rare)
-     * @throws DibsArgumentException on an invalid name or duration, before any I/O
+     * @throws DibsArgumentException on an invalid name, tick or duration, before any I/O
      * @throws DibsException (a subclass where one fits) when the lock could not be tried
      */
-    static native long acquire(long handle, String lockName, long atMost, long atLeast, long unitMs);
-
-    /**
-     * As {@link #acquire}, for one tick of a scheduled job: the lock {@code <lockName>@<tick>},
-     * kept for all of atMost from its acquisition as the tick's done marker.
-     *
-     * @throws DibsArgumentException on an invalid name, tick or atMost (before any I/O)
-     */
-    static native long acquireTick(long handle, String lockName, String tick, long atMost, long unitMs);
+    static native long acquire(long handle, String lockName, String tick, long atMost, long atLeast, long unitMs);
 
     /**
      * Stops keep-alive and releases a lease with the token-checked script, then says how the
@@ -115,11 +110,12 @@ final class NativeLib {
 
     /**
      * Has the lease's id returned by {@link #awaitLost} once keep-alive finds its lock lost (at
-     * once if it is lost already); nothing happens without keep-alive. No I/O.
+     * once if it is lost already). No I/O.
      *
+     * @return false when the lease has no keep-alive: nothing watches its lock
      * @throws IllegalStateException when the lease was released
      */
-    static native void watchLost(long lease);
+    static native boolean watchLost(long lease);
 
     /**
      * The watched leases found lost since the last call, waiting up to {@code timeoutMs} for one;

@@ -4,11 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -16,7 +13,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -91,7 +87,7 @@ class LeakCheckTest {
                     DibsClient keepAlive = Dibs.client(base.keepAlive(true).build())) {
                 // Warm: the library, both pools, and on Java 21+ the offload threads of the virtual callers.
                 runWorkers(THREADS, virtualThreads, 2 * THREADS, i -> plain.execute("leak-warm-" + i, AT_MOST, Duration.ZERO, () -> {}));
-                List<String> threadsBefore = threadNames();
+                List<String> threadsBefore = LeaseFaults.threadNames();
                 long leasesBefore = NativeLib.heldLeases();
 
                 AtomicBoolean chaos = new AtomicBoolean(true);
@@ -154,7 +150,7 @@ class LeakCheckTest {
                 String keys = redis.command("KEYS", "dibs:leak-*");
                 long extenders = LeaseFaults.settledThreadsNamed("dibs-keep-alive", 0);
                 List<String> grown = settledGrowth(threadsBefore);
-                long offload = threadNames().stream().filter(n -> n.startsWith("dibs-io-")).count();
+                long offload = LeaseFaults.threadNames().stream().filter(n -> n.startsWith("dibs-io-")).count();
 
                 Map<String, Long> sorted = new TreeMap<>();
                 outcomes.forEach((k, v) -> sorted.put(k, v.sum()));
@@ -163,7 +159,7 @@ class LeakCheckTest {
                 sorted.forEach((k, v) -> System.out.printf("  %-40s %,6d%n", k, v));
                 System.out.printf("after: keys left %d, leases %d, keep-alive threads %d, threads %d (before %d), new %s; idle offload %d%n",
                         keys.isEmpty() ? 0 : keys.split("\n").length, NativeLib.heldLeases() - leasesBefore, extenders,
-                        threadNames().size(), threadsBefore.size(), grown, offload);
+                        LeaseFaults.threadNames().size(), threadsBefore.size(), grown, offload);
 
                 assertEquals("", keys, "no lock key is left");
                 assertEquals(leasesBefore, NativeLib.heldLeases(), "Rust holds no lease");
@@ -240,22 +236,6 @@ class LeakCheckTest {
         }
     }
 
-    /** The names of this process's threads, sorted, from /proc/self/task. */
-    private static List<String> threadNames() throws IOException {
-        List<String> names = new ArrayList<>();
-        try (Stream<java.nio.file.Path> tasks = Files.list(Paths.get("/proc/self/task"))) {
-            for (java.nio.file.Path t : (Iterable<java.nio.file.Path>) tasks::iterator) {
-                try {
-                    names.add(new String(Files.readAllBytes(t.resolve("comm"))).trim());
-                } catch (IOException e) {
-                    // ended while listed
-                }
-            }
-        }
-        Collections.sort(names);
-        return names;
-    }
-
     /**
      * The threads now that were not there {@code before} (by name, counted), but the JVM's own
      * that it adds under load (compiler and GC workers, the process reaper, virtual threads'
@@ -265,7 +245,7 @@ class LeakCheckTest {
     private static List<String> settledGrowth(List<String> before) throws Exception {
         long until = System.nanoTime() + 10_000_000_000L;
         while (true) {
-            List<String> grown = new ArrayList<>(threadNames());
+            List<String> grown = new ArrayList<>(LeaseFaults.threadNames());
             for (String name : before) {
                 grown.remove(name);
             }
