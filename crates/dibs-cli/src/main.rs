@@ -83,7 +83,7 @@ fn run(command: Command) -> Result<u8, Error> {
                 eprintln!("dibs: warning: {warning}");
             }
             // A panic here drops the lease, which releases it.
-            let code = forwarder.run_child(&program, &args);
+            let code = forwarder.run_child(&program, &args, lease.fence());
             let ending = lease.release();
             forwarder.stop();
             if let Some(warning) = ending.warning() {
@@ -247,7 +247,8 @@ impl Forwarder {
 
     /// Runs the child with our stdin, stdout and stderr; returns its exit code, or 128 + the
     /// signal that killed it (or that came before it could start).
-    fn run_child(&self, program: &str, args: &[String]) -> u8 {
+    /// The command gets the lock's fencing token as `DIBS_FENCING_TOKEN`.
+    fn run_child(&self, program: &str, args: &[String], fence: u64) -> u8 {
         let mut target = self.target.lock().unwrap_or_else(|p| p.into_inner());
         if let Target::Waiting(Some(signal)) = *target {
             eprintln!("dibs: signal {signal} before {program} started; not run");
@@ -256,7 +257,10 @@ impl Forwarder {
         let ignored = self.ignored;
         let mut process = Process::new(program);
         // DIBS_REDIS may hold a password: it is dibs's, not the command's.
-        process.args(args).env_remove("DIBS_REDIS");
+        process
+            .args(args)
+            .env_remove("DIBS_REDIS")
+            .env("DIBS_FENCING_TOKEN", fence.to_string());
         // SAFETY: `restore_signals` makes only async-signal-safe calls.
         unsafe {
             process.pre_exec(move || restore_signals(&ignored));

@@ -125,8 +125,9 @@ pub extern "system" fn Java_dibs_NativeLib_inspect<'l>(
     })
 }
 
-/// Validates the arguments, then `SET key value NX PX atMost`: the id of the lease when won, 0
-/// when another holder has the lock, and minus the id when won with a warning to take with
+/// Validates the arguments, then `SET key value NX PX atMost` (with its fencing token, and durable
+/// acquire's WAIT when it applies): the id of the lease when won, 0 when another holder has the
+/// lock (a `DibsUnconfirmedException` when durable acquire could not confirm it and gave it back), and minus the id when won with a warning to take with
 /// `takeWarning` (rare: no second call on the common path). With keep-alive in the conn, the
 /// extender starts here. With a `tick` (null for none), the lock of that tick of the job
 /// `lockName` (`dibs_core::LockParams::for_tick`, whose atLeast is its atMost).
@@ -210,6 +211,16 @@ pub extern "system" fn Java_dibs_NativeLib_takeWarning<'l>(
             None => std::ptr::null_mut(),
         })
     })
+}
+
+/// The lease's fencing token (`dibs_core::Lease::fence`; no I/O).
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_fencingToken<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+) -> jlong {
+    entry(&mut env, |_| Ok(leases::fence(lease)? as jlong))
 }
 
 /// Whether keep-alive found the lease's lock taken, or could not extend it in time.

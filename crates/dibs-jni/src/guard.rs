@@ -103,5 +103,6 @@ fn exception_class(e: &Error) -> &'static str {
         Error::Authentication(_) => "dibs/DibsAuthenticationException",
         Error::Permission(_) => "dibs/DibsPermissionException",
         Error::Server(_) => "dibs/DibsException",
+        Error::Unconfirmed(_) => "dibs/DibsUnconfirmedException",
     }
 }

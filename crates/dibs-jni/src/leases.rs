@@ -68,6 +68,11 @@ pub(super) fn safe_for(id: i64) -> Result<std::time::Duration, Failure> {
     with(id, |lease| lease.safe_for())
 }
 
+/// The lease's fencing token (no I/O).
+pub(super) fn fence(id: i64) -> Result<u64, Failure> {
+    with(id, |lease| lease.fence())
+}
+
 /// The acquire's warning about the lease, once (no I/O).
 pub(super) fn take_warning(id: i64) -> Result<Option<String>, Failure> {
     with(id, Lease::take_warning)

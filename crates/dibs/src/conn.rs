@@ -116,11 +116,12 @@ impl ConnectionLike for Conn {
             Conn::Single(c) => c.req_packed_commands(cmd, offset, count),
             Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),
             Conn::Tls(c) => c.req_packed_commands(cmd, offset, count),
-            // dibs pipelines only inspect's GET and PTTL: one ASKING admits only the first.
-            // Inspect during a migration then fails like any other error, never wrongly.
-            Conn::Asking(_) => {
-                let _ = (cmd, offset, count);
-                Err((ErrorKind::Client, "no pipelines through an ASK redirection").into())
+            // One ASKING admits only the next command: the acquire's pipeline puts its one keyed
+            // command first (WAIT has no key). A later keyed command (inspect's PTTL) gets its
+            // own ASK error back, which fails the call, never wrongly.
+            Conn::Asking(c) => {
+                let both = [asking(), cmd].concat();
+                c.req_packed_commands(&both, offset + 1, count)
             }
         }
     }

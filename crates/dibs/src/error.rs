@@ -19,6 +19,9 @@ pub enum Error {
     Permission(String),
     /// Any other error reply from the server.
     Server(String),
+    /// The lock was won, but fewer replicas than durable acquire asks for acknowledged it in
+    /// time: a failover could have lost it, so it was given back and the task must not run.
+    Unconfirmed(String),
 }
 
 impl Error {
@@ -37,7 +40,8 @@ impl Error {
             | Error::Timeout(message)
             | Error::Authentication(message)
             | Error::Permission(message)
-            | Error::Server(message) => message,
+            | Error::Server(message)
+            | Error::Unconfirmed(message) => message,
         }
     }
 

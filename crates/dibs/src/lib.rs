@@ -30,7 +30,7 @@ mod sweeper;
 mod tls;
 
 pub use connspec::{
-    Address, ConnSpec, SpecValue, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HOST,
+    Address, ConnSpec, Durable, SpecValue, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HOST,
     DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_KEY_PREFIX, DEFAULT_MAX_TOTAL, DEFAULT_PORT,
     DEFAULT_READ_TIMEOUT_MS,
 };

@@ -17,10 +17,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use redis::RedisResult;
+use redis::{ErrorKind, RedisResult, ServerErrorKind};
 
 use crate::conn::Conn;
-use crate::connspec::{ConnSpec, ServerSpec};
+use crate::connspec::{ConnSpec, Durable, ServerSpec};
 use crate::ending::{Ended, Ending};
 use crate::error::{Error, Result};
 use crate::holder::{self, Holder, LockState};
@@ -204,8 +204,11 @@ pub struct Lease {
     at_most_ms: u64,
     at_least_ms: u64,
     keep_alive: Option<KeepAlive>,
-    /// What the acquire found worth a warning (a keep-alive schedule that cannot hold).
+    /// What the acquire found worth a warning (a keep-alive schedule that cannot hold, a server
+    /// that refused durable acquire's `WAIT`).
     warning: Option<String>,
+    /// The fencing token the acquire minted (`script::ACQUIRE`).
+    fence: u64,
     released: bool,
 }
 
@@ -233,6 +236,13 @@ impl Lease {
     /// The value stored under the key: `token;host;pid;acquired-at-unix-ms`.
     pub fn value(&self) -> &str {
         &self.value
+    }
+
+    /// The fencing token of this acquisition: greater than that of every earlier holder of the
+    /// lock (see `script::ACQUIRE` for when that holds), for the guarded resource to check, e.g.
+    /// `UPDATE ... SET fence = ? WHERE fence < ?`. 0 when the server's ACL refuses `TIME`.
+    pub fn fence(&self) -> u64 {
+        self.fence
     }
 
     /// With keep-alive: whether the lock was found taken, or could not be extended in time, while
@@ -360,6 +370,150 @@ impl Drop for Lease {
     }
 }
 
+/// What the acquire's round trip found: the fencing token when the lock was won, and durable
+/// acquire's acknowledgement (replicas, or an error reply when the server refused the command).
+struct Trip {
+    fence: Option<u64>,
+    acked: Option<RedisResult<Acked>>,
+}
+
+/// What `WAIT` (replicas) or `WAITAOF` (the master's own fsync, and replicas) acknowledged.
+#[derive(Clone, Copy, Debug)]
+struct Acked {
+    local: i64,
+    replicas: i64,
+}
+
+/// What durable acquire asks of one call.
+#[derive(Clone, Copy, Debug)]
+struct Wait {
+    replicas: u32,
+    /// `WAITAOF 1 replicas`, not `WAIT replicas`.
+    aof: bool,
+    /// Asked for by the spec (a refusal fails the call), not the default (a refusal is warned
+    /// about once, then the server is used without).
+    explicit: bool,
+    /// Half the read timeout: the reply comes back within it, well inside the read timeout.
+    budget_ms: u64,
+}
+
+impl Wait {
+    fn command(&self) -> &'static str {
+        if self.aof {
+            "WAITAOF"
+        } else {
+            "WAIT"
+        }
+    }
+
+    fn confirmed(&self, acked: Acked) -> bool {
+        acked.replicas >= i64::from(self.replicas) && (!self.aof || acked.local >= 1)
+    }
+
+    fn unconfirmed(&self, name: &str, acked: Acked, endpoint: &str) -> String {
+        let (wanted, budget) = (self.replicas, self.budget_ms);
+        let local = if self.aof && acked.local < 1 {
+            ", and the master's own AOF fsync did not happen"
+        } else {
+            ""
+        };
+        format!(
+            "lock '{name}' on {endpoint} was won but not confirmed: {} of {wanted} replicas \
+             acknowledged it within {budget} ms{local}, so a failover could lose it; it was given \
+             back and the task did not run (durable acquire; a replica lagging or cut off)",
+            acked.replicas
+        )
+    }
+
+    fn refused(&self, name: &str, refused: &redis::RedisError, endpoint: &str) -> String {
+        format!(
+            "lock '{name}' was given back: {endpoint} refused {} ({}), which the conn's \
+             'durable' setting asks for; set 'durable' to \"auto\" or \"off\" for a server without it",
+            self.command(),
+            first_line(refused)
+        )
+    }
+
+    fn refused_by_default(&self, refused: &redis::RedisError, endpoint: &str) -> String {
+        format!(
+            "{endpoint} refused {} ({}): durable acquire is off for it, so a failover may lose \
+             a lock just taken; set 'durable' to \"off\" to say so and silence this",
+            self.command(),
+            first_line(refused)
+        )
+    }
+}
+
+fn first_line(e: &redis::RedisError) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_owned()
+}
+
+/// The acquire's round trip: [`script::ACQUIRE`], then `WAIT`/`WAITAOF` when `wait` says so,
+/// pipelined; EVAL again on NOSCRIPT. `retry`: a key already holding `value` is won too.
+fn trip(
+    conn: &mut Conn,
+    key: &str,
+    value: &str,
+    at_most_ms: u64,
+    retry: bool,
+    wait: Option<Wait>,
+) -> RedisResult<Trip> {
+    let script = |cached: bool| {
+        let mut cmd = script::ACQUIRE.call(cached, key, value.len() + 24);
+        cmd.arg(value).arg(at_most_ms).arg(u8::from(retry));
+        cmd
+    };
+    let Some(wait) = wait else {
+        let cmd = script(true);
+        let fence: Option<u64> = match cmd.query(conn) {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                script(false).query(conn)?
+            }
+            other => other?,
+        };
+        return Ok(Trip { fence, acked: None });
+    };
+    for cached in [true, false] {
+        let mut pipe = redis::pipe();
+        pipe.add_command(script(cached));
+        let ack = pipe.cmd(wait.command());
+        if wait.aof {
+            ack.arg(1);
+        }
+        ack.arg(wait.replicas).arg(wait.budget_ms);
+        // A cluster connection hands an error reply back as the pipeline's error.
+        let mut replies: Vec<RedisResult<redis::Value>> = match pipe.ignore_errors().query(conn) {
+            Err(e) if cached && e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                continue
+            }
+            replies => replies?,
+        };
+        let acked = replies.pop().unwrap_or(Ok(redis::Value::Nil));
+        let fence = match replies.pop().unwrap_or(Ok(redis::Value::Nil)) {
+            Err(e) if cached && e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                continue
+            }
+            fence => redis::from_redis_value::<Option<u64>>(fence?)?,
+        };
+        let acked = acked.and_then(|v| {
+            if wait.aof {
+                let (local, replicas): (i64, i64) = redis::from_redis_value(v)?;
+                Ok(Acked { local, replicas })
+            } else {
+                Ok(Acked {
+                    local: 0,
+                    replicas: redis::from_redis_value(v)?,
+                })
+            }
+        });
+        return Ok(Trip {
+            fence,
+            acked: Some(acked),
+        });
+    }
+    unreachable!("EVAL never answers NOSCRIPT")
+}
+
 /// How a locked call ended.
 #[derive(Debug)]
 pub enum Outcome<T> {
@@ -423,11 +577,22 @@ impl Registry {
 impl Locker {
     /// A locker with its own pool. Nothing connects until the first call.
     pub fn new(spec: ConnSpec) -> Result<Locker> {
-        Ok(Locker {
-            pool: Arc::new(Pool::new(spec.server().clone())?),
+        Ok(Locker::on(
+            Arc::new(Pool::new(spec.server().clone())?),
+            spec,
+        ))
+    }
+
+    fn on(pool: Arc<Pool>, spec: ConnSpec) -> Locker {
+        if spec.durable() == Durable::Auto {
+            // The default waits for a replica only where the server has one.
+            pool.count_replicas();
+        }
+        Locker {
+            pool,
             spec,
             warned: Mutex::default(),
-        })
+        }
     }
 
     /// The process-wide locker for `spec`: made on first use, then shared by every caller
@@ -456,11 +621,7 @@ impl Locker {
                 pool
             }
         };
-        let locker: &'static Locker = Box::leak(Box::new(Locker {
-            pool,
-            spec: spec.clone(),
-            warned: Mutex::default(),
-        }));
+        let locker: &'static Locker = Box::leak(Box::new(Locker::on(pool, spec.clone())));
         registry.lockers.insert(spec, locker);
         Ok(locker)
     }
@@ -515,24 +676,21 @@ impl Locker {
         }))
     }
 
-    /// `SET key value NX PX atMost`. `None` when someone else holds the lock. With keep-alive
-    /// in the spec, the lease's extender starts here.
+    /// `SET key value NX PX atMost` with its fencing token (`script::ACQUIRE`), and with durable
+    /// acquire, `WAIT` (or `WAITAOF`) in the same round trip. `None` when someone else holds the
+    /// lock. [`Error::Unconfirmed`] when the lock was won but the replicas did not acknowledge
+    /// it in time: it was given back, and the task must not run. With keep-alive in the spec,
+    /// the lease's extender starts here.
     pub fn acquire(&self, params: &LockParams) -> Result<Option<Lease>> {
         let key = self.key(&params.name);
         let first_value = holder::new_value();
+        // Decided on the connection the acquire uses: a new one has just counted the replicas.
+        let wait = std::cell::Cell::new(None);
         // Set when a SET timed out and a delete of its value was queued behind it.
         let doomed = std::cell::Cell::new(false);
-        let set = |conn: &mut Conn, value: &str| -> RedisResult<bool> {
-            // Sized up front: built arg by arg, the buffers would grow four or five times.
-            let reply: RedisResult<Option<String>> =
-                redis::Cmd::with_capacity(6, key.len() + value.len() + 32)
-                    .arg("SET")
-                    .arg(&key)
-                    .arg(value)
-                    .arg("NX")
-                    .arg("PX")
-                    .arg(params.at_most_ms)
-                    .query(conn);
+        let set = |conn: &mut Conn, value: &str, retry: bool| -> RedisResult<Trip> {
+            wait.set(self.wait(conn));
+            let reply = trip(conn, &key, value, params.at_most_ms, retry, wait.get());
             if reply.as_ref().is_err_and(|e| e.is_timeout()) {
                 // No answer in time: the SET may still run when a frozen server thaws, and hold
                 // the lock with nothing running. Queue a token-checked delete behind it on the
@@ -543,41 +701,68 @@ impl Locker {
                 }
                 doomed.set(true);
             }
-            Ok(reply?.is_some())
+            reply
         };
         let retry_value = std::cell::RefCell::new(None);
-        let set_again = |conn: &mut Conn| -> RedisResult<bool> {
+        let set_again = |conn: &mut Conn| -> RedisResult<Trip> {
             if doomed.get() {
                 // The first value will be deleted if it ever lands: try with a new one.
                 let value = holder::new_value();
-                let won = set(conn, &value)?;
+                let found = set(conn, &value, false)?;
                 *retry_value.borrow_mut() = Some(value);
-                return Ok(won);
+                return Ok(found);
             }
             // After a dropped connection the first SET may have landed with its reply lost:
             // then the key holds our own value, and the lock is ours.
-            if set(conn, &first_value)? {
-                return Ok(true);
-            }
-            let current: Option<String> = redis::cmd("GET").arg(&key).query(conn)?;
-            Ok(current.as_deref() == Some(first_value.as_str()))
+            set(conn, &first_value, true)
         };
         let name = &params.name;
         let sent = Instant::now();
-        let won = self.pool.run(
+        let found = self.pool.run(
             &format_args!("acquiring lock '{name}'"),
-            |conn| set(conn, &first_value),
+            |conn| set(conn, &first_value, false),
             set_again,
         )?;
         let value = retry_value.into_inner().unwrap_or(first_value);
-        if !won {
+        let Some(fence) = found.fence else {
             return Ok(None);
-        }
+        };
+        let durability_warning = match (wait.get(), found.acked) {
+            (Some(wait), Some(Ok(acked))) if !wait.confirmed(acked) => {
+                self.give_back(name, &key, &value);
+                if !wait.explicit {
+                    // The replica may have left for good: the next call counts again.
+                    self.pool.forget_replicas();
+                }
+                return Err(Error::Unconfirmed(wait.unconfirmed(
+                    name,
+                    acked,
+                    &self.spec.endpoint(),
+                )));
+            }
+            (Some(wait), Some(Err(refused))) if wait.explicit => {
+                self.give_back(name, &key, &value);
+                return Err(Error::Server(wait.refused(
+                    name,
+                    &refused,
+                    &self.spec.endpoint(),
+                )));
+            }
+            (Some(wait), Some(Err(refused))) => self
+                .pool
+                .refuse_wait()
+                .then(|| wait.refused_by_default(&refused, &self.spec.endpoint())),
+            _ => None,
+        };
         let acquired = Instant::now();
-        let warning = if self.spec.keep_alive() {
+        let schedule_warning = if self.spec.keep_alive() {
             self.schedule_warning(name, params.at_most_ms)
         } else {
             None
+        };
+        let warning = match (durability_warning, schedule_warning) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
         };
         let keep_alive = if self.spec.keep_alive() {
             KeepAlive::start(
@@ -602,8 +787,43 @@ impl Locker {
             at_least_ms: params.at_least_ms,
             keep_alive,
             warning,
+            fence,
             released: false,
         }))
+    }
+
+    /// What durable acquire waits for on this call, if anything (see [`Durable`]).
+    fn wait(&self, conn: &mut Conn) -> Option<Wait> {
+        let budget_ms = (self.spec.read_timeout().as_millis() as u64 / 2).max(1);
+        let wait = |replicas, aof, explicit| {
+            Some(Wait {
+                replicas,
+                aof,
+                explicit,
+                budget_ms,
+            })
+        };
+        match self.spec.durable() {
+            Durable::Off => None,
+            Durable::Replicas(n) => wait(n, false, true),
+            Durable::Aof(n) => wait(n, true, true),
+            Durable::Auto if self.pool.wait_refused() => None,
+            // A lone master (no replica, or the one left after a failover) has no replica a
+            // failover could promote in its place with the lock missing.
+            Durable::Auto if self.pool.replicas(conn) > 0 => wait(1, false, false),
+            Durable::Auto => None,
+        }
+    }
+
+    /// Deletes a lock just won that durable acquire could not confirm (token-checked). Should
+    /// that fail, the lock expires within atMost; the call reports it unconfirmed either way.
+    fn give_back(&self, name: &str, key: &str, value: &str) {
+        let release = |conn: &mut Conn| script::RELEASE.run::<i64>(conn, key, value, 0);
+        let _ = self.pool.run(
+            &format_args!("giving back unconfirmed lock '{name}'"),
+            release,
+            release,
+        );
     }
 
     /// Keep-alive's warning for `atMost`, the first time it is due in this locker.

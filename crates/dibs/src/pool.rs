@@ -8,10 +8,11 @@
 
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use redis::{ErrorKind, RedisResult, ServerErrorKind};
+use redis::{ErrorKind, RedisResult, ServerErrorKind, Value};
 
 use crate::conn::{Conn, Opener};
 use crate::connspec::ServerSpec;
@@ -22,6 +23,12 @@ pub(crate) struct Pool {
     opener: Opener,
     state: Mutex<State>,
     returned: Condvar,
+    /// Durable acquire's view of the server (see `lock`): the replicas its last new connection
+    /// found (`INFO replication`; -1 before anyone asked), whether anyone asks, and whether the
+    /// server refused `WAIT`.
+    replicas: AtomicI64,
+    count_replicas: AtomicBool,
+    wait_refused: AtomicBool,
 }
 
 struct State {
@@ -46,7 +53,44 @@ impl Pool {
                 waiting: 0,
             }),
             returned: Condvar::new(),
+            replicas: AtomicI64::new(-1),
+            count_replicas: AtomicBool::new(false),
+            wait_refused: AtomicBool::new(false),
         })
+    }
+
+    /// Counts the server's replicas at every new connection from now on (one `INFO
+    /// replication` each), for [`replicas`](Pool::replicas). No I/O.
+    pub(crate) fn count_replicas(&self) {
+        self.count_replicas.store(true, Ordering::Relaxed);
+    }
+
+    /// The replicas the server reported connected when this pool last opened a connection; if
+    /// none was opened since [`count_replicas`](Pool::count_replicas), asks on `conn`. An
+    /// `INFO` refused (an ACL) counts as none.
+    pub(crate) fn replicas(&self, conn: &mut Conn) -> i64 {
+        let known = self.replicas.load(Ordering::Relaxed);
+        if known >= 0 {
+            return known;
+        }
+        let n = count_replicas(conn).unwrap_or(0);
+        self.replicas.store(n, Ordering::Relaxed);
+        n
+    }
+
+    /// Makes the next [`replicas`](Pool::replicas) count again.
+    pub(crate) fn forget_replicas(&self) {
+        self.replicas.store(-1, Ordering::Relaxed);
+    }
+
+    /// Whether the server refused `WAIT` (then durable acquire's default does without it).
+    pub(crate) fn wait_refused(&self) -> bool {
+        self.wait_refused.load(Ordering::Relaxed)
+    }
+
+    /// Records that the server refuses `WAIT`; true the first time, to warn once.
+    pub(crate) fn refuse_wait(&self) -> bool {
+        !self.wait_refused.swap(true, Ordering::Relaxed)
     }
 
     /// The most one [`run`](Pool::run) of a single command waits once it has a connection: a
@@ -197,10 +241,23 @@ impl Pool {
     /// Connects, authenticates and selects the db, all within the connect timeout, for a slot
     /// already counted in `open`; gives the slot back if that fails.
     fn open_counted(&self, what: &dyn fmt::Display) -> Result<Conn> {
-        self.opener
+        let mut conn = self
+            .opener
             .open(&self.spec)
             .map_err(|e| self.error(&e, what, self.spec.connect_timeout()))
-            .inspect_err(|_| self.forget_one())
+            .inspect_err(|_| self.forget_one())?;
+        if self.count_replicas.load(Ordering::Relaxed) {
+            // Replicas attach and leave: each new connection looks again. A connection that
+            // cannot answer this (a frozen server) would not answer the call either.
+            match count_replicas(&mut conn) {
+                Ok(n) => self.replicas.store(n, Ordering::Relaxed),
+                Err(e) => {
+                    self.forget_one();
+                    return Err(self.error(&e, what, self.spec.read_timeout()));
+                }
+            }
+        }
+        Ok(conn)
     }
 
     fn checkin(&self, conn: Conn, healthy: bool) {
@@ -252,6 +309,29 @@ impl Pool {
     fn error(&self, err: &redis::RedisError, what: &dyn fmt::Display, limit: Duration) -> Error {
         let context = format!("{} ({what})", self.spec.endpoint());
         Error::from_redis(err, &context, self.spec.password(), limit)
+    }
+}
+
+/// `connected_slaves` of `INFO replication`; 0 when the server refuses `INFO`. Through a cluster
+/// connection every master answers, and the fewest counts: a shard without a replica has none
+/// that a failover could promote, so waiting there would only refuse its locks.
+fn count_replicas(conn: &mut Conn) -> RedisResult<i64> {
+    fn fewest(value: &Value) -> Option<i64> {
+        match value {
+            Value::Map(pairs) => pairs.iter().filter_map(|(_, v)| fewest(v)).min(),
+            Value::Array(items) => items.iter().filter_map(fewest).min(),
+            other => {
+                let info: String = redis::from_redis_value(other.clone()).ok()?;
+                info.lines()
+                    .find_map(|line| line.strip_prefix("connected_slaves:"))
+                    .and_then(|n| n.trim().parse().ok())
+            }
+        }
+    }
+    match redis::cmd("INFO").arg("replication").query::<Value>(conn) {
+        Ok(info) => Ok(fewest(&info).unwrap_or(0)),
+        Err(e) if e.code().is_some() => Ok(0), // NOPERM, or INFO renamed away
+        Err(e) => Err(e),
     }
 }
 

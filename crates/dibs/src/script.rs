@@ -34,6 +34,23 @@ impl LuaScript {
         conn.queue(&packed)
     }
 
+    /// The script's call for a pipeline: `EVALSHA sha 1 key` when `cached`, else `EVAL source 1
+    /// key`; the caller adds the `ARGV`s.
+    pub(crate) fn call(&self, cached: bool, key: &str, capacity: usize) -> redis::Cmd {
+        let body = if cached { self.sha() } else { self.source };
+        let mut cmd = redis::Cmd::with_capacity(7, body.len() + key.len() + capacity + 48);
+        cmd.arg(if cached { "EVALSHA" } else { "EVAL" })
+            .arg(body)
+            .arg(1)
+            .arg(key);
+        cmd
+    }
+
+    fn sha(&self) -> &str {
+        self.sha
+            .get_or_init(|| redis::Script::new(self.source).get_hash().to_owned())
+    }
+
     /// Runs the script with `KEYS[1] = key`, `ARGV[1] = value`, `ARGV[2] = ms`.
     pub(crate) fn run<T: FromRedisValue>(
         &self,
@@ -42,9 +59,7 @@ impl LuaScript {
         value: &str,
         ms: u64,
     ) -> RedisResult<T> {
-        let sha = self
-            .sha
-            .get_or_init(|| redis::Script::new(self.source).get_hash().to_owned());
+        let sha = self.sha();
         let call = |command: &str, body: &str, conn: &mut Conn| {
             // Sized up front: built arg by arg, the buffers would grow four or five times.
             redis::Cmd::with_capacity(6, body.len() + key.len() + value.len() + 48)
@@ -64,6 +79,35 @@ impl LuaScript {
         }
     }
 }
+
+/// The acquire: `SET KEYS[1] ARGV[1] NX PX ARGV[2]`, and the fencing token minted with it: the
+/// server's `TIME` in microseconds, read before the `SET` in the same script, so that no other
+/// command runs between the two. Returns the token when the lock was won, nil when not. With
+/// `ARGV[3]` = 1 (a retry after a lost reply) a key that already holds our value is won too.
+///
+/// The token of a lock is greater than that of every earlier holder of its key: the earlier
+/// holder's key was gone (released after its reply, or expired after atMost) before this `SET`
+/// could succeed, and the server's clock moved on meanwhile. So it needs no key of its own
+/// (a counter per name would live for ever). It holds while the clock of whichever server runs
+/// the `SET` does not step back past an earlier token: a clock set back, or a failover to a
+/// server whose clock is behind by more than the time since the last acquisition. Where the
+/// ACL refuses `TIME`, the token is 0 (no guarded write accepts it).
+pub(crate) static ACQUIRE: LuaScript = LuaScript::new(
+    r#"
+local now = redis.pcall('TIME')
+local token = 0
+if type(now) == 'table' and now.err == nil then
+  token = tonumber(now[1]) * 1000000 + tonumber(now[2])
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return token
+end
+if ARGV[3] == '1' and redis.call('GET', KEYS[1]) == ARGV[1] then
+  return token
+end
+return false
+"#,
+);
 
 /// Returns 1 when it kept the key for ARGV[2] ms, 2 when it deleted the key, 0 when the key
 /// holds someone else's value, 3 when there is no key. The whole holder value is compared, not a

@@ -142,8 +142,8 @@ fn extension_stops_the_moment_the_task_ends() {
     );
     assert_eq!(
         (server.calls("evalsha"), server.calls("eval")),
-        (1, 0),
-        "only the release ran"
+        (2, 0),
+        "only the acquire and the release ran (both scripts), no extension"
     );
 }
 

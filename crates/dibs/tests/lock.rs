@@ -151,19 +151,20 @@ fn the_lock_expires_after_at_most_even_if_never_released() {
 }
 
 #[test]
-fn release_survives_script_flush_with_one_extra_round_trip() {
+fn scripts_survive_script_flush_with_one_extra_round_trip_each() {
+    // Two scripts per call: the acquire's and the release's.
     let server = RedisServer::start();
     let locker = locker(&server);
     locker.execute(&ms("s", 10_000, 0), || ()).unwrap();
     assert_eq!(
         (server.calls("evalsha"), server.calls("eval")),
-        (1, 1),
-        "first call loads the script"
+        (2, 2),
+        "first call loads both scripts"
     );
     locker.execute(&ms("s", 10_000, 0), || ()).unwrap();
     assert_eq!(
         (server.calls("evalsha"), server.calls("eval")),
-        (2, 1),
+        (4, 2),
         "then EVALSHA alone"
     );
 
@@ -178,8 +179,8 @@ fn release_survives_script_flush_with_one_extra_round_trip() {
     assert_eq!(ending.ended, Ended::Released);
     assert_eq!(
         (server.calls("evalsha"), server.calls("eval")),
-        (3, 2),
-        "EVALSHA, then one EVAL"
+        (6, 4),
+        "each: EVALSHA, then one EVAL"
     );
     assert!(!server.exists("dibs:s"));
 }

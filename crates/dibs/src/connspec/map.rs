@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use super::uri::parse_node_list;
 use super::{
-    Fields, ParseError, Parsed, SpecValue, DEFAULT_PORT, DEFAULT_SENTINEL_PORT, MAX_POOL_SIZE,
-    MAX_TIMEOUT_MS,
+    Durable, Fields, ParseError, Parsed, SpecValue, DEFAULT_PORT, DEFAULT_SENTINEL_PORT,
+    MAX_POOL_SIZE, MAX_TIMEOUT_MS,
 };
 
 const SPEC_KEYS: &[&str] = &[
@@ -26,6 +26,7 @@ const SPEC_KEYS: &[&str] = &[
     "ca-cert",
     "key-prefix",
     "keep-alive",
+    "durable",
     "sentinels",
     "master-name",
     "cluster-nodes",
@@ -115,6 +116,7 @@ impl Fields {
                 "ca-cert" => f.ca_cert = get_str(key, v)?.map(PathBuf::from),
                 "key-prefix" => f.key_prefix = get_str(key, v)?,
                 "keep-alive" => f.keep_alive = get_bool(key, v)?,
+                "durable" => f.durable = get_durable(key, v)?,
                 "sentinels" | "cluster-nodes" => {
                     let default_port = if key == "sentinels" {
                         DEFAULT_SENTINEL_PORT
@@ -298,6 +300,41 @@ fn get_int(key: &str, v: &SpecValue, min: i128, max: i128) -> Parsed<Option<i128
     Ok(Some(n))
 }
 
+/// `"auto"`, `"off"`, a number of replicas (1 to 16, as an integer or a string), `"aof"` (the
+/// master's AOF fsync alone) or `"aof:N"` (and N replicas'). 0 is `"off"`.
+fn get_durable(key: &str, v: &SpecValue) -> Parsed<Option<Durable>> {
+    const MAX: i128 = 16;
+    let bad = || {
+        ParseError::invalid(
+            key_arg(key),
+            format!("'{key}' must be \"auto\", \"off\", a number of replicas (0 to {MAX}), \"aof\" or \"aof:N\""),
+        )
+    };
+    let replicas = |n: i128| match n {
+        0 => Ok(Durable::Off),
+        1..=MAX => Ok(Durable::Replicas(n as u32)),
+        _ => Err(bad()),
+    };
+    let text = match v {
+        SpecValue::Null => return Ok(None),
+        SpecValue::Int(n) => return replicas(*n).map(Some),
+        SpecValue::Str(s) => s.trim().to_ascii_lowercase(),
+        other => return Err(wrong_type(key, "a string or an integer", other)),
+    };
+    Ok(Some(match text.as_str() {
+        "auto" => Durable::Auto,
+        "off" | "none" => Durable::Off,
+        "aof" => Durable::Aof(0),
+        t => match t.strip_prefix("aof:") {
+            Some(n) => match n.parse::<i128>() {
+                Ok(n @ 0..=MAX) => Durable::Aof(n as u32),
+                _ => return Err(bad()),
+            },
+            None => replicas(t.parse::<i128>().map_err(|_| bad())?)?,
+        },
+    }))
+}
+
 fn get_bool(key: &str, v: &SpecValue) -> Parsed<Option<bool>> {
     match v {
         SpecValue::Null => Ok(None),
@@ -350,6 +387,36 @@ mod tests {
         assert_eq!(spec.connect_timeout(), Duration::from_millis(500));
         assert_eq!(spec.read_timeout(), Duration::from_millis(250));
         assert_eq!(spec.key_prefix(), "app:locks:");
+    }
+
+    #[test]
+    fn durable_values() {
+        use crate::connspec::Durable;
+        let durable =
+            |v: SpecValue| ConnSpec::from_map(&map(&[("durable", v)])).map(|s| s.durable());
+        assert_eq!(ConnSpec::from_map(&[]).unwrap().durable(), Durable::Auto);
+        assert_eq!(durable(s("auto")).unwrap(), Durable::Auto);
+        assert_eq!(durable(s("OFF")).unwrap(), Durable::Off);
+        assert_eq!(durable(SpecValue::Int(0)).unwrap(), Durable::Off);
+        assert_eq!(durable(SpecValue::Int(2)).unwrap(), Durable::Replicas(2));
+        assert_eq!(durable(s("1")).unwrap(), Durable::Replicas(1));
+        assert_eq!(durable(s("aof")).unwrap(), Durable::Aof(0));
+        assert_eq!(durable(s("aof:1")).unwrap(), Durable::Aof(1));
+        for bad in [
+            s("sometimes"),
+            s("aof:x"),
+            SpecValue::Int(17),
+            SpecValue::Int(-1),
+            SpecValue::Bool(true),
+        ] {
+            match durable(bad.clone()) {
+                Err(Error::InvalidArgument { arg, message }) => {
+                    assert_eq!(arg, "durable", "{message}");
+                    assert!(message.contains("'durable' must be"), "{message}");
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -54,6 +54,24 @@ pub enum Address {
     },
 }
 
+/// How an acquire makes sure that a failover cannot lose the lock it took: the `SET` is followed,
+/// in the same round trip, by `WAIT` (or `WAITAOF`), and the lock counts as taken only once the
+/// replicas acknowledged it (see `lock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Durable {
+    /// The default: wait for 1 replica on Sentinel and Cluster, and on a server that reports
+    /// connected replicas (`INFO replication`, asked once per new connection). A server that
+    /// refuses `WAIT` is warned about once, then used without it. A lone server pays nothing.
+    Auto,
+    /// Never wait: a failover may lose a lock just taken.
+    Off,
+    /// Wait for this many replicas; a server that refuses `WAIT` fails the call.
+    Replicas(u32),
+    /// `WAITAOF 1 n`: the master's own AOF fsync and this many replicas' (Redis 7.2 and later);
+    /// a server that refuses it fails the call.
+    Aof(u32),
+}
+
 /// The default port of a Sentinel.
 pub const DEFAULT_SENTINEL_PORT: u16 = 26379;
 
@@ -68,6 +86,7 @@ pub struct ConnSpec {
     key_prefix: String,
     /// Extend the lock while the task runs, so that it may outlive `atMost` (see `keepalive`).
     keep_alive: bool,
+    durable: Durable,
 }
 
 /// The connection part of a spec: all that a pool needs, and all that tells two pools apart.
@@ -155,6 +174,11 @@ impl ConnSpec {
     /// Whether a held lock is extended while its task runs, so that it may outlive `atMost`.
     pub fn keep_alive(&self) -> bool {
         self.keep_alive
+    }
+
+    /// How an acquire is made durable (the map key `durable`).
+    pub fn durable(&self) -> Durable {
+        self.durable
     }
 
     /// Connections to the server, at most.
@@ -266,6 +290,7 @@ impl fmt::Debug for ConnSpec {
         self.server.debug_fields(&mut d);
         d.field("key_prefix", &self.key_prefix)
             .field("keep_alive", &self.keep_alive)
+            .field("durable", &self.durable)
             .field("max_total", &self.server.max_total)
             .field("max_idle", &self.server.max_idle)
             .field("idle_timeout", &self.server.idle_timeout)
@@ -360,6 +385,7 @@ struct Fields {
     ca_cert: Option<PathBuf>,
     key_prefix: Option<String>,
     keep_alive: Option<bool>,
+    durable: Option<Durable>,
     sentinels: Option<Vec<(String, u16)>>,
     master_name: Option<String>,
     cluster_nodes: Option<Vec<(String, u16)>>,
@@ -474,6 +500,7 @@ impl Fields {
             },
             key_prefix,
             keep_alive: self.keep_alive.unwrap_or(false),
+            durable: self.durable.unwrap_or(Durable::Auto),
         })
     }
 }

@@ -1,0 +1,276 @@
+//! Durable acquire and fencing tokens against real servers: what the default does on a lone
+//! server and on one with a replica, a replica cut off, a server that refuses WAIT, and tokens
+//! that only go up (many acquisitions, and a restart with AOF on).
+
+mod common;
+
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use common::proxy::Proxy;
+use common::RedisServer;
+use dibs::{ConnSpec, Error, LockParams, Locker, SpecValue};
+
+fn locker(server_uri: &str, durable: Option<SpecValue>, read_timeout_ms: i128) -> Locker {
+    let mut entries = vec![
+        ("uri".to_owned(), SpecValue::Str(server_uri.to_owned())),
+        (
+            "read-timeout-ms".to_owned(),
+            SpecValue::Int(read_timeout_ms),
+        ),
+    ];
+    if let Some(d) = durable {
+        entries.push(("durable".to_owned(), d));
+    }
+    Locker::new(ConnSpec::from_map(&entries).unwrap()).unwrap()
+}
+
+fn ms(name: &str, at_most: i64) -> LockParams {
+    LockParams::from_millis(name, at_most, 0).unwrap()
+}
+
+fn info(server: &RedisServer, field: &str) -> String {
+    let text: String = redis::cmd("INFO")
+        .arg("replication")
+        .query(&mut server.admin())
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+}
+
+/// A replica of `master` (directly, or through `via`'s port), in sync.
+fn replica_of(master_port: u16, via: Option<u16>) -> RedisServer {
+    let port = via.unwrap_or(master_port).to_string();
+    let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &port]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while info(&replica, "master_link_status") != "up" {
+        assert!(Instant::now() < deadline, "the replica never synced");
+        sleep(Duration::from_millis(50));
+    }
+    replica
+}
+
+fn wait_for_replicas(master: &RedisServer, n: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while info(master, "connected_slaves") != n {
+        assert!(
+            Instant::now() < deadline,
+            "the master never saw {n} replicas"
+        );
+        sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_lone_server_pays_nothing_and_every_lock_gets_a_token() {
+    let server = RedisServer::start();
+    let locker = locker(&server.uri(), None, 4000);
+    let info_before = server.calls("info"); // counts this INFO too, once read
+    for _ in 0..3 {
+        let lease = locker.acquire(&ms("lone", 10_000)).unwrap().expect("won");
+        assert!(lease.fence() > 0);
+        let _ = lease.release();
+    }
+    let info_after = server.calls("info");
+    assert_eq!(server.calls("wait"), 0, "no WAIT without a replica");
+    assert_eq!(
+        info_after - info_before,
+        2,
+        "the reading before, and one count of the replicas, on the one new connection"
+    );
+}
+
+#[test]
+fn the_default_waits_for_the_replica_a_master_reports() {
+    let master = RedisServer::start();
+    let replica = replica_of(master.port, None);
+    wait_for_replicas(&master, "1");
+    let locker = locker(&master.uri(), None, 4000);
+    // The first call loads the script: EVALSHA and WAIT, then EVAL and WAIT.
+    let _ = locker
+        .acquire(&ms("warm", 10_000))
+        .unwrap()
+        .expect("won")
+        .release();
+    let waits = master.calls("wait");
+    let lease = locker
+        .acquire(&ms("replicated", 10_000))
+        .unwrap()
+        .expect("won");
+    assert_eq!(
+        master.calls("wait") - waits,
+        1,
+        "one WAIT went with the SET"
+    );
+    let mut on_replica = replica.admin();
+    let held: Option<String> = redis::cmd("GET")
+        .arg("dibs:replicated")
+        .query(&mut on_replica)
+        .unwrap();
+    assert_eq!(held.as_deref(), Some(lease.value()), "the replica has it");
+    let _ = lease.release();
+
+    // Off: no WAIT, whatever the replicas.
+    let off = locker_off(&master);
+    let lease = off
+        .acquire(&ms("unreplicated", 10_000))
+        .unwrap()
+        .expect("won");
+    let _ = lease.release();
+    assert_eq!(master.calls("wait") - waits, 1);
+}
+
+fn locker_off(master: &RedisServer) -> Locker {
+    locker(&master.uri(), Some(SpecValue::Str("off".into())), 4000)
+}
+
+#[test]
+fn a_lock_no_replica_acknowledged_is_given_back_within_half_the_read_timeout() {
+    let master = RedisServer::start();
+    let proxy = Proxy::start(master.port);
+    let replica = replica_of(master.port, Some(proxy.port));
+    wait_for_replicas(&master, "1");
+    let locker = locker(&master.uri(), None, 1000);
+    let _ = locker
+        .acquire(&ms("warm", 10_000))
+        .unwrap()
+        .expect("won")
+        .release();
+
+    // The replication stream is cut: what the master sends its replica is dropped on the way.
+    proxy.mute_open_connections();
+    let started = Instant::now();
+    let refused = locker.acquire(&ms("cut-off", 60_000));
+    let waited = started.elapsed();
+    let Err(Error::Unconfirmed(message)) = refused else {
+        panic!("expected Unconfirmed, got {refused:?}")
+    };
+    eprintln!("unconfirmed after {waited:?}: {message}");
+    assert!(
+        message.contains("0 of 1 replicas acknowledged it within 500 ms"),
+        "{message}"
+    );
+    assert!(
+        waited >= Duration::from_millis(480) && waited < Duration::from_millis(1000),
+        "the budget is half the read timeout: {waited:?}"
+    );
+    assert!(!master.exists("dibs:cut-off"), "the lock was given back");
+    let mut on_replica = replica.admin();
+    let on_replica: bool = redis::cmd("EXISTS")
+        .arg("dibs:cut-off")
+        .query(&mut on_replica)
+        .unwrap();
+    assert!(
+        !on_replica,
+        "the method holds: the replica never got the SET"
+    );
+    // The next caller may take it at once: nothing stays held with nothing running.
+    let lease = locker_off(&master)
+        .acquire(&ms("cut-off", 60_000))
+        .unwrap()
+        .expect("free again");
+    let _ = lease.release();
+}
+
+#[test]
+fn a_server_that_refuses_wait_is_warned_about_once_by_default_and_fails_an_explicit_setting() {
+    let master = RedisServer::start_with(&["--rename-command", "WAIT", "\"\""]);
+    let _replica = replica_of(master.port, None);
+    wait_for_replicas(&master, "1");
+    let default = locker(&master.uri(), None, 4000);
+    let mut first = default
+        .acquire(&ms("refused", 10_000))
+        .unwrap()
+        .expect("won");
+    let warning = first.take_warning().expect("a warning");
+    assert!(
+        warning.contains("refused WAIT") && warning.contains("durable"),
+        "{warning}"
+    );
+    let _ = first.release();
+    let mut second = default
+        .acquire(&ms("refused", 10_000))
+        .unwrap()
+        .expect("won");
+    assert_eq!(second.take_warning(), None, "warned once");
+    let _ = second.release();
+
+    let explicit = locker(&master.uri(), Some(SpecValue::Int(1)), 4000);
+    match explicit.acquire(&ms("insisted", 10_000)) {
+        Err(Error::Server(message)) => {
+            assert!(
+                message.contains("refused WAIT") && message.contains("'durable'"),
+                "{message}"
+            )
+        }
+        other => panic!("expected a loud failure, got {other:?}"),
+    }
+    assert!(!master.exists("dibs:insisted"), "the lock was given back");
+}
+
+#[test]
+fn waitaof_where_the_server_lacks_it_fails_loudly_and_gives_the_lock_back() {
+    // Debian's 7.0 has no WAITAOF (7.2 and later).
+    let server = RedisServer::start_with(&["--appendonly", "yes"]);
+    let version = {
+        let text: String = redis::cmd("INFO")
+            .arg("server")
+            .query(&mut server.admin())
+            .unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("redis_version:"))
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let aof = locker(&server.uri(), Some(SpecValue::Str("aof".into())), 4000);
+    let result = aof.acquire(&ms("aof", 10_000));
+    if version.as_str() < "7.2" {
+        match result {
+            Err(Error::Server(message)) => {
+                assert!(message.contains("refused WAITAOF"), "{message}")
+            }
+            other => panic!("expected a loud failure on {version}, got {other:?}"),
+        }
+        assert!(!server.exists("dibs:aof"));
+    } else {
+        let _ = result.unwrap().expect("fsynced").release();
+    }
+}
+
+#[test]
+fn tokens_only_go_up_over_ten_thousand_acquisitions_and_a_restart_with_aof() {
+    let mut server = RedisServer::start_with(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let locker = locker(&server.uri(), None, 4000);
+    let mut last = 0;
+    for i in 0..10_000 {
+        let lease = locker.acquire(&ms("fenced", 10_000)).unwrap().expect("won");
+        assert!(
+            lease.fence() > last,
+            "acquisition {i}: {} after {last}",
+            lease.fence()
+        );
+        last = lease.fence();
+        let _ = lease.release();
+    }
+    // A lock held across the restart: AOF brings it back, and the next holder's token is higher.
+    let held = locker.acquire(&ms("fenced", 1_500)).unwrap().expect("won");
+    let before = held.fence();
+    std::mem::forget(held);
+    server.restart();
+    assert!(server.exists("dibs:fenced"), "AOF kept the lock");
+    sleep(Duration::from_millis(1_600));
+    let after = locker
+        .acquire(&ms("fenced", 10_000))
+        .unwrap()
+        .expect("won after expiry");
+    assert!(after.fence() > before, "{} after {before}", after.fence());
+    eprintln!(
+        "10,000 tokens in order; across the restart {before} -> {}",
+        after.fence()
+    );
+    let _ = after.release();
+}
