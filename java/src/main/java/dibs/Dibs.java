@@ -202,6 +202,23 @@ public final class Dibs {
     }
 
     /**
+     * From inside a task that dibs runs, on its thread: the fencing token of its lock (see
+     * {@link DibsLease#fencingToken()}), for the guarded resource to check. No network I/O.
+     *
+     * <pre>{@code
+     * Dibs.execute(conn, "nightly-report", 600, 0, () ->
+     *     jdbc.update("UPDATE report SET body = ?, fence = ? WHERE id = 1 AND fence < ?",
+     *         body, Dibs.fencingToken(), Dibs.fencingToken()));   // 0 rows: a stale holder
+     * }</pre>
+     *
+     * @return the token of the running task's lock
+     * @throws IllegalStateException outside a task that dibs runs
+     */
+    public static long fencingToken() {
+        return Lifecycle.currentFencingToken();
+    }
+
+    /**
      * {@link DibsClient#inspect(String)},
      * on the client that conns equal to {@code conn} share.
      *

@@ -54,7 +54,14 @@ public final class DibsLease implements AutoCloseable {
         // try, a failure lets go of the lock at once; once made, the lease is the cleaner's too.
         State state = new State(lockName, listener);
         Events.attempt(listener, lockName);
-        long id = NativeIo.acquire(handle, lockName, tick, durations.atMost, durations.atLeast, durations.unitMs);
+        long id;
+        try {
+            id = NativeIo.acquire(handle, lockName, tick, durations.atMost, durations.atLeast, durations.unitMs);
+        } catch (DibsUnconfirmedException e) { // given back already: a call that did not run
+            Log.warning(e.getMessage());
+            Events.unconfirmed(listener, lockName);
+            return null;
+        }
         if (id == 0) {
             Events.skipped(listener, lockName);
             return null;
@@ -71,7 +78,8 @@ public final class DibsLease implements AutoCloseable {
             if (interruptOnLost) {
                 state.interruptOnLost(Thread.currentThread());
             }
-            Events.acquired(listener, lockName);
+            state.fencingToken = NativeLib.fencingToken(state.id);
+            Events.acquired(listener, lockName, state.fencingToken);
         } catch (Throwable e) { // the JVM failing (out of memory): let go of the lock now, not at atMost
             state.releaseUntold(e);
             throw e;
@@ -82,6 +90,27 @@ public final class DibsLease implements AutoCloseable {
     /** @return the lock's name */
     public String lockName() {
         return state.lockName;
+    }
+
+    /**
+     * The fencing token of this acquisition: greater than that of every earlier holder of the
+     * lock, so that the resource the lock guards can refuse the writes of a holder that was
+     * paused past its lease (a GC pause, a stopped VM) and woke after another took the lock:
+     *
+     * <pre>{@code
+     * UPDATE report SET body = ?, fence = ? WHERE id = ? AND fence < ?   -- 0 rows: a stale holder
+     * }</pre>
+     *
+     * <p>It is the Redis server's clock, in microseconds, read in the acquire's own script, so it
+     * needs no key of its own. It holds as long as that clock does not step back past an
+     * earlier token (a clock set back, a failover to a server whose clock is behind by more than
+     * the time since the last acquisition). 0 when the server's ACL refuses {@code TIME} (no
+     * guarded write then accepts it). Kept after the release. No network I/O.
+     *
+     * @return the token, &gt; 0
+     */
+    public long fencingToken() {
+        return state.fencingToken;
     }
 
     /**
@@ -268,6 +297,7 @@ public final class DibsLease implements AutoCloseable {
         /** Set once, right after the native acquire, before the lease is published. */
         long id;
         long acquiredAt;
+        long fencingToken;
         // guarded by guard:
         boolean released;
         /** Whether the call's task told {@code finished} itself (written by the lease's thread). */

@@ -9,7 +9,8 @@ import java.time.Duration;
  * locked calls of {@link Dibs} and {@link DibsClient}, and the {@link DibsLease}s of
  * {@link DibsClient#tryLock} (so the ShedLock provider's and Kotlin's locks too).
  *
- * <p>In this order: {@code attempt}, then either {@code skipped}, or {@code acquired}, the
+ * <p>In this order: {@code attempt}, then either {@code skipped}, {@code unconfirmed}, or
+ * {@code acquired}, the
  * locked work, {@code finished}, and one of {@code released} or {@code expired}, or
  * {@code releaseFailed} when the release itself failed (that is logged too). Every
  * {@code acquired} is followed by one {@code finished}, however the release went. A call that
@@ -27,8 +28,24 @@ public interface DibsListener {
     /** Another instance holds the lock; the task will not run. */
     default void skipped(String lockName) {}
 
+    /**
+     * Durable acquire won the lock but could not confirm it on the replicas in time (a replica
+     * lagging or cut off), so a failover could have lost it: it was given back, and the task
+     * does not run. Neither skipped (no other instance holds the lock) nor an error; a warning
+     * is logged too.
+     */
+    default void unconfirmed(String lockName) {}
+
     /** The lock is ours; the task runs next (or the lease is handed out). */
     default void acquired(String lockName) {}
+
+    /**
+     * {@link #acquired(String)}, with the lock's fencing token (see
+     * {@link DibsLease#fencingToken()}). By default tells {@link #acquired(String)}.
+     */
+    default void acquired(String lockName, long fencingToken) {
+        acquired(lockName);
+    }
 
     /**
      * The task ended (returned or threw), after running for {@code duration}; for a lease, its

@@ -220,6 +220,23 @@ public final class DibsOptions {
             return this;
         }
 
+        /**
+         * How an acquire makes sure a failover cannot lose the lock it just took: the {@code SET}
+         * is followed, in the same round trip, by {@code WAIT} for replicas, within half the read
+         * timeout; a lock they did not acknowledge in time is given back, and the call does not
+         * run (its own ending: a warning and {@link DibsListener#unconfirmed}).
+         *
+         * @param durable {@code "auto"} (the default: wait for 1 replica where the master reports
+         *     one connected; a server that refuses {@code WAIT} is warned about once and used
+         *     without), {@code "off"}, a number of replicas as {@code "2"} (a refusal fails the
+         *     call), {@code "aof"} or {@code "aof:N"} ({@code WAITAOF}: the master's own AOF
+         *     fsync and N replicas', Redis 7.2 and later)
+         * @return this builder
+         */
+        public Builder durable(String durable) {
+            return put("durable", durable);
+        }
+
         /** @param timeout the connect timeout (whole milliseconds, at least 1) @return this builder */
         public Builder connectTimeout(Duration timeout) {
             return put("conn-timeout-ms", millis(timeout, "connectTimeout"));

@@ -17,18 +17,20 @@ import java.util.Optional;
  * @param <T> the task's value type
  */
 public final class DibsResult<T> {
-    private static final DibsResult<?> SKIPPED = new DibsResult<>(false, null, false, Duration.ZERO);
+    private static final DibsResult<?> SKIPPED = new DibsResult<>(false, null, false, Duration.ZERO, 0);
 
     private final boolean acquired;
     private final T value;
     private final boolean ownedToTheEnd;
     private final Duration elapsed;
+    private final long fencingToken;
 
-    private DibsResult(boolean acquired, T value, boolean ownedToTheEnd, Duration elapsed) {
+    private DibsResult(boolean acquired, T value, boolean ownedToTheEnd, Duration elapsed, long fencingToken) {
         this.acquired = acquired;
         this.value = value;
         this.ownedToTheEnd = ownedToTheEnd;
         this.elapsed = elapsed;
+        this.fencingToken = fencingToken;
     }
 
     @SuppressWarnings("unchecked")
@@ -36,8 +38,8 @@ public final class DibsResult<T> {
         return (DibsResult<T>) SKIPPED;
     }
 
-    static <T> DibsResult<T> ran(T value, boolean ownedToTheEnd, Duration elapsed) {
-        return new DibsResult<>(true, value, ownedToTheEnd, elapsed);
+    static <T> DibsResult<T> ran(T value, boolean ownedToTheEnd, Duration elapsed, long fencingToken) {
+        return new DibsResult<>(true, value, ownedToTheEnd, elapsed, fencingToken);
     }
 
     /** @return true if this instance won the lock and ran the task; false if it was skipped */
@@ -70,6 +72,14 @@ public final class DibsResult<T> {
         return ownedToTheEnd;
     }
 
+    /**
+     * @return the fencing token the task ran under (see {@link DibsLease#fencingToken()}); 0 when
+     *     skipped
+     */
+    public long fencingToken() {
+        return fencingToken;
+    }
+
     /** @return how long the lock was held, from acquisition to release; zero when skipped */
     public Duration elapsed() {
         return elapsed;
@@ -78,7 +88,8 @@ public final class DibsResult<T> {
     @Override
     public String toString() {
         return acquired
-                ? "DibsResult[ran, value=" + value + ", ownedToTheEnd=" + ownedToTheEnd + ", elapsed=" + elapsed + "]"
+                ? "DibsResult[ran, value=" + value + ", ownedToTheEnd=" + ownedToTheEnd + ", elapsed=" + elapsed
+                        + ", fencingToken=" + fencingToken + "]"
                 : "DibsResult[skipped]";
     }
 }

@@ -30,10 +30,20 @@ final class Events {
         }
     }
 
-    static void acquired(DibsListener listener, String name) {
+    static void unconfirmed(DibsListener listener, String name) {
         if (listener != null) {
             try {
-                listener.acquired(name);
+                listener.unconfirmed(name);
+            } catch (RuntimeException | Error e) {
+                ignored(name, "unconfirmed", e);
+            }
+        }
+    }
+
+    static void acquired(DibsListener listener, String name, long fencingToken) {
+        if (listener != null) {
+            try {
+                listener.acquired(name, fencingToken);
             } catch (RuntimeException | Error e) {
                 ignored(name, "acquired", e);
             }

@@ -56,12 +56,12 @@ final class Lifecycle {
                 throw Lifecycle.<RuntimeException>sneaky(thrown);
             }
             Log.warning("lock '" + lockName + "': the task ran, but its release failed", e);
-            return DibsResult.ran(value, false, Duration.ZERO);
+            return DibsResult.ran(value, false, Duration.ZERO, lease.fencingToken());
         }
         if (thrown != null) {
             throw Lifecycle.<RuntimeException>sneaky(thrown);
         }
-        return DibsResult.ran(value, owned, lease.heldFor());
+        return DibsResult.ran(value, owned, lease.heldFor(), lease.fencingToken());
     }
 
     /** Whether the lock of the task running on this thread is known lost (keep-alive). */
@@ -71,6 +71,15 @@ final class Lifecycle {
             throw new IllegalStateException("Dibs.isLockLost() is for the task of a Dibs call, on its thread");
         }
         return NativeLib.isLost(lease);
+    }
+
+    /** The fencing token of the lock of the task running on this thread. */
+    static long currentFencingToken() {
+        long lease = CURRENT.get()[0];
+        if (lease == 0) {
+            throw new IllegalStateException("Dibs.fencingToken() is for the task of a Dibs call, on its thread");
+        }
+        return NativeLib.fencingToken(lease);
     }
 
     static void checkNotNull(Object value, String name) {

@@ -70,6 +70,8 @@ final class NativeLib {
      * @return the id of the lease (&gt; 0) when won; 0 when another holder has the lock; minus
      *     the id when won with a warning to take with {@link #takeWarning} (rare)
      * @throws DibsArgumentException on an invalid name, tick or duration, before any I/O
+     * @throws DibsUnconfirmedException when durable acquire won the lock but could not confirm
+     *     it on the replicas in time, and gave it back
      * @throws DibsException (a subclass where one fits) when the lock could not be tried
      */
     static native long acquire(long handle, String lockName, String tick, long atMost, long atLeast, long unitMs);
@@ -100,6 +102,15 @@ final class NativeLib {
      * and timeouts), once; null when none. For a negative {@link #acquire} result. No I/O.
      */
     static native String takeWarning(long lease);
+
+    /**
+     * The lease's fencing token: greater than that of every earlier holder of the lock (the
+     * server's clock in microseconds, read in the acquire's script); 0 when the server's ACL
+     * refuses {@code TIME}. No I/O.
+     *
+     * @throws IllegalStateException when the lease was released
+     */
+    static native long fencingToken(long lease);
 
     /**
      * Whether keep-alive found the lease's lock taken, or could not extend it in time. No I/O.

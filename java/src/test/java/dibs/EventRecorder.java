@@ -22,9 +22,22 @@ final class EventRecorder implements DibsListener {
         add("skipped", lockName);
     }
 
+    volatile long fencingToken;
+
     @Override
     public void acquired(String lockName) {
         add("acquired", lockName);
+    }
+
+    @Override
+    public void acquired(String lockName, long token) {
+        fencingToken = token;
+        acquired(lockName);
+    }
+
+    @Override
+    public void unconfirmed(String lockName) {
+        add("unconfirmed", lockName);
     }
 
     @Override
