@@ -28,6 +28,13 @@ public class DibsLockScope internal constructor(private val lease: DibsLease) {
 
     /** True if the lock is known lost (with keep-alive); always false without it. No I/O. */
     public fun isLost(): Boolean = lease.isLost
+
+    /**
+     * The lock's fencing token ([DibsLease.fencingToken]): greater than every earlier holder's,
+     * for the guarded resource to refuse a stale holder's writes
+     * (`UPDATE ... SET fence = ? WHERE fence < ?`).
+     */
+    public val fencingToken: Long get() = lease.fencingToken()
 }
 
 /**
@@ -52,8 +59,10 @@ public sealed interface DibsOutcome<out T> {
      * @property value what the block returned
      * @property ownedToTheEnd whether the lock was still ours when it was released; false means
      *   it expired while the block ran, and another instance may have run too
+     * @property fencingToken the fencing token the block ran under ([DibsLockScope.fencingToken])
      */
-    public data class Ran<out T>(val value: T, val ownedToTheEnd: Boolean) : DibsOutcome<T>
+    public data class Ran<out T>(val value: T, val ownedToTheEnd: Boolean, val fencingToken: Long = 0) :
+        DibsOutcome<T>
 
     /** Another holder had the lock: the block did not run. */
     public data object Skipped : DibsOutcome<Nothing>
@@ -131,7 +140,7 @@ public suspend fun <T> DibsClient.attemptSuspending(
         release(lease, t)
         throw t
     }
-    return DibsOutcome.Ran(value, release(lease, null))
+    return DibsOutcome.Ran(value, release(lease, null), lease.fencingToken())
 }
 
 /**

@@ -88,7 +88,7 @@ class SuspendingListenerTest {
     @Test
     fun aBlockThatOutlivesAtMostIsExpired(): Unit = runBlocking {
         val outcome = client.attemptSuspending("listen-expired", Duration.ofMillis(100)) { delay(300) }
-        assertEquals(DibsOutcome.Ran(Unit, false), outcome)
+        assertRan(Unit, false, outcome)
         assertEquals(listOf("attempt", "acquired", "finished", "expired"), eventsOf("listen-expired"))
     }
 

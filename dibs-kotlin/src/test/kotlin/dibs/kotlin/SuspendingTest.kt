@@ -49,6 +49,23 @@ class SuspendingTest {
     private fun exists(name: String): String = redis.command("EXISTS", RedisServer.lockKey(name))
 
     @Test
+    fun theBlockSeesAFencingTokenGreaterThanTheLastOne(): Unit = runBlocking {
+        var last = 0L
+        repeat(20) {
+            var inside = 0L
+            val outcome = client.attemptSuspending("suspend-fenced", Duration.ofSeconds(10)) {
+                delay(1)
+                inside = fencingToken
+                "done"
+            }
+            val ran = outcome as DibsOutcome.Ran
+            assertEquals(inside, ran.fencingToken, "the outcome carries the block's token")
+            assertTrue(ran.fencingToken > last, "${ran.fencingToken} after $last")
+            last = ran.fencingToken
+        }
+    }
+
+    @Test
     fun runsTheBlockUnderTheLockAndReleasesIt(): Unit = runBlocking {
         var seen = ""
         val ran = client.executeSuspending("suspend-runs", Duration.ofSeconds(10)) {
@@ -63,7 +80,7 @@ class SuspendingTest {
     @Test
     fun theValueComesBackAndAHeldLockSkips(): Unit = runBlocking {
         val outcome = client.attemptSuspending("suspend-value", Duration.ofSeconds(10), Duration.ofSeconds(10)) { 42 }
-        assertEquals(DibsOutcome.Ran(42, true), outcome)
+        assertRan(42, true, outcome)
         val runs = AtomicInteger()
         // Kept for atLeast (10 s): the next try skips, and its block never runs.
         assertEquals(DibsOutcome.Skipped, client.attemptSuspending("suspend-value", Duration.ofSeconds(10)) {
@@ -133,7 +150,7 @@ class SuspendingTest {
             }
             isLost()
         }
-        assertEquals(DibsOutcome.Ran(false, true), outcome)
+        assertRan(false, true, outcome)
     }
 
     @Test
@@ -142,13 +159,13 @@ class SuspendingTest {
         val outcome = client.attemptSuspending("suspend-no-keepalive", Duration.ofMillis(600)) {
             repeat(15) { delay(100) }
         }
-        assertEquals(DibsOutcome.Ran(Unit, false), outcome)
+        assertRan(Unit, false, outcome)
     }
 
     @Test
     fun kotlinDurationsWork(): Unit = runBlocking {
         val outcome = client.attemptSuspending("suspend-kotlin-duration", 10.seconds, 3.seconds) { "ok" }
-        assertEquals(DibsOutcome.Ran("ok", true), outcome)
+        assertRan("ok", true, outcome)
         // Kept for atLeast (3 s), counted from acquisition.
         val pttl = redis.command("PTTL", RedisServer.lockKey("suspend-kotlin-duration")).toLong()
         assertTrue(pttl in 1..3000, "PTTL $pttl")
@@ -168,4 +185,11 @@ class SuspendingTest {
         }
         assertFalse(ran)
     }
+}
+
+/** [outcome] ran, with this value and ending, under a fencing token. */
+internal fun <T> assertRan(value: T, ownedToTheEnd: Boolean, outcome: DibsOutcome<T>) {
+    val ran = outcome as? DibsOutcome.Ran ?: throw AssertionError("expected Ran, got $outcome")
+    assertEquals(value to ownedToTheEnd, ran.value to ran.ownedToTheEnd, "$outcome")
+    assertTrue(ran.fencingToken > 0, "$outcome")
 }

@@ -28,8 +28,18 @@ final class CompositeListener implements DibsListener {
     }
 
     @Override
+    public void unconfirmed(String lockName) {
+        each(lockName, "unconfirmed", l -> l.unconfirmed(lockName));
+    }
+
+    @Override
     public void acquired(String lockName) {
         each(lockName, "acquired", l -> l.acquired(lockName));
+    }
+
+    @Override
+    public void acquired(String lockName, long fencingToken) {
+        each(lockName, "acquired", l -> l.acquired(lockName, fencingToken));
     }
 
     @Override

@@ -73,6 +73,9 @@ public class DibsAutoConfiguration {
             options.keyPrefix(properties.keyPrefix());
         }
         options.keepAlive(properties.keepAlive());
+        if (properties.durable() != null) {
+            options.durable(properties.durable());
+        }
         options.interruptOnLost(properties.interruptOnLost());
         List<DibsListener> all = listeners.orderedStream().toList();
         if (!all.isEmpty()) {

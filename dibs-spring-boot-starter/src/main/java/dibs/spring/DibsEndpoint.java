@@ -44,7 +44,8 @@ public final class DibsEndpoint {
             } catch (DibsException | IllegalStateException ignored) {
                 // Redis unreachable: the entry is still ours to show, its TTL unknown (null).
             }
-            locks.add(new HeldLock(e.name(), e.since().toString(), e.heldFor().toMillis(), remaining, keepAlive));
+            locks.add(new HeldLock(e.name(), e.since().toString(), e.heldFor().toMillis(), remaining, keepAlive,
+                    e.fencingToken()));
         }
         return new Locks(locks.size(), locks);
     }
@@ -65,6 +66,8 @@ public final class DibsEndpoint {
      * @param heldForMs how long it has been held, in milliseconds
      * @param remainingTtlMs its remaining TTL in Redis, in milliseconds; null when unknown
      * @param keepAlive whether keep-alive extends it while its task runs
+     * @param fencingToken the fencing token its task runs under
      */
-    public record HeldLock(String name, String acquiredAt, long heldForMs, Long remainingTtlMs, boolean keepAlive) {}
+    public record HeldLock(String name, String acquiredAt, long heldForMs, Long remainingTtlMs, boolean keepAlive,
+            long fencingToken) {}
 }

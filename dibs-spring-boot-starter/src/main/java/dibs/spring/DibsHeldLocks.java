@@ -26,13 +26,16 @@ public final class DibsHeldLocks implements DibsListener {
     DibsHeldLocks() {}
 
     @Override
-    public void acquired(String lockName) {
-        held.compute(lockName, (name, h) -> h == null ? new Held(Instant.now(), 1) : new Held(h.since, h.count + 1));
+    public void acquired(String lockName, long fencingToken) {
+        held.compute(lockName, (name, h) -> h == null
+                ? new Held(Instant.now(), 1, fencingToken)
+                : new Held(h.since, h.count + 1, Math.max(h.fencingToken, fencingToken)));
     }
 
     @Override
     public void finished(String lockName, Duration duration) {
-        held.computeIfPresent(lockName, (name, h) -> h.count <= 1 ? null : new Held(h.since, h.count - 1));
+        held.computeIfPresent(lockName,
+                (name, h) -> h.count <= 1 ? null : new Held(h.since, h.count - 1, h.fencingToken));
     }
 
     /** @return how many locks this instance holds now */
@@ -44,7 +47,7 @@ public final class DibsHeldLocks implements DibsListener {
     public List<Entry> snapshot() {
         Instant now = Instant.now();
         List<Entry> list = new ArrayList<>();
-        held.forEach((name, h) -> list.add(new Entry(name, h.since, Duration.between(h.since, now))));
+        held.forEach((name, h) -> list.add(new Entry(name, h.since, Duration.between(h.since, now), h.fencingToken)));
         list.sort(Comparator.comparing(Entry::since));
         return list;
     }
@@ -55,8 +58,9 @@ public final class DibsHeldLocks implements DibsListener {
      * @param name the lock's name
      * @param since when this instance acquired it
      * @param heldFor how long it has been held
+     * @param fencingToken the fencing token of its latest acquisition here
      */
-    public record Entry(String name, Instant since, Duration heldFor) {}
+    public record Entry(String name, Instant since, Duration heldFor, long fencingToken) {}
 
-    private record Held(Instant since, int count) {}
+    private record Held(Instant since, int count, long fencingToken) {}
 }

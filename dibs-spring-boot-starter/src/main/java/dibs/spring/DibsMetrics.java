@@ -18,6 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code dibs.lock.attempts}: counter, every try of a lock;
  *   <li>{@code dibs.lock.acquired}: counter, tries that won the lock (the task ran);
  *   <li>{@code dibs.lock.skipped}: counter, tries that found the lock held elsewhere;
+ *   <li>{@code dibs.lock.unconfirmed}: counter, locks won but not acknowledged by the replicas in
+ *       time (durable acquire): given back, the task not run;
  *   <li>{@code dibs.lock.execution}: timer, how long the tasks ran;
  *   <li>{@code dibs.lock.expired}: counter, locks found no longer ours at release (another
  *       instance may have run concurrently);
@@ -53,6 +55,11 @@ public final class DibsMetrics implements DibsListener {
     @Override
     public void skipped(String lockName) {
         of(lockName).skipped.increment();
+    }
+
+    @Override
+    public void unconfirmed(String lockName) {
+        of(lockName).unconfirmed.increment();
     }
 
     @Override
@@ -94,6 +101,7 @@ public final class DibsMetrics implements DibsListener {
         final Counter attempts;
         final Counter acquired;
         final Counter skipped;
+        final Counter unconfirmed;
         final Timer execution;
         final Counter expired;
         final Counter releaseFailures;
@@ -105,6 +113,9 @@ public final class DibsMetrics implements DibsListener {
             acquired = Counter.builder("dibs.lock.acquired").description("tries that won the lock").tags(tags)
                     .register(r);
             skipped = Counter.builder("dibs.lock.skipped").description("tries that found the lock held elsewhere")
+                    .tags(tags).register(r);
+            unconfirmed = Counter.builder("dibs.lock.unconfirmed")
+                    .description("locks won but not acknowledged by the replicas in time: given back, not run")
                     .tags(tags).register(r);
             execution = Timer.builder("dibs.lock.execution").description("run time of locked tasks").tags(tags)
                     .register(r);

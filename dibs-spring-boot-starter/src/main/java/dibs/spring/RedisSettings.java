@@ -61,7 +61,8 @@ final class RedisSettings {
             "read-timeout-ms", PREFIX + ".timeout",
             "conn-timeout-ms", PREFIX + ".connect-timeout",
             "key-prefix", DibsProperties.PREFIX + ".key-prefix",
-            "keep-alive", DibsProperties.PREFIX + ".keep-alive");
+            "keep-alive", DibsProperties.PREFIX + ".keep-alive",
+            "durable", DibsProperties.PREFIX + ".durable");
 
     private final String url;
     private final String host;

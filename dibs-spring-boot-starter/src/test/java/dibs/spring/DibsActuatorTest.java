@@ -94,6 +94,7 @@ class DibsActuatorTest {
                         assertThat(held.heldForMs()).isBetween(100L, 10_000L);
                         assertThat(held.remainingTtlMs()).isBetween(1L, 30_000L);
                         assertThat(held.keepAlive()).isTrue();
+                        assertThat(held.fencingToken()).isPositive();
                         assertThat(endpoint.locks().count()).isZero();
                     });
         }

@@ -115,6 +115,34 @@ class DibsMetricsTest extends RedisFixture {
     }
 
     @Test
+    void aLockTheReplicaDidNotAcknowledgeIsCountedUnconfirmedNotSkipped() throws Exception {
+        // Durable acquire's default, against a master with a replica whose stream is cut (issue 18).
+        try (RedisServer master = RedisServer.launch();
+                dibs.FaultProxy link = dibs.FaultProxy.start(master.port());
+                RedisServer replica = RedisServer.launch("--replicaof", "127.0.0.1", String.valueOf(link.port()))) {
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (!master.info("replication", "connected_slaves").equals("1")
+                    || !replica.info("replication", "master_link_status").equals("up")) {
+                assertThat(System.nanoTime()).isLessThan(deadline);
+                Thread.sleep(50);
+            }
+            link.halfOpenExisting();
+            Contexts.runner().withUserConfiguration(Registry.class)
+                    .withPropertyValues("spring.data.redis.port=" + master.port(), "spring.data.redis.timeout=600ms")
+                    .run(context -> {
+                        MeterRegistry r = context.getBean(MeterRegistry.class);
+                        assertThat(context.getBean(DibsClient.class).execute("report-2026-12-04",
+                                Duration.ofSeconds(30), Duration.ZERO, () -> {
+                                    throw new AssertionError("ran unconfirmed");
+                                })).isFalse();
+                        assertThat(count(r, "dibs.lock.unconfirmed", "report")).isEqualTo(1);
+                        assertThat(count(r, "dibs.lock.skipped", "report")).isZero();
+                        assertThat(count(r, "dibs.lock.acquired", "report")).isZero();
+                    });
+        }
+    }
+
+    @Test
     void aTagFunctionBeanReplacesTheDefault() {
         Contexts.runner().withUserConfiguration(Registry.class)
                 .withBean(DibsLockTag.class, () -> DibsLockTag.NAME)
