@@ -18,8 +18,10 @@ usage:
 
 `dibs run` runs CMD only if it wins the lock, and exits with CMD's exit code (128 + the
 signal number if CMD was killed by a signal). SIGTERM, SIGINT and SIGHUP are passed on to
-CMD; the lock is released when CMD exits. Exit codes of dibs itself: 64 bad usage, 69 Redis
-unreachable or refusing, 70 internal error, 127 CMD could not be started.";
+CMD; the lock is released when CMD exits. CMD gets the lock's fencing token (greater than
+every earlier holder's) as DIBS_FENCING_TOKEN. Exit codes of dibs itself: 64 bad usage, 69
+Redis unreachable or refusing, or the lock not confirmed by the replicas (durable acquire),
+70 internal error, 127 CMD could not be started.";
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Command {

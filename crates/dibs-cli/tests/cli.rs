@@ -440,3 +440,20 @@ fn the_command_gets_neither_dibs_redis_nor_its_password() {
     assert!(!env.contains("s3cret-pw"), "{env}");
     assert!(!server.exists("dibs:env"), "released");
 }
+
+#[test]
+fn the_command_gets_the_fencing_token_of_its_lock_greater_each_run() {
+    let server = RedisServer::start();
+    let token = || {
+        let out = run(
+            &server.uri(),
+            "fenced",
+            "10s",
+            &["--", "sh", "-c", "echo $DIBS_FENCING_TOKEN"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout).trim().parse::<u64>().unwrap()
+    };
+    let (first, second) = (token(), token());
+    assert!(first > 0 && second > first, "{first} then {second}");
+}
