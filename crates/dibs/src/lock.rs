@@ -450,6 +450,10 @@ fn first_line(e: &redis::RedisError) -> String {
 
 /// The acquire's round trip: [`script::ACQUIRE`], then `WAIT`/`WAITAOF` when `wait` says so,
 /// pipelined; EVAL again on NOSCRIPT. `retry`: a key already holding `value` is won too.
+///
+/// With a `WAIT`, the script goes as EVAL (its whole text) until the pool knows the server has
+/// it: after a NOSCRIPT the pipeline's `WAIT` has already waited, and with a lagging replica
+/// that is the whole budget, spent for nothing (a new master after a failover has no scripts).
 fn trip(
     conn: &mut Conn,
     key: &str,
@@ -457,6 +461,7 @@ fn trip(
     at_most_ms: u64,
     retry: bool,
     wait: Option<Wait>,
+    pool: &Pool,
 ) -> RedisResult<Trip> {
     let script = |cached: bool| {
         let mut cmd = script::ACQUIRE.call(cached, key, value.len() + 24);
@@ -471,9 +476,15 @@ fn trip(
             }
             other => other?,
         };
+        pool.set_scripts_cached(true);
         return Ok(Trip { fence, acked: None });
     };
-    for cached in [true, false] {
+    let first = if pool.scripts_cached() {
+        &[true, false][..]
+    } else {
+        &[false][..]
+    };
+    for &cached in first {
         let mut pipe = redis::pipe();
         pipe.add_command(script(cached));
         let ack = pipe.cmd(wait.command());
@@ -495,6 +506,7 @@ fn trip(
             }
             fence => redis::from_redis_value::<Option<u64>>(fence?)?,
         };
+        pool.set_scripts_cached(true);
         let acked = acked.and_then(|v| {
             if wait.aof {
                 let (local, replicas): (i64, i64) = redis::from_redis_value(v)?;
@@ -690,7 +702,15 @@ impl Locker {
         let doomed = std::cell::Cell::new(false);
         let set = |conn: &mut Conn, value: &str, retry: bool| -> RedisResult<Trip> {
             wait.set(self.wait(conn));
-            let reply = trip(conn, &key, value, params.at_most_ms, retry, wait.get());
+            let reply = trip(
+                conn,
+                &key,
+                value,
+                params.at_most_ms,
+                retry,
+                wait.get(),
+                &self.pool,
+            );
             if reply.as_ref().is_err_and(|e| e.is_timeout()) {
                 // No answer in time: the SET may still run when a frozen server thaws, and hold
                 // the lock with nothing running. Queue a token-checked delete behind it on the

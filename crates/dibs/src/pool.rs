@@ -29,6 +29,9 @@ pub(crate) struct Pool {
     replicas: AtomicI64,
     count_replicas: AtomicBool,
     wait_refused: AtomicBool,
+    /// Whether the server is known to have the acquire's script cached (see `lock::trip`):
+    /// false at first, and again once its connections were found dead (a restart, a failover).
+    scripts_cached: AtomicBool,
 }
 
 struct State {
@@ -56,6 +59,7 @@ impl Pool {
             replicas: AtomicI64::new(-1),
             count_replicas: AtomicBool::new(false),
             wait_refused: AtomicBool::new(false),
+            scripts_cached: AtomicBool::new(false),
         })
     }
 
@@ -76,6 +80,16 @@ impl Pool {
         let n = count_replicas(conn).unwrap_or(0);
         self.replicas.store(n, Ordering::Relaxed);
         n
+    }
+
+    /// Whether the server is known to hold the acquire's script (it ran since the connections
+    /// were last found dead).
+    pub(crate) fn scripts_cached(&self) -> bool {
+        self.scripts_cached.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_scripts_cached(&self, cached: bool) {
+        self.scripts_cached.store(cached, Ordering::Relaxed);
     }
 
     /// Makes the next [`replicas`](Pool::replicas) count again.
@@ -300,6 +314,8 @@ impl Pool {
     }
 
     fn drop_idle(&self) {
+        // The server may be another, or restarted: its script cache empty.
+        self.set_scripts_cached(false);
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let dropped = std::mem::take(&mut state.idle);
         state.open -= dropped.len();

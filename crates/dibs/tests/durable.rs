@@ -89,13 +89,20 @@ fn the_default_waits_for_the_replica_a_master_reports() {
     let replica = replica_of(master.port, None);
     wait_for_replicas(&master, "1");
     let locker = locker(&master.uri(), None, 4000);
-    // The first call loads the script: EVALSHA and WAIT, then EVAL and WAIT.
+    // The first call sends the script whole (EVAL), with one WAIT: after a NOSCRIPT, a
+    // pipelined WAIT would have waited for nothing.
     let _ = locker
         .acquire(&ms("warm", 10_000))
         .unwrap()
         .expect("won")
         .release();
     let waits = master.calls("wait");
+    assert_eq!(waits, 1);
+    assert_eq!(
+        master.calls("evalsha"),
+        1,
+        "the release's, which found no script"
+    );
     let lease = locker
         .acquire(&ms("replicated", 10_000))
         .unwrap()

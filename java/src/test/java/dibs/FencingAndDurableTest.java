@@ -65,7 +65,8 @@ class FencingAndDurableTest extends RedisTestBase {
                     .readTimeout(Duration.ofMillis(1000)).listener(events).build();
             try (DibsClient client = Dibs.client(options)) {
                 assertTrue(client.execute(name, Duration.ofSeconds(60), Duration.ZERO, () -> {}), "replicated: runs");
-                long waits = master.calls("wait"); // the first call loaded the script: 2 trips
+                long waits = master.calls("wait");
+                assertEquals(1, waits, "the first call sent its script whole, and one WAIT");
                 assertTrue(client.execute(name, Duration.ofSeconds(60), Duration.ZERO, () -> {}));
                 assertEquals(1, master.calls("wait") - waits, "one WAIT went with the acquire");
 
