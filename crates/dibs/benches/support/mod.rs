@@ -20,12 +20,18 @@ pub struct Server {
 
 impl Server {
     pub fn start() -> Res<Server> {
+        Server::start_with(&[])
+    }
+
+    /// With extra `redis-server` arguments, e.g. `["--replicaof", "127.0.0.1", "6379"]`.
+    pub fn start_with(extra: &[&str]) -> Res<Server> {
         // A port found free may be taken before redis binds it: try a few.
         for _ in 0..5 {
             let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
             let child = Command::new("redis-server")
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args(["--save", "", "--appendonly", "no"])
+                .args(extra)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
