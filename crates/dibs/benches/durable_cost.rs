@@ -16,7 +16,7 @@ use redis::Client;
 
 mod support;
 
-use support::{info_field, Res, Server};
+use support::{Res, Server};
 
 const WARMUP: usize = 1_000;
 const CYCLES: usize = 10_000;
