@@ -772,6 +772,17 @@ impl Locker {
                 .pool
                 .refuse_wait()
                 .then(|| wait.refused_by_default(&refused, &self.spec.endpoint())),
+            (None, _) if self.spec.durable() == Durable::Auto
+                && self.pool.replicas_unknown()
+                && self.pool.refuse_wait() =>
+            {
+                Some(format!(
+                    "{} refused INFO, so dibs cannot see whether the master has replicas: \
+                     durable acquire is off for it, and a failover may lose a lock just taken; \
+                     grant +info (and +wait), or set 'durable' to \"off\" to say so and silence this",
+                    self.spec.endpoint()
+                ))
+            }
             _ => None,
         };
         let acquired = Instant::now();

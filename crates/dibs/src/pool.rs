@@ -70,11 +70,11 @@ impl Pool {
     }
 
     /// The replicas the server reported connected when this pool last opened a connection; if
-    /// none was opened since [`count_replicas`](Pool::count_replicas), asks on `conn`. An
-    /// `INFO` refused (an ACL) counts as none.
+    /// none was opened since [`count_replicas`](Pool::count_replicas), asks on `conn`;
+    /// [`REPLICAS_UNKNOWN`] when the server refuses `INFO`.
     pub(crate) fn replicas(&self, conn: &mut Conn) -> i64 {
         let known = self.replicas.load(Ordering::Relaxed);
-        if known >= 0 {
+        if known != -1 {
             return known;
         }
         let n = count_replicas(conn).unwrap_or(0);
@@ -90,6 +90,11 @@ impl Pool {
 
     pub(crate) fn set_scripts_cached(&self, cached: bool) {
         self.scripts_cached.store(cached, Ordering::Relaxed);
+    }
+
+    /// Whether the last count of the replicas was refused (`INFO` not allowed).
+    pub(crate) fn replicas_unknown(&self) -> bool {
+        self.replicas.load(Ordering::Relaxed) == REPLICAS_UNKNOWN
     }
 
     /// Makes the next [`replicas`](Pool::replicas) count again.
@@ -328,7 +333,10 @@ impl Pool {
     }
 }
 
-/// `connected_slaves` of `INFO replication`; 0 when the server refuses `INFO`. Through a cluster
+/// What [`Pool::replicas`] says when the server refuses `INFO` (an ACL without `+info`).
+pub(crate) const REPLICAS_UNKNOWN: i64 = -2;
+
+/// `connected_slaves` of `INFO replication`; [`REPLICAS_UNKNOWN`] when the server refuses `INFO`. Through a cluster
 /// connection every master answers, and the fewest counts: a shard without a replica has none
 /// that a failover could promote, so waiting there would only refuse its locks.
 fn count_replicas(conn: &mut Conn) -> RedisResult<i64> {
@@ -346,7 +354,7 @@ fn count_replicas(conn: &mut Conn) -> RedisResult<i64> {
     }
     match redis::cmd("INFO").arg("replication").query::<Value>(conn) {
         Ok(info) => Ok(fewest(&info).unwrap_or(0)),
-        Err(e) if e.code().is_some() => Ok(0), // NOPERM, or INFO renamed away
+        Err(e) if e.code().is_some() => Ok(REPLICAS_UNKNOWN), // NOPERM, or INFO renamed away
         Err(e) => Err(e),
     }
 }

@@ -281,3 +281,52 @@ fn tokens_only_go_up_over_ten_thousand_acquisitions_and_a_restart_with_aof() {
     );
     let _ = after.release();
 }
+
+#[test]
+fn an_acl_without_info_is_warned_about_once_and_the_lock_taken_without_wait() {
+    let master = RedisServer::start();
+    let _replica = replica_of(master.port, None);
+    wait_for_replicas(&master, "1");
+    let _: () = redis::cmd("ACL")
+        .arg(&[
+            "SETUSER",
+            "old-acl",
+            "on",
+            ">pw",
+            "resetkeys",
+            "~dibs:*",
+            "-@all",
+            "+set",
+            "+get",
+            "+evalsha",
+            "+eval",
+            "+pexpire",
+            "+del",
+            "+ping",
+            "+hello",
+            "+select",
+        ])
+        .query(&mut master.admin())
+        .unwrap();
+    let uri = format!("redis://old-acl:pw@127.0.0.1:{}", master.port);
+    let locker = locker(&uri, None, 4000);
+    let mut first = locker
+        .acquire(&ms("no-info", 10_000))
+        .unwrap()
+        .expect("won");
+    let warning = first.take_warning().expect("a warning");
+    assert!(
+        warning.contains("refused INFO") && warning.contains("+info"),
+        "{warning}"
+    );
+    assert!(!warning.contains("pw@"), "{warning}");
+    assert_eq!(first.fence(), 0, "TIME refused too: no token");
+    let _ = first.release();
+    let mut second = locker
+        .acquire(&ms("no-info", 10_000))
+        .unwrap()
+        .expect("won");
+    assert_eq!(second.take_warning(), None, "warned once");
+    let _ = second.release();
+    assert_eq!(master.calls("wait"), 0);
+}
