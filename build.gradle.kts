@@ -112,6 +112,7 @@ dependencies {
     testImplementation("org.junit.jupiter:junit-jupiter")
     testRuntimeOnly("org.junit.platform:junit-platform-launcher")
     testImplementation("org.jetbrains.kotlin:kotlin-stdlib:$kotlinVersion")
+    testImplementation("org.postgresql:postgresql:42.7.14") // FencingPostgresTest (the root pom's version)
 }
 
 tasks.withType<JavaCompile>().configureEach {

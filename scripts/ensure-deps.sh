@@ -6,6 +6,8 @@ command -v redis-server >/dev/null || need+=(redis-server)
 command -v redis-benchmark >/dev/null || need+=(redis-tools)
 command -v openssl >/dev/null || need+=(openssl)  # the TLS tests make a throwaway CA
 command -v curl >/dev/null || need+=(curl)  # spring-boot-check.sh reads the actuator over HTTP
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)  # FencingPostgresTest's server
+PATH="$PATH:/usr/sbin:/sbin" command -v tc >/dev/null || need+=(iproute2)  # the cluster failover test's filter on lo
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
