@@ -76,7 +76,8 @@ fn acl_users_and_permission_errors() {
             "-@all",
         ])
         .arg(&[
-            "+set", "+get", "+evalsha", "+eval", "+pexpire", "+del", "+ping", "+hello", "+select",
+            "+set", "+get", "+evalsha", "+eval", "+pexpire", "+del", "+time", "+info", "+wait",
+            "+ping", "+hello", "+select",
         ])
         .query(&mut admin)
         .unwrap();

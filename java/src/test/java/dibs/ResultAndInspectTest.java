@@ -335,10 +335,13 @@ class ResultAndInspectTest extends RedisTestBase {
             // The README's minimal ACL without +pttl locks, but inspect needs PTTL (the README says so).
             List<String> readmeAcl = List.of("ACL", "SETUSER", "dibs", "on", ">" + password, "resetkeys",
                     "~dibs:*", "resetchannels", "-@all", "+set", "+get", "+evalsha", "+eval", "+pexpire", "+del",
-                    "+ping", "+hello", "+select");
+                    "+time", "+info", "+wait", "+ping", "+hello", "+select");
             assertEquals("OK", secured.command(readmeAcl.toArray(new String[0])));
             String asDibs = "redis://dibs:" + password + "@127.0.0.1:" + secured.port();
-            assertTrue(Dibs.execute(asDibs, name, 10, 5, () -> { }));
+            DibsResult<Long> fenced = Dibs.attempt(asDibs, name, Duration.ofSeconds(10), Duration.ofSeconds(5),
+                    Dibs::fencingToken);
+            assertTrue(fenced.acquired());
+            assertTrue(fenced.value() > 0, "the README's ACL allows the fencing token's TIME");
             DibsPermissionException noPttl = assertThrows(DibsPermissionException.class, () -> Dibs.inspect(asDibs, name));
             assertTrue(noPttl.getMessage().contains("pttl"), noPttl.getMessage());
             assertEquals("OK", secured.command("ACL", "SETUSER", "dibs", "+pttl"));
