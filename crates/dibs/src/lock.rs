@@ -21,7 +21,7 @@ use redis::{ErrorKind, RedisResult, ServerErrorKind};
 
 use crate::conn::Conn;
 use crate::connspec::{ConnSpec, Durable, ServerSpec};
-use crate::ending::{Ended, Ending};
+use crate::ending::{self, Ended, Ending};
 use crate::error::{Error, Result};
 use crate::holder::{self, Holder, LockState};
 use crate::keepalive::{KeepAlive, Schedule};
@@ -55,6 +55,8 @@ pub struct LockParams {
     name: String,
     at_most_ms: u64,
     at_least_ms: u64,
+    /// Made by [`LockParams::for_tick`]: the name says its tick, and atLeast is atMost.
+    tick: bool,
 }
 
 impl LockParams {
@@ -107,6 +109,7 @@ impl LockParams {
             name: name.to_owned(),
             at_most_ms,
             at_least_ms,
+            tick: false,
         })
     }
 
@@ -139,7 +142,9 @@ impl LockParams {
                 ),
             ));
         }
-        LockParams::new(&format!("{name}@{tick}"), at_most, at_most, unit_ms)
+        let mut params = LockParams::new(&format!("{name}@{tick}"), at_most, at_most, unit_ms)?;
+        params.tick = true;
+        Ok(params)
     }
 
     pub fn from_secs(name: &str, at_most: i64, at_least: i64) -> Result<LockParams> {
@@ -209,6 +214,8 @@ pub struct Lease {
     warning: Option<String>,
     /// The fencing token the acquire minted (`script::ACQUIRE`).
     fence: u64,
+    /// Taken with [`LockParams::for_tick`].
+    tick: bool,
     released: bool,
 }
 
@@ -353,11 +360,17 @@ impl Lease {
             Ok(_) => Ended::NoLongerOurs,
             Err(e) => Ended::ReleaseFailed(e),
         };
+        let advice = if ended == Ended::Released && !self.tick {
+            ending::per_tick_advice(&self.name, self.at_least_ms, elapsed)
+        } else {
+            None
+        };
         Ending {
             name: std::mem::take(&mut self.name),
             ended,
             elapsed,
             at_most: Duration::from_millis(self.at_most_ms),
+            advice,
         }
     }
 }
@@ -819,6 +832,7 @@ impl Locker {
             keep_alive,
             warning,
             fence,
+            tick: params.tick,
             released: false,
         }))
     }
