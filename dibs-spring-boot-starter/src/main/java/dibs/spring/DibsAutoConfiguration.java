@@ -54,6 +54,8 @@ public class DibsAutoConfiguration {
     @Bean
     RedisSettings dibsRedisSettings(Environment environment, ObjectProvider<RedisDetailsSource> sources) {
         Binder binder = Binder.get(environment);
+        // The crons of @Scheduled methods may be placeholders: DibsScheduledTick resolves them here.
+        DibsScheduledTick.resolvePlaceholdersWith(environment::resolveRequiredPlaceholders);
         RedisDetailsSource source = sources.getIfAvailable();
         RedisSettings.Details details = source == null ? null : source.details();
         return details == null ? RedisSettings.bind(binder) : RedisSettings.of(details, binder);
