@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use redis::{ErrorKind, RedisResult, ServerErrorKind};
 
 use crate::conn::Conn;
-use crate::connspec::{ConnSpec, Durable, ServerSpec};
+use crate::connspec::{Address, ConnSpec, Durable, ServerSpec};
 use crate::ending::{self, Ended, Ending};
 use crate::error::{Error, Result};
 use crate::holder::{self, Holder, LockState};
@@ -609,7 +609,7 @@ impl Locker {
     }
 
     fn on(pool: Arc<Pool>, spec: ConnSpec) -> Locker {
-        if spec.durable() == Durable::Auto {
+        if spec.durable() == Durable::Auto && !matches!(spec.address(), Address::Sentinel { .. }) {
             // The default waits for a replica only where the server has one.
             pool.count_replicas();
         }
@@ -767,6 +767,11 @@ impl Locker {
                     // The replica may have left for good: the next call counts again.
                     self.pool.forget_replicas();
                 }
+                if matches!(self.spec.address(), Address::Sentinel { .. }) {
+                    // The server may be a stale master (paused, failed over, thawed, not yet
+                    // demoted): the next call asks the Sentinels afresh.
+                    self.pool.drop_idle();
+                }
                 return Err(Error::Unconfirmed(wait.unconfirmed(
                     name,
                     acked,
@@ -853,7 +858,14 @@ impl Locker {
             Durable::Replicas(n) => wait(n, false, true),
             Durable::Aof(n) => wait(n, true, true),
             Durable::Auto if self.pool.wait_refused() => None,
-            // A lone master (no replica, or the one left after a failover) has no replica a
+            // Behind Sentinel a master that reports no replica may be a stale one: paused, failed
+            // over and thawed, it takes locks that its demotion wipes (the chaos run saw a tick
+            // run twice so). So the default always waits there; a master truly left alone makes
+            // its calls unconfirmed until a replica is back.
+            Durable::Auto if matches!(self.spec.address(), Address::Sentinel { .. }) => {
+                wait(1, false, false)
+            }
+            // A lone server, or a cluster with a shard without a replica, has no replica that a
             // failover could promote in its place with the lock missing.
             Durable::Auto if self.pool.replicas(conn) > 0 => wait(1, false, false),
             Durable::Auto => None,

@@ -318,7 +318,9 @@ impl Pool {
         self.spec.idle_timeout()
     }
 
-    fn drop_idle(&self) {
+    /// Closes the idle connections: the next call opens a fresh one (behind Sentinel, to the
+    /// master the Sentinels name now).
+    pub(crate) fn drop_idle(&self) {
         // The server may be another, or restarted: its script cache empty.
         self.set_scripts_cached(false);
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());

@@ -59,9 +59,10 @@ pub enum Address {
 /// replicas acknowledged it (see `lock`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Durable {
-    /// The default: wait for 1 replica on Sentinel and Cluster, and on a server that reports
-    /// connected replicas (`INFO replication`, asked once per new connection). A server that
-    /// refuses `WAIT` is warned about once, then used without it. A lone server pays nothing.
+    /// The default: wait for 1 replica always behind Sentinel (a master that reports none may
+    /// be a stale one), and on a server or cluster whose masters report connected replicas
+    /// (`INFO replication`, asked once per new connection). A server that refuses `WAIT` is
+    /// warned about once, then used without it. A lone server pays nothing.
     Auto,
     /// Never wait: a failover may lose a lock just taken.
     Off,
