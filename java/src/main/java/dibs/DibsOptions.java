@@ -226,7 +226,8 @@ public final class DibsOptions {
          * timeout; a lock they did not acknowledge in time is given back, and the call does not
          * run (its own ending: a warning and {@link DibsListener#unconfirmed}).
          *
-         * @param durable {@code "auto"} (the default: wait for 1 replica where the master reports
+         * @param durable {@code "auto"} (the default: wait for 1 replica behind Sentinel, and
+         *     elsewhere where the master reports
          *     one connected; a server that refuses {@code WAIT} is warned about once and used
          *     without), {@code "off"}, a number of replicas as {@code "2"} (a refusal fails the
          *     call), {@code "aof"} or {@code "aof:N"} ({@code WAITAOF}: the master's own AOF
