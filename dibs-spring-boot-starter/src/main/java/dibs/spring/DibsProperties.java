@@ -17,7 +17,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     task may outlive atMost and still hold it.
  * @param interruptOnLost With keep-alive: whether a lock found lost (taken by another holder, or
  *     not extended before it would lapse) interrupts the thread that runs its task.
- * @param durable Durable acquire: "auto" (wait for 1 replica where the master reports one),
+ * @param durable Durable acquire: "auto" (wait for 1 replica behind Sentinel, and elsewhere where the master reports one),
  *     "off", a number of replicas, "aof" or "aof:N" (WAITAOF, Redis 7.2+). Unset, dibs's own
  *     default applies ("auto").
  * @param metrics dibs's Micrometer meters.
