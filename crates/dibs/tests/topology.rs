@@ -2,73 +2,16 @@
 //! loopback, started by the test.
 
 mod common;
+#[path = "common/replication.rs"]
+mod replication;
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use common::{free_port, RedisServer};
+use common::RedisServer;
 use dibs::{ConnSpec, Ended, Ending, Error, LockParams, Locker, Outcome};
-
-/// A `redis-server --sentinel` watching `mymaster`.
-struct Sentinel {
-    port: u16,
-    dir: PathBuf,
-    child: Child,
-}
-
-impl Sentinel {
-    fn start(master_port: u16) -> Sentinel {
-        let port = free_port();
-        let dir = std::env::temp_dir().join(format!("dibs-sentinel-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let conf = dir.join("sentinel.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "port {port}\nbind 127.0.0.1\ndir {}\n\
-                 sentinel monitor mymaster 127.0.0.1 {master_port} 2\n\
-                 sentinel down-after-milliseconds mymaster 1000\n\
-                 sentinel failover-timeout mymaster 5000\n\
-                 sentinel parallel-syncs mymaster 1\n",
-                dir.display()
-            ),
-        )
-        .unwrap();
-        let child = Command::new("redis-server")
-            .arg(&conf)
-            .arg("--sentinel")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server --sentinel");
-        wait_until("the sentinel to listen", || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
-        Sentinel { port, dir, child }
-    }
-
-    fn master_port(&self) -> Option<u16> {
-        let client = redis::Client::open(format!("redis://127.0.0.1:{}", self.port)).ok()?;
-        let mut conn = client
-            .get_connection_with_timeout(Duration::from_secs(1))
-            .ok()?;
-        let reply: Option<(String, String)> = redis::cmd("SENTINEL")
-            .arg(&["get-master-addr-by-name", "mymaster"])
-            .query(&mut conn)
-            .ok()?;
-        reply?.1.parse().ok()
-    }
-}
-
-impl Drop for Sentinel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+use replication::Sentinel;
 
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -102,23 +45,11 @@ fn sentinel_calls_succeed_against_the_new_master_after_a_failover() {
     wait_until("the replica to sync", || {
         info(&replica, "master_link_status") == "up"
     });
-    let sentinels: Vec<Sentinel> = (0..3).map(|_| Sentinel::start(master.port)).collect();
+    let sentinels: Vec<Sentinel> = (0..3)
+        .map(|_| Sentinel::start(master.port, 1000, 5000))
+        .collect();
     wait_until("the sentinels to see the replica and each other", || {
-        sentinels.iter().all(|s| {
-            let client = redis::Client::open(format!("redis://127.0.0.1:{}", s.port)).unwrap();
-            let Ok(mut conn) = client.get_connection_with_timeout(Duration::from_secs(1)) else {
-                return false;
-            };
-            let replicas: Vec<redis::Value> = redis::cmd("SENTINEL")
-                .arg(&["replicas", "mymaster"])
-                .query(&mut conn)
-                .unwrap_or_default();
-            let others: Vec<redis::Value> = redis::cmd("SENTINEL")
-                .arg(&["sentinels", "mymaster"])
-                .query(&mut conn)
-                .unwrap_or_default();
-            replicas.len() == 1 && others.len() == 2
-        })
+        sentinels.iter().all(|s| s.known() == (1, 2))
     });
 
     let list: Vec<String> = sentinels
@@ -306,7 +237,7 @@ fn silent_port() -> (u16, std::thread::JoinHandle<()>) {
 #[test]
 fn a_silent_sentinel_gets_its_share_of_the_budget_and_the_next_one_answers() {
     let master = RedisServer::start();
-    let sentinel = Sentinel::start(master.port);
+    let sentinel = Sentinel::start(master.port, 1000, 5000);
     let (silent, _holder) = silent_port();
     let spec = ConnSpec::from_map(&[
         (

@@ -299,12 +299,24 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private String rawCommand(String... args) throws IOException {
-        try (Socket socket = connect()) {
+        return commandOn(port, args);
+    }
+
+    /**
+     * One command to whatever listens on {@code 127.0.0.1:port} (a redis-server, a Sentinel),
+     * without AUTH; the reply rendered as {@link #command} renders it.
+     */
+    static String commandOn(int port, String... args) throws IOException {
+        try (Socket socket = connect(port)) {
             return send(socket, args);
         }
     }
 
     private Socket connect() throws IOException {
+        return connect(port);
+    }
+
+    private static Socket connect(int port) throws IOException {
         Socket socket = new Socket();
         socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1000);
         socket.setSoTimeout(5000);

@@ -1,20 +1,12 @@
 package dibs;
 
-import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -112,19 +104,7 @@ public final class SentinelServer implements AutoCloseable {
 
     /** Sends one command; the reply as {@link RedisServer#command} renders it (arrays flattened). */
     public String command(String... args) throws IOException {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1000);
-            socket.setSoTimeout(3000);
-            StringBuilder sb = new StringBuilder().append('*').append(args.length).append("\r\n");
-            for (String arg : args) {
-                byte[] bytes = arg.getBytes(StandardCharsets.UTF_8);
-                sb.append('$').append(bytes.length).append("\r\n").append(arg).append("\r\n");
-            }
-            OutputStream out = socket.getOutputStream();
-            out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
-            out.flush();
-            return readReply(socket.getInputStream());
-        }
+        return RedisServer.commandOn(port, args);
     }
 
     /** The Sentinel's log (its events: {@code +sdown}, {@code +switch-master} ...). */
@@ -158,57 +138,6 @@ public final class SentinelServer implements AutoCloseable {
         dir.toFile().delete();
     }
 
-    private static String readReply(InputStream in) throws IOException {
-        String line = readLine(in);
-        if (line.isEmpty()) {
-            throw new IOException("empty reply");
-        }
-        String rest = line.substring(1);
-        switch (line.charAt(0)) {
-            case '+':
-            case '-':
-            case ':':
-                return rest;
-            case '$': {
-                int len = Integer.parseInt(rest);
-                if (len < 0) {
-                    return "(nil)";
-                }
-                byte[] data = in.readNBytes(len + 2);
-                return new String(data, 0, len, StandardCharsets.UTF_8);
-            }
-            case '*': {
-                int n = Integer.parseInt(rest);
-                if (n < 0) {
-                    return "(nil)";
-                }
-                List<String> items = new ArrayList<>();
-                for (int i = 0; i < n; i++) {
-                    items.add(readReply(in));
-                }
-                return String.join("\n", items);
-            }
-            default:
-                throw new IOException("unexpected reply: " + line);
-        }
-    }
-
-    private static String readLine(InputStream in) throws IOException {
-        ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        int prev = -1;
-        while (true) {
-            int b = in.read();
-            if (b < 0) {
-                throw new IOException("connection closed mid-reply");
-            }
-            if (prev == '\r' && b == '\n') {
-                byte[] bytes = buf.toByteArray();
-                return new String(bytes, 0, bytes.length - 1, StandardCharsets.UTF_8);
-            }
-            buf.write(b);
-            prev = b;
-        }
-    }
 
     private static String binary() {
         String configured = System.getProperty("redis.server", System.getenv("REDIS_SERVER"));
