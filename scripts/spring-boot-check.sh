@@ -179,7 +179,8 @@ if len(holders) != 1:
     print(f"long-tick listed by {len(holders)} instances: {holders}")
     sys.exit(1)
 i, lock = holders[0]
-assert set(lock) == {"name", "acquiredAt", "heldForMs", "remainingTtlMs", "keepAlive"}, lock
+assert set(lock) == {"name", "acquiredAt", "heldForMs", "remainingTtlMs", "keepAlive", "fencingToken"}, lock
+assert lock["fencingToken"] > 0, lock
 assert lock["remainingTtlMs"] is not None and 0 < lock["remainingTtlMs"] <= 60000, lock
 print(f"actuator/dibs: long-tick held by app-{i} only (heldForMs={lock['heldForMs']}, "
       f"remainingTtlMs={lock['remainingTtlMs']}, keepAlive={lock['keepAlive']})")
