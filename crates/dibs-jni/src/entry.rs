@@ -157,8 +157,9 @@ pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
     })
 }
 
-/// Releases a lease and says how the call ended: `facts` gets the ending's code and the
-/// milliseconds held; the return value is the ending's warning, or null when all went well.
+/// Releases a lease and says how the call ended: `facts` gets the ending's code, the
+/// milliseconds held and the lease's fencing token (so that Java needs no call of its own for
+/// it); the return value is the ending's warning, or null when all went well.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_release<'l>(
     mut env: JNIEnv<'l>,
@@ -167,9 +168,11 @@ pub extern "system" fn Java_dibs_NativeLib_release<'l>(
     facts: JLongArray<'l>,
 ) -> jstring {
     entry(&mut env, |env| {
-        let ending = leases::take(lease)?.release();
+        let lease = leases::take(lease)?;
+        let fence = lease.fence() as i64;
+        let ending = lease.release();
         let held_ms = i64::try_from(ending.elapsed.as_millis()).unwrap_or(i64::MAX);
-        env.set_long_array_region(&facts, 0, &[i64::from(ending.code()), held_ms])?;
+        env.set_long_array_region(&facts, 0, &[i64::from(ending.code()), held_ms, fence])?;
         Ok(match ending.warning() {
             Some(text) => env.new_string(text)?.into_raw(),
             None => std::ptr::null_mut(),

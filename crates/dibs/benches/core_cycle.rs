@@ -1,8 +1,9 @@
 //! The Rust core's own lock cycle, the baseline for what the Java binding adds
 //! (`scripts/call-cost.sh` runs both): `cargo bench -p dibs --bench core_cycle`.
 //!
-//! On 1 thread, against a throwaway redis-server: `Locker::execute` with a no-op task (SET NX PX,
-//! then the release script), and the skip path (the lock held by someone else: SET NX PX only).
+//! On 1 thread, against a throwaway redis-server: `Locker::execute` with a no-op task (the
+//! acquire script, `SET NX PX` and the fencing token's `TIME`, then the release script), and the
+//! skip path (the lock held by someone else: the acquire script only).
 //! Each is timed over `CYCLES` calls after `WARMUP` unmeasured ones. Lock params are built per
 //! call, as the JNI entry point does.
 //!
@@ -14,7 +15,6 @@
 
 use std::process::{Command, Stdio};
 use std::thread;
-use std::time::Instant;
 
 use dibs::{ConnSpec, Ended, Ending, LockParams, Locker, Outcome};
 use redis::Client;
@@ -41,23 +41,8 @@ fn pin() -> String {
     }
 }
 
-/// p50, p99 and mean of `call` in µs, over `CYCLES` calls after `WARMUP` unmeasured ones.
-fn measure(mut call: impl FnMut()) -> [f64; 3] {
-    for _ in 0..WARMUP {
-        call();
-    }
-    let mut micros: Vec<f64> = (0..CYCLES)
-        .map(|_| {
-            let start = Instant::now();
-            call();
-            start.elapsed().as_secs_f64() * 1e6
-        })
-        .collect();
-    let mean = micros.iter().sum::<f64>() / CYCLES as f64;
-    micros.sort_by(f64::total_cmp);
-    // Nearest rank.
-    let at = |q: f64| micros[((q * CYCLES as f64).ceil() as usize).clamp(1, CYCLES) - 1];
-    [at(0.50), at(0.99), mean]
+fn measure(call: impl FnMut()) -> [f64; 3] {
+    support::measure(WARMUP, CYCLES, call)
 }
 
 /// One `Locker::execute`, as `Dibs.execute(conn, name, 10, 0, task)` makes it.
@@ -108,8 +93,8 @@ fn main() -> Res<()> {
     println!("| Rust `Locker::execute`, 1 thread, {CYCLES} calls after {WARMUP} | p50 µs | p99 µs | mean µs |");
     println!("|---|---:|---:|---:|");
     for (path, [p50, p99, mean]) in [
-        ("cycle: SET NX PX, no-op task, release script", cycle),
-        ("skip: lock held by another, SET NX PX only", skip),
+        ("cycle: acquire script, no-op task, release script", cycle),
+        ("skip: lock held by another, the acquire script only", skip),
     ] {
         println!("| {path} | {p50:.1} | {p99:.1} | {mean:.1} |");
     }

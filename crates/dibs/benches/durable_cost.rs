@@ -30,19 +30,8 @@ fn pin() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-fn p50(mut call: impl FnMut()) -> f64 {
-    for _ in 0..WARMUP {
-        call();
-    }
-    let mut micros: Vec<f64> = (0..CYCLES)
-        .map(|_| {
-            let start = Instant::now();
-            call();
-            start.elapsed().as_secs_f64() * 1e6
-        })
-        .collect();
-    micros.sort_by(f64::total_cmp);
-    micros[CYCLES / 2]
+fn p50(call: impl FnMut()) -> f64 {
+    support::measure(WARMUP, CYCLES, call)[0]
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

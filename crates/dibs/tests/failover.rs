@@ -121,6 +121,28 @@ impl Figures {
     }
 
     /// Where both ran, the later holder's token is the greater one.
+    /// The default: A's lock, never replicated, is unconfirmed; B runs: 1 run, no double.
+    fn assert_ran_once_by_default(&self) {
+        match &self.a {
+            Try::Unconfirmed(message) => {
+                assert!(message.contains("0 of 1 replicas"), "{message}")
+            }
+            other => panic!("A's lock was never replicated, so it must be unconfirmed: {other:?}"),
+        }
+        assert!(self.b.ran(), "B wins on the new master: {:?}", self.b);
+        assert_eq!(self.runs(), 1);
+        assert_eq!(self.double_runs(), 0);
+        self.check_fences();
+    }
+
+    /// Durable acquire off: A and B both run, the double run the default prevents.
+    fn assert_ran_twice_with_durable_off(&self) {
+        assert!(self.a.ran(), "without durable acquire A wins: {:?}", self.a);
+        assert!(self.b.ran(), "and B wins too: {:?}", self.b);
+        assert_eq!(self.double_runs(), 1, "the double run the default prevents");
+        self.check_fences();
+    }
+
     fn check_fences(&self) {
         if let (Some(a), Some(b)) = (self.a.fence(), self.b.fence()) {
             assert!(b > a, "B's fence {b} must be greater than A's {a}");
@@ -278,16 +300,7 @@ fn sentinel_failover_after_a_lost_write_runs_the_job_once_with_durable_acquire_b
     let started = Instant::now();
     let figures = sentinel_failover(None);
     figures.print("sentinel", "auto (default)", started.elapsed());
-    match &figures.a {
-        Try::Unconfirmed(message) => {
-            assert!(message.contains("0 of 1 replicas"), "{message}")
-        }
-        other => panic!("A's lock was never replicated, so it must be unconfirmed: {other:?}"),
-    }
-    assert!(figures.b.ran(), "B wins on the new master: {:?}", figures.b);
-    assert_eq!(figures.runs(), 1);
-    assert_eq!(figures.double_runs(), 0);
-    figures.check_fences();
+    figures.assert_ran_once_by_default();
 }
 
 #[test]
@@ -296,18 +309,7 @@ fn sentinel_failover_after_a_lost_write_runs_the_job_twice_with_durable_off() {
     let started = Instant::now();
     let figures = sentinel_failover(Some("off"));
     figures.print("sentinel", "off", started.elapsed());
-    assert!(
-        figures.a.ran(),
-        "without durable acquire A wins: {:?}",
-        figures.a
-    );
-    assert!(figures.b.ran(), "and B wins too: {:?}", figures.b);
-    assert_eq!(
-        figures.double_runs(),
-        1,
-        "the double run the default prevents"
-    );
-    figures.check_fences();
+    figures.assert_ran_twice_with_durable_off();
 }
 
 /// 3 masters, 1 replica each. The flow from the key's master to its replica is dropped by a
@@ -428,16 +430,7 @@ fn cluster_failover_after_a_lost_write_runs_the_job_once_with_durable_acquire_by
         return;
     };
     figures.print("cluster", "auto (default)", started.elapsed());
-    match &figures.a {
-        Try::Unconfirmed(message) => {
-            assert!(message.contains("0 of 1 replicas"), "{message}")
-        }
-        other => panic!("A's lock was never replicated, so it must be unconfirmed: {other:?}"),
-    }
-    assert!(figures.b.ran(), "B wins on the new master: {:?}", figures.b);
-    assert_eq!(figures.runs(), 1);
-    assert_eq!(figures.double_runs(), 0);
-    figures.check_fences();
+    figures.assert_ran_once_by_default();
 }
 
 #[test]
@@ -448,16 +441,5 @@ fn cluster_failover_after_a_lost_write_runs_the_job_twice_with_durable_off() {
         return;
     };
     figures.print("cluster", "off", started.elapsed());
-    assert!(
-        figures.a.ran(),
-        "without durable acquire A wins: {:?}",
-        figures.a
-    );
-    assert!(figures.b.ran(), "and B wins too: {:?}", figures.b);
-    assert_eq!(
-        figures.double_runs(),
-        1,
-        "the double run the default prevents"
-    );
-    figures.check_fences();
+    figures.assert_ran_twice_with_durable_off();
 }

@@ -89,3 +89,23 @@ pub fn info_field<'a>(info: &'a str, name: &str) -> Option<&'a str> {
         .find_map(|l| l.strip_prefix(name))
         .map(str::trim)
 }
+
+/// p50, p99 and mean of `call` in µs, over `cycles` calls after `warmup` unmeasured ones.
+#[allow(dead_code)] // not every benchmark times single calls
+pub fn measure(warmup: usize, cycles: usize, mut call: impl FnMut()) -> [f64; 3] {
+    for _ in 0..warmup {
+        call();
+    }
+    let mut micros: Vec<f64> = (0..cycles)
+        .map(|_| {
+            let start = Instant::now();
+            call();
+            start.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    let mean = micros.iter().sum::<f64>() / cycles as f64;
+    micros.sort_by(f64::total_cmp);
+    // Nearest rank.
+    let at = |q: f64| micros[((q * cycles as f64).ceil() as usize).clamp(1, cycles) - 1];
+    [at(0.50), at(0.99), mean]
+}

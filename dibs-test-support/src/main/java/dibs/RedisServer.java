@@ -393,7 +393,8 @@ public final class RedisServer implements AutoCloseable {
         return i >= 0 && i + 1 < extraArgs.size() ? extraArgs.get(i + 1) : null;
     }
 
-    private static String binary() {
+    /** The redis-server binary: {@code -Dredis.server}, {@code $REDIS_SERVER}, the PATH, Debian's. */
+    static String binary() {
         String configured = System.getProperty("redis.server", System.getenv("REDIS_SERVER"));
         if (configured != null && !configured.isEmpty()) {
             return configured;

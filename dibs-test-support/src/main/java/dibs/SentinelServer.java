@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -54,7 +53,7 @@ public final class SentinelServer implements AutoCloseable {
             }
             Path file = dir.resolve("sentinel.conf");
             Files.write(file, conf.toString().getBytes(StandardCharsets.UTF_8));
-            Process p = new ProcessBuilder(binary(), file.toString(), "--sentinel")
+            Process p = new ProcessBuilder(RedisServer.binary(), file.toString(), "--sentinel")
                     .redirectErrorStream(true)
                     .redirectOutput(dir.resolve("sentinel.log").toFile())
                     .start();
@@ -138,23 +137,6 @@ public final class SentinelServer implements AutoCloseable {
         dir.toFile().delete();
     }
 
-
-    private static String binary() {
-        String configured = System.getProperty("redis.server", System.getenv("REDIS_SERVER"));
-        if (configured != null && !configured.isEmpty()) {
-            return configured;
-        }
-        String path = System.getenv("PATH");
-        if (path != null) {
-            for (String d : path.split(File.pathSeparator)) {
-                Path candidate = Paths.get(d, "redis-server");
-                if (Files.isExecutable(candidate)) {
-                    return candidate.toString();
-                }
-            }
-        }
-        return "/usr/bin/redis-server";
-    }
 
     private static void sleep(long ms) {
         try {

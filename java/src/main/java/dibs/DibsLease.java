@@ -78,7 +78,9 @@ public final class DibsLease implements AutoCloseable {
             if (interruptOnLost) {
                 state.interruptOnLost(Thread.currentThread());
             }
-            state.fencingToken = NativeLib.fencingToken(state.id);
+            if (listener != null) { // else the token is read when asked for, or from the release
+                state.fencingToken = NativeLib.fencingToken(state.id);
+            }
             Events.acquired(listener, lockName, state.fencingToken);
         } catch (Throwable e) { // the JVM failing (out of memory): let go of the lock now, not at atMost
             state.releaseUntold(e);
@@ -110,7 +112,16 @@ public final class DibsLease implements AutoCloseable {
      * @return the token, &gt; 0
      */
     public long fencingToken() {
-        return state.fencingToken;
+        State s = state;
+        s.guard.lock();
+        try {
+            if (s.fencingToken == 0) {
+                s.fencingToken = s.released ? s.facts[2] : NativeLib.fencingToken(s.id);
+            }
+            return s.fencingToken;
+        } finally {
+            s.guard.unlock();
+        }
     }
 
     /**
@@ -292,11 +303,12 @@ public final class DibsLease implements AutoCloseable {
         final String lockName;
         final DibsListener listener;
         final ReentrantLock guard = new ReentrantLock();
-        /** Filled by the native release: [{@link Ending} code, milliseconds held]. */
-        final long[] facts = new long[2];
+        /** Filled by the native release: [{@link Ending} code, milliseconds held, fencing token]. */
+        final long[] facts = new long[3];
         /** Set once, right after the native acquire, before the lease is published. */
         long id;
         long acquiredAt;
+        /** 0 until read: at acquire for a listener, on demand, or from the release's facts. */
         long fencingToken;
         // guarded by guard:
         boolean released;

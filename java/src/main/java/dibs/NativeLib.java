@@ -80,7 +80,7 @@ final class NativeLib {
      * Stops keep-alive and releases a lease with the token-checked script, then says how the
      * call ended. A lease is released once: its id is then unknown.
      *
-     * @param facts receives {@code [}{@link Ending} code{@code , milliseconds held]}
+     * @param facts receives {@code [}{@link Ending} code{@code , milliseconds held, fencing token]}
      * @return the ending's warning for the log, or null when the lock was ours to the end
      * @throws IllegalStateException when the lease was released already
      */
