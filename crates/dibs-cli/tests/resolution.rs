@@ -120,17 +120,16 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The CA to trust and the client certificate to present, as `--conn-opt`s would give them.
 fn ca_opt(pki: &Pki) -> Vec<String> {
-    vec![format!("ca-cert={}", pki.path("ca.pem").display())]
+    pki.conn_keys("client")
+        .into_iter()
+        .map(|(key, path)| format!("{key}={path}"))
+        .collect()
 }
 
 fn tls_server(pki: &Pki, extra: &[&str]) -> RedisServer {
-    RedisServer::start_tls_with(
-        &pki.path("server.pem"),
-        &pki.path("server.key"),
-        &pki.path("ca.pem"),
-        extra,
-    )
+    RedisServer::start_tls_with(pki, extra)
 }
 
 #[test]

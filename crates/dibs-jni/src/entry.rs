@@ -51,7 +51,8 @@ fn map_spec(env: &mut JNIEnv, tokens: &JObjectArray) -> Result<ConnSpec, Failure
 }
 
 /// Where a URI conn leads, as dibs's messages name it (`ConnSpec::endpoint`: never credentials),
-/// parsed and checked exactly as `connectUri` would; makes no handle and does no I/O.
+/// parsed and checked exactly as `connectUri` would, the TLS files it names read and checked
+/// too; makes no handle and does no network I/O.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_describeUri<'l>(
     mut env: JNIEnv<'l>,
@@ -60,8 +61,9 @@ pub extern "system" fn Java_dibs_NativeLib_describeUri<'l>(
 ) -> jstring {
     entry(&mut env, |env| {
         let uri = read_string(env, &uri, "conn")?;
-        let endpoint = ConnSpec::from_uri(&uri)?.endpoint();
-        Ok(env.new_string(endpoint)?.into_raw())
+        let spec = ConnSpec::from_uri(&uri)?;
+        spec.check_files()?;
+        Ok(env.new_string(spec.endpoint())?.into_raw())
     })
 }
 
@@ -73,8 +75,9 @@ pub extern "system" fn Java_dibs_NativeLib_describeMap<'l>(
     tokens: JObjectArray<'l>,
 ) -> jstring {
     entry(&mut env, |env| {
-        let endpoint = map_spec(env, &tokens)?.endpoint();
-        Ok(env.new_string(endpoint)?.into_raw())
+        let spec = map_spec(env, &tokens)?;
+        spec.check_files()?;
+        Ok(env.new_string(spec.endpoint())?.into_raw())
     })
 }
 

@@ -41,8 +41,43 @@ fn pin() -> String {
     }
 }
 
-fn measure(call: impl FnMut()) -> [f64; 3] {
-    support::measure(WARMUP, CYCLES, call)
+/// p50, p99 and mean of a call, then the CPU it cost per call: this client thread's, and the
+/// redis-server's (its `INFO cpu`), in µs. The CPU figures tell apart what the client does and
+/// what the server does, which a shared CPU's latency folds together.
+fn measure(server: &mut redis::Connection, call: impl FnMut()) -> [f64; 5] {
+    let (client_before, server_before) = (thread_cpu(), server_cpu(server));
+    let [p50, p99, mean] = support::measure(WARMUP, CYCLES, call);
+    let calls = (WARMUP + CYCLES) as f64;
+    let client = (thread_cpu() - client_before) / calls;
+    let server = (server_cpu(server) - server_before) / calls;
+    [p50, p99, mean, client, server]
+}
+
+/// This thread's CPU time so far, µs (`/proc/thread-self/schedstat`; 0 where it is missing).
+fn thread_cpu() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |ns| ns / 1000.0)
+}
+
+/// The server's CPU time so far (user and system), µs.
+fn server_cpu(conn: &mut redis::Connection) -> f64 {
+    let info: String = redis::cmd("INFO")
+        .arg("cpu")
+        .query(conn)
+        .unwrap_or_default();
+    ["used_cpu_user:", "used_cpu_sys:"]
+        .iter()
+        .filter_map(|field| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(field))?
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
+        .sum::<f64>()
+        * 1e6
 }
 
 /// One `Locker::execute`, as `Dibs.execute(conn, name, 10, 0, task)` makes it.
@@ -60,8 +95,9 @@ fn main() -> Res<()> {
         server.version, server.port
     );
     let locker = Locker::shared(ConnSpec::from_uri(&server.uri())?)?;
+    let mut conn = Client::open(server.uri())?.get_connection()?;
 
-    let cycle = measure(|| {
+    let cycle = measure(&mut conn, || {
         let outcome = execute(locker, "call-cost");
         let deleted = matches!(
             outcome,
@@ -77,26 +113,25 @@ fn main() -> Res<()> {
     });
 
     let held = "call-cost-held";
-    let mut conn = Client::open(server.uri())?.get_connection()?;
     redis::cmd("SET")
         .arg(locker.key(held))
         .arg("someone-else")
         .arg("PX")
         .arg(600_000)
         .query::<()>(&mut conn)?;
-    let skip = measure(|| {
+    let skip = measure(&mut conn, || {
         let outcome = execute(locker, held);
         assert!(matches!(outcome, Outcome::Skipped), "{outcome:?}");
     });
 
     println!();
-    println!("| Rust `Locker::execute`, 1 thread, {CYCLES} calls after {WARMUP} | p50 µs | p99 µs | mean µs |");
-    println!("|---|---:|---:|---:|");
-    for (path, [p50, p99, mean]) in [
+    println!("| Rust `Locker::execute`, 1 thread, {CYCLES} calls after {WARMUP} | p50 µs | p99 µs | mean µs | client CPU µs/call | redis-server CPU µs/call |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (path, [p50, p99, mean, client, server]) in [
         ("cycle: acquire script, no-op task, release script", cycle),
         ("skip: lock held by another, the acquire script only", skip),
     ] {
-        println!("| {path} | {p50:.1} | {p99:.1} | {mean:.1} |");
+        println!("| {path} | {p50:.1} | {p99:.1} | {mean:.1} | {client:.1} | {server:.1} |");
     }
     Ok(())
 }

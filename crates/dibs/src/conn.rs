@@ -26,15 +26,15 @@ use redis::{
 use crate::connspec::{host_port, Address, ServerSpec};
 use crate::error::{redact, Error, Result};
 use crate::inflight::InFlight;
-use crate::tls::{TlsClient, TlsConn};
+use crate::tls::{TlsClient, TlsConfig, TlsConn};
 
 /// A pooled connection.
 pub(crate) enum Conn {
     Single(Connection),
     Cluster(Box<ClusterConnection>),
-    /// A one-off connection to the target of an `ASK`: every command goes after an `ASKING`,
-    /// which admits only the one command that follows it.
-    Asking(Connection),
+    /// A one-off connection (plain or TLS) to the target of an `ASK`: every command goes after
+    /// an `ASKING`, which admits only the one command that follows it.
+    Asking(Box<Conn>),
     /// TLS, opened by dibs itself (see [`crate::tls`]).
     Tls(Box<TlsConn>),
 }
@@ -53,7 +53,7 @@ impl Conn {
     /// sent there, and false says so (the caller then has `sweeper` do it).
     pub(crate) fn queue(&mut self, packed: &[u8]) -> bool {
         match self {
-            Conn::Single(c) | Conn::Asking(c) => {
+            Conn::Single(c) => {
                 let _ = c.send_packed_command(packed);
                 true
             }
@@ -61,6 +61,7 @@ impl Conn {
                 let _ = c.send(packed);
                 true
             }
+            Conn::Asking(c) => c.queue(packed),
             Conn::Cluster(_) => false,
         }
     }
@@ -73,6 +74,7 @@ impl Conn {
                 c.set_deadline(deadline);
                 Ok(())
             }
+            Conn::Asking(c) => c.set_deadline(deadline),
             _ => self.set_timeouts(left(deadline)?),
         }
     }
@@ -80,11 +82,12 @@ impl Conn {
     /// Read and write timeouts for the commands to come.
     fn set_timeouts(&mut self, timeout: Duration) -> RedisResult<()> {
         match self {
-            Conn::Single(c) | Conn::Asking(c) => {
+            Conn::Single(c) => {
                 c.set_read_timeout(Some(timeout))?;
                 c.set_write_timeout(Some(timeout))
             }
             Conn::Tls(c) => c.set_timeouts(timeout),
+            Conn::Asking(c) => c.set_timeouts(timeout),
             Conn::Cluster(_) => Ok(()), // the cluster client keeps its own
         }
     }
@@ -137,7 +140,8 @@ impl ConnectionLike for Conn {
 
     fn get_db(&self) -> i64 {
         match self {
-            Conn::Single(c) | Conn::Asking(c) => c.get_db(),
+            Conn::Single(c) => c.get_db(),
+            Conn::Asking(c) => c.get_db(),
             Conn::Cluster(c) => c.get_db(),
             Conn::Tls(c) => c.get_db(),
         }
@@ -145,7 +149,8 @@ impl ConnectionLike for Conn {
 
     fn check_connection(&mut self) -> bool {
         match self {
-            Conn::Single(c) | Conn::Asking(c) => c.check_connection(),
+            Conn::Single(c) => c.check_connection(),
+            Conn::Asking(c) => c.check_connection(),
             Conn::Cluster(c) => c.check_connection(),
             Conn::Tls(c) => c.check_connection(),
         }
@@ -153,7 +158,8 @@ impl ConnectionLike for Conn {
 
     fn is_open(&self) -> bool {
         match self {
-            Conn::Single(c) | Conn::Asking(c) => c.is_open(),
+            Conn::Single(c) => c.is_open(),
+            Conn::Asking(c) => c.is_open(),
             Conn::Cluster(c) => c.is_open(),
             Conn::Tls(c) => c.is_open(),
         }
@@ -176,11 +182,14 @@ pub(crate) enum Opener {
         client: Client,
         connecting: InFlight<(), Connection>,
     },
+    /// Each Sentinel over TLS when `tls` is set, and the master it names too (its certificate
+    /// checked against the address the Sentinel gives).
     Sentinel {
         sentinels: Vec<(String, u16)>,
         master: String,
         /// The Sentinel that answered last, asked first next time.
         last_good: AtomicUsize,
+        tls: Option<TlsConfig>,
     },
     Cluster {
         /// Configuration only, so a panic elsewhere cannot leave it half-changed: this keeps
@@ -188,6 +197,8 @@ pub(crate) enum Opener {
         client: AssertUnwindSafe<ClusterClient>,
         /// Its connect PINGs with no read timeout: it runs on a helper thread, one at a time.
         connecting: InFlight<(), ClusterConnection>,
+        /// For the connections dibs opens itself, to a node that an `ASK` names.
+        tls: Option<TlsConfig>,
     },
 }
 
@@ -195,19 +206,26 @@ impl Opener {
     pub(crate) fn new(spec: &ServerSpec) -> Result<Opener> {
         // Building a client does no I/O, so its errors are about the spec itself.
         let bad_spec = |arg: &'static str, e: RedisError| {
-            let why = redact(&e.to_string(), spec.password());
+            let why = redact(&e.to_string(), &spec.secrets());
             Error::invalid(
                 arg,
                 format!("{arg} for {} rejected: {why}", spec.endpoint()),
             )
         };
+        let tls = if spec.tls() {
+            Some(TlsConfig::new(spec.ca_cert(), spec.client_cert())?)
+        } else {
+            None
+        };
         let path = match spec.address() {
             Address::Tcp { host, port } if spec.tls() => {
+                let config = tls.as_ref().expect("made above for TLS");
+                let client = TlsClient::new(config, host).map_err(|e| bad_spec("conn", e))?;
                 return Ok(Opener::Tls {
                     host: host.clone(),
                     port: *port,
-                    client: TlsClient::new(host, spec.ca_cert())?,
-                })
+                    client,
+                });
             }
             Address::Tcp { host, port } => {
                 return Ok(Opener::Tcp {
@@ -221,6 +239,7 @@ impl Opener {
                     sentinels: sentinels.clone(),
                     master: master.clone(),
                     last_good: AtomicUsize::new(0),
+                    tls,
                 })
             }
             Address::Cluster { nodes } => {
@@ -244,9 +263,16 @@ impl Opener {
                 if let Some(user) = spec.username() {
                     builder = builder.username(user);
                 }
+                if spec.tls() {
+                    // The cluster client opens its own TLS connections, to the seeds and to
+                    // every node the slot map or a MOVED names, with the same roots and client
+                    // certificate (read here once more as the bytes it takes).
+                    builder = builder.certs(cluster_certificates(spec)?);
+                }
                 return Ok(Opener::Cluster {
                     client: AssertUnwindSafe(builder.build().map_err(|e| bad_spec("conn", e))?),
                     connecting: InFlight::new(),
+                    tls,
                 });
             }
         };
@@ -276,11 +302,15 @@ impl Opener {
                 sentinels,
                 master,
                 last_good,
+                tls,
             } => {
-                let (host, port) = master_address(sentinels, master, last_good, deadline)?;
-                Conn::Single(connect_tcp(&host, port, deadline)?)
+                let (host, port) =
+                    master_address(sentinels, master, last_good, tls.as_ref(), spec, deadline)?;
+                connect_node(&host, port, tls.as_ref(), spec, deadline)?
             }
-            Opener::Cluster { client, connecting } => {
+            Opener::Cluster {
+                client, connecting, ..
+            } => {
                 // The cluster client's own connect runs a PING with no read timeout: bound it.
                 let cluster = client.0.clone();
                 let connect = move || cluster.get_connection();
@@ -308,7 +338,11 @@ impl Opener {
                     node.to_owned(),
                 ))
             })?;
-        let conn = Conn::Asking(connect_tcp(host, port, deadline)?);
+        let tls = match self {
+            Opener::Cluster { tls, .. } => tls.as_ref(),
+            _ => None,
+        };
+        let conn = Conn::Asking(Box::new(connect_node(host, port, tls, spec, deadline)?));
         handshake(conn, spec, deadline)
     }
 
@@ -321,9 +355,13 @@ impl Opener {
         let Some((host, port)) = nodes.first() else {
             return error;
         };
+        let tls = match self {
+            Opener::Cluster { tls, .. } => tls.as_ref(),
+            _ => None,
+        };
         let deadline = Instant::now() + spec.connect_timeout();
-        match connect_tcp(host, *port, deadline)
-            .and_then(|c| handshake(Conn::Single(c), spec, deadline))
+        match connect_node(host, *port, tls, spec, deadline)
+            .and_then(|c| handshake(c, spec, deadline))
         {
             Err(auth)
                 if auth.kind() == ErrorKind::AuthenticationFailed
@@ -391,11 +429,14 @@ fn handshake(mut conn: Conn, spec: &ServerSpec, deadline: Instant) -> RedisResul
 
 /// Asks each Sentinel in turn where the master is; the first that knows, wins. The one that
 /// answered last is asked first, and each gets an equal share of what is left of the budget, so
-/// that one blackholed Sentinel cannot use up the time of the others.
+/// that one blackholed Sentinel cannot use up the time of the others. Each is reached over TLS
+/// when `tls` is set, and authenticated with the spec's Sentinel credentials when it has some.
 fn master_address(
     sentinels: &[(String, u16)],
     master: &str,
     last_good: &AtomicUsize,
+    tls: Option<&TlsConfig>,
+    spec: &ServerSpec,
     deadline: Instant,
 ) -> RedisResult<(String, u16)> {
     let first = last_good.load(Ordering::Relaxed) % sentinels.len().max(1);
@@ -406,8 +447,16 @@ fn master_address(
         let share = left(deadline)? / (sentinels.len() - i) as u32;
         let asked = (|| -> RedisResult<Option<(String, u16)>> {
             let until = Instant::now() + share;
-            let mut conn = connect_tcp(host, *port, until)?;
-            set_timeouts(&conn, left(until)?)?;
+            let mut conn = connect_node(host, *port, tls, spec, until)?;
+            if let Some(auth) = spec.sentinel_auth() {
+                conn.set_deadline(until)?;
+                let mut command = redis::cmd("AUTH");
+                if let Some(user) = &auth.username {
+                    command.arg(user);
+                }
+                command.arg(&auth.password).query::<()>(&mut conn)?;
+            }
+            conn.set_deadline(until)?;
             let reply: Option<(String, String)> = redis::cmd("SENTINEL")
                 .arg("get-master-addr-by-name")
                 .arg(master)
@@ -430,6 +479,40 @@ fn master_address(
         }
     }
     Err(last_error.unwrap_or_else(|| (ErrorKind::EmptySentinelList, "no Sentinels given").into()))
+}
+
+/// A connection to `host:port` by `deadline`, over TLS when `tls` is set (the certificate checked
+/// against `host`), without AUTH or SELECT.
+fn connect_node(
+    host: &str,
+    port: u16,
+    tls: Option<&TlsConfig>,
+    spec: &ServerSpec,
+    deadline: Instant,
+) -> RedisResult<Conn> {
+    match tls {
+        Some(config) => connect_tls(&TlsClient::new(config, host)?, host, port, spec, deadline),
+        None => Ok(Conn::Single(connect_tcp(host, port, deadline)?)),
+    }
+}
+
+/// The roots and client certificate of `spec` as the cluster client takes them: PEM bytes.
+fn cluster_certificates(spec: &ServerSpec) -> Result<redis::TlsCertificates> {
+    let client_tls = match spec.client_cert() {
+        Some(client) => Some(redis::ClientTlsConfig {
+            client_cert: crate::tls::read(&client.cert, "client-cert")?,
+            client_key: crate::tls::read(&client.key, "client-key")?,
+        }),
+        None => None,
+    };
+    let root_cert = spec
+        .ca_cert()
+        .map(|path| crate::tls::read(path, "ca-cert"))
+        .transpose()?;
+    Ok(redis::TlsCertificates {
+        client_tls,
+        root_cert,
+    })
 }
 
 /// A plain TCP connection to `host:port` by `deadline`: the name is resolved within it, then
@@ -512,11 +595,6 @@ fn resolve(host: &str, port: u16, deadline: Instant) -> RedisResult<Vec<SocketAd
         )));
     }
     Ok(addrs)
-}
-
-fn set_timeouts(conn: &Connection, timeout: Duration) -> RedisResult<()> {
-    conn.set_read_timeout(Some(timeout))?;
-    conn.set_write_timeout(Some(timeout))
 }
 
 /// What is left until `deadline`; a timeout error once nothing is.

@@ -46,12 +46,12 @@ impl Error {
     }
 
     /// Classifies a redis-crate error that happened at `context`, e.g.
-    /// "127.0.0.1:6379 (acquiring lock 'nightly')". `secret` is removed from the text. A timeout
+    /// "127.0.0.1:6379 (acquiring lock 'nightly')". The secrets are removed from the text. A timeout
     /// says which limit ran out, rather than the OS's "Resource temporarily unavailable".
     pub(crate) fn from_redis(
         err: &redis::RedisError,
         context: &str,
-        secret: Option<&str>,
+        secrets: &[Option<&str>],
         limit: std::time::Duration,
     ) -> Self {
         use redis::{ErrorKind, ServerErrorKind};
@@ -61,7 +61,7 @@ impl Error {
                 limit.as_millis()
             ));
         }
-        let text = redact(&format!("{context}: {err}"), secret);
+        let text = redact(&format!("{context}: {err}"), secrets);
         let code = err.code().unwrap_or("");
         if err.kind() == ErrorKind::AuthenticationFailed || matches!(code, "WRONGPASS" | "NOAUTH") {
             Error::Authentication(text)
@@ -85,10 +85,11 @@ impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Replaces every occurrence of `secret` with `***`.
-pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
-    match secret {
-        Some(s) if !s.is_empty() => text.replace(s, "***"),
-        _ => text.to_owned(),
+/// Replaces every occurrence of each secret with `***`.
+pub(crate) fn redact(text: &str, secrets: &[Option<&str>]) -> String {
+    let mut text = text.to_owned();
+    for secret in secrets.iter().flatten().filter(|s| !s.is_empty()) {
+        text = text.replace(secret, "***");
     }
+    text
 }

@@ -331,7 +331,7 @@ impl Pool {
     /// Classifies `err`, naming the server and the operation.
     fn error(&self, err: &redis::RedisError, what: &dyn fmt::Display, limit: Duration) -> Error {
         let context = format!("{} ({what})", self.spec.endpoint());
-        Error::from_redis(err, &context, self.spec.password(), limit)
+        Error::from_redis(err, &context, &self.spec.secrets(), limit)
     }
 }
 

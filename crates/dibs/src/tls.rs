@@ -17,74 +17,169 @@ use std::time::{Duration, Instant};
 
 use redis::{ConnectionLike, ErrorKind, RedisError, RedisResult, Value};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 
+use crate::connspec::ClientCert;
 use crate::error::{Error, Result};
 
-/// What every TLS connection of one server shares: the trusted roots and the name to verify.
-pub(crate) struct TlsClient {
+/// What every TLS connection of one spec shares: the trusted roots and the client certificate.
+/// Built once per locker, from files, never the network.
+pub(crate) struct TlsConfig {
+    /// Whether a client certificate is presented, for the message when the server wants one.
+    client_cert: bool,
     /// Configuration only (rustls keeps a session cache behind it), so a panic elsewhere cannot
     /// leave it half-changed: this keeps `Locker` unwind-safe, as for the cluster client.
     config: AssertUnwindSafe<Arc<ClientConfig>>,
+}
+
+impl TlsConfig {
+    /// Trusts the CAs of the PEM file `ca_cert`, or else the platform's trust store, and presents
+    /// `client_cert` when given.
+    pub(crate) fn new(
+        ca_cert: Option<&Path>,
+        client_cert: Option<&ClientCert>,
+    ) -> Result<TlsConfig> {
+        let builder = ClientConfig::builder().with_root_certificates(roots(ca_cert)?);
+        let config = match client_cert {
+            None => builder.with_no_client_auth(),
+            Some(client) => {
+                let (chain, key) = client_identity(client)?;
+                builder
+                    .with_client_auth_cert(chain, key)
+                    .map_err(|e| match e {
+                        rustls::Error::InconsistentKeys(_) => Error::invalid(
+                            "client-key",
+                            format!(
+                                "'client-key' {} does not fit 'client-cert' {}: {e}",
+                                client.key.display(),
+                                client.cert.display()
+                            ),
+                        ),
+                        e => Error::invalid(
+                            "client-cert",
+                            format!(
+                                "'client-cert' {} with 'client-key' {} was refused: {e}",
+                                client.cert.display(),
+                                client.key.display()
+                            ),
+                        ),
+                    })?
+            }
+        };
+        Ok(TlsConfig {
+            client_cert: client_cert.is_some(),
+            config: AssertUnwindSafe(Arc::new(config)),
+        })
+    }
+}
+
+/// The roots a server's certificate must chain to.
+fn roots(ca_cert: Option<&Path>) -> Result<RootCertStore> {
+    let mut roots = RootCertStore::empty();
+    let Some(path) = ca_cert else {
+        let found = rustls_native_certs::load_native_certs();
+        for cert in found.certs {
+            let _ = roots.add(cert); // one unreadable system root is not worth failing for
+        }
+        if roots.is_empty() {
+            return Err(Error::invalid(
+                "ssl",
+                "the platform's trust store holds no usable certificate: name a CA with 'ca-cert'",
+            ));
+        }
+        return Ok(roots);
+    };
+    let no_certificate = || {
+        Error::invalid(
+            "ca-cert",
+            format!("'ca-cert' {} holds no PEM certificate", path.display()),
+        )
+    };
+    for cert in certificates(path, "ca-cert")? {
+        roots.add(cert).map_err(|e| {
+            Error::invalid(
+                "ca-cert",
+                format!("'ca-cert' {} was refused: {e}", path.display()),
+            )
+        })?;
+    }
+    // An empty trust store would only fail later, at connect, with a vaguer message.
+    if roots.is_empty() {
+        return Err(no_certificate());
+    }
+    Ok(roots)
+}
+
+/// Every PEM certificate of the file that `arg` names.
+fn certificates(path: &Path, arg: &'static str) -> Result<Vec<CertificateDer<'static>>> {
+    let pem = read(path, arg)?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|_| {
+            Error::invalid(
+                arg,
+                format!(
+                    "'{arg}' {} holds a PEM certificate that does not parse",
+                    path.display()
+                ),
+            )
+        })?;
+    if certs.is_empty() {
+        return Err(Error::invalid(
+            arg,
+            format!("'{arg}' {} holds no PEM certificate", path.display()),
+        ));
+    }
+    Ok(certs)
+}
+
+/// The client's certificate chain and its key.
+fn client_identity(
+    client: &ClientCert,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
+    let chain = certificates(&client.cert, "client-cert")?;
+    let pem = read(&client.key, "client-key")?;
+    // Never echo the file: it holds a secret.
+    let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|_| {
+        Error::invalid(
+            "client-key",
+            format!(
+                "'client-key' {} holds no PEM private key (PKCS#8, PKCS#1 or SEC1)",
+                client.key.display()
+            ),
+        )
+    })?;
+    Ok((chain, key))
+}
+
+/// The bytes of the file that `arg` names.
+pub(crate) fn read(path: &Path, arg: &'static str) -> Result<Vec<u8>> {
+    std::fs::read(path)
+        .map_err(|e| Error::invalid(arg, format!("cannot read '{arg}' {}: {e}", path.display())))
+}
+
+/// A [`TlsConfig`] and the host name that the server's certificate must name.
+pub(crate) struct TlsClient {
+    /// As in [`TlsConfig`]: configuration only, so `Locker` stays unwind-safe.
+    config: AssertUnwindSafe<Arc<ClientConfig>>,
+    client_cert: bool,
     name: ServerName<'static>,
 }
 
 impl TlsClient {
-    /// Trusts the CAs of the PEM file `ca_cert`, or else the platform's trust store. Reads files,
-    /// never the network.
-    pub(crate) fn new(host: &str, ca_cert: Option<&Path>) -> Result<TlsClient> {
-        let mut roots = RootCertStore::empty();
-        match ca_cert {
-            Some(path) => {
-                let pem = std::fs::read(path).map_err(|e| {
-                    Error::invalid(
-                        "ca-cert",
-                        format!("cannot read 'ca-cert' {}: {e}", path.display()),
-                    )
-                })?;
-                let no_certificate = || {
-                    Error::invalid(
-                        "ca-cert",
-                        format!("'ca-cert' {} holds no PEM certificate", path.display()),
-                    )
-                };
-                for cert in CertificateDer::pem_slice_iter(&pem) {
-                    roots
-                        .add(cert.map_err(|_| no_certificate())?)
-                        .map_err(|e| {
-                            Error::invalid(
-                                "ca-cert",
-                                format!("'ca-cert' {} was refused: {e}", path.display()),
-                            )
-                        })?;
-                }
-                // An empty trust store would only fail later, at connect, with a vaguer message.
-                if roots.is_empty() {
-                    return Err(no_certificate());
-                }
-            }
-            None => {
-                let found = rustls_native_certs::load_native_certs();
-                for cert in found.certs {
-                    let _ = roots.add(cert); // one unreadable system root is not worth failing for
-                }
-                if roots.is_empty() {
-                    return Err(Error::invalid(
-                        "ssl",
-                        "the platform's trust store holds no usable certificate: name a CA with 'ca-cert'",
-                    ));
-                }
-            }
-        }
+    /// `host` as given (a name or an IP address), to verify the certificate against.
+    pub(crate) fn new(config: &TlsConfig, host: &str) -> RedisResult<TlsClient> {
         let name = ServerName::try_from(host.to_owned()).map_err(|e| {
-            Error::invalid("conn", format!("'{host}' is no name TLS can verify: {e}"))
+            RedisError::from((
+                ErrorKind::InvalidClientConfig,
+                "no name TLS can verify",
+                format!("'{host}': {e}"),
+            ))
         })?;
-        let config = ClientConfig::builder()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
         Ok(TlsClient {
-            config: AssertUnwindSafe(Arc::new(config)),
+            config: AssertUnwindSafe(Arc::clone(&config.config.0)),
+            client_cert: config.client_cert,
             name,
         })
     }
@@ -129,6 +224,37 @@ impl Write for Socket {
     }
 }
 
+/// The error of a failed handshake, said plainly where the server refused the client.
+fn explain(conn: &mut ClientConnection, io: io::Error, client_cert: bool) -> RedisError {
+    // rustls keeps a fatal error, and gives it again.
+    match conn.process_new_packets() {
+        Err(tls) => explain_tls(tls, client_cert),
+        Ok(_) => io.into(),
+    }
+}
+
+fn explain_tls(tls: rustls::Error, client_cert: bool) -> RedisError {
+    use rustls::AlertDescription as Alert;
+    let why = match &tls {
+        rustls::Error::AlertReceived(Alert::CertificateRequired) if !client_cert => {
+            "the server requires a client certificate (tls-auth-clients): give 'client-cert' and 'client-key'"
+        }
+        rustls::Error::AlertReceived(Alert::HandshakeFailure) if !client_cert => {
+            "the server ended the TLS handshake; it may require a client certificate (tls-auth-clients): give 'client-cert' and 'client-key'"
+        }
+        rustls::Error::AlertReceived(
+            Alert::BadCertificate
+            | Alert::UnknownCA
+            | Alert::CertificateUnknown
+            | Alert::CertificateExpired
+            | Alert::CertificateRevoked
+            | Alert::DecryptError,
+        ) if client_cert => "the server refused the client certificate ('client-cert')",
+        _ => return io::Error::new(io::ErrorKind::InvalidData, tls).into(),
+    };
+    io::Error::new(io::ErrorKind::PermissionDenied, format!("{why}: {tls}")).into()
+}
+
 /// A TLS connection to one address, its handshake done.
 pub(crate) struct TlsConn {
     stream: StreamOwned<ClientConnection, Socket>,
@@ -136,6 +262,7 @@ pub(crate) struct TlsConn {
     parser: redis::Parser,
     db: i64,
     open: bool,
+    client_cert: bool,
 }
 
 impl TlsConn {
@@ -154,7 +281,7 @@ impl TlsConn {
         }
         let socket = TcpStream::connect_timeout(addr, left)?;
         tcp(&socket)?;
-        let tls = ClientConnection::new(Arc::clone(&client.config), client.name.clone())
+        let tls = ClientConnection::new(Arc::clone(&client.config.0), client.name.clone())
             .map_err(|e| RedisError::from((ErrorKind::Io, "TLS setup failed", e.to_string())))?;
         let socket = Socket {
             tcp: socket,
@@ -164,13 +291,16 @@ impl TlsConn {
         // complete_io returns early on a read that timed out after some progress: go on until
         // the handshake is done or the deadline says no.
         while stream.conn.is_handshaking() {
-            stream.conn.complete_io(&mut stream.sock)?;
+            if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
+                return Err(explain(&mut stream.conn, e, client.client_cert));
+            }
         }
         Ok(TlsConn {
             stream,
             parser: redis::Parser::new(),
             db,
             open: true,
+            client_cert: client.client_cert,
         })
     }
 
@@ -207,7 +337,13 @@ impl TlsConn {
             Err(e) => {
                 // A reply cut short or never read: what follows on this stream is unknown.
                 self.open = false;
-                Err(e)
+                match self.stream.conn.process_new_packets() {
+                    // Under TLS 1.3 the server checks the client's certificate after the
+                    // client's side of the handshake is done: its alert comes with the first
+                    // reply.
+                    Err(tls) => Err(explain_tls(tls, self.client_cert)),
+                    Ok(_) => Err(e),
+                }
             }
         }
     }

@@ -13,17 +13,35 @@ fn tls_locker(server: &RedisServer, ca: Option<&Path>) -> Locker {
     tls_locker_with(server, ca, &[("timeout-ms", 2000)])
 }
 
-/// A locker for `server` over TLS, trusting `ca`, with these timeout keys.
+/// A locker for `server` over TLS, trusting `ca`, presenting the PKI's `client` certificate
+/// (which lies beside `ca`), with these timeout keys.
 fn tls_locker_with(server: &RedisServer, ca: Option<&Path>, timeouts: &[(&str, i128)]) -> Locker {
+    let client = ca.map(|ca| ca.with_file_name("client"));
+    locker_for(server.port, ca, client.as_deref(), timeouts)
+}
+
+/// A locker for `rediss://127.0.0.1:port`, trusting `ca`, presenting `client` (the path of its
+/// `.pem` and `.key` without the extension) when given.
+fn locker_for(
+    port: u16,
+    ca: Option<&Path>,
+    client: Option<&Path>,
+    timeouts: &[(&str, i128)],
+) -> Locker {
     let mut entries = vec![(
         "uri".to_owned(),
-        SpecValue::Str(format!("rediss://127.0.0.1:{}", server.port)),
+        SpecValue::Str(format!("rediss://127.0.0.1:{port}")),
     )];
+    let path = |p: &Path| SpecValue::Str(p.display().to_string());
     if let Some(ca) = ca {
+        entries.push(("ca-cert".to_owned(), path(ca)));
+    }
+    if let Some(client) = client {
         entries.push((
-            "ca-cert".to_owned(),
-            SpecValue::Str(ca.display().to_string()),
+            "client-cert".to_owned(),
+            path(&client.with_extension("pem")),
         ));
+        entries.push(("client-key".to_owned(), path(&client.with_extension("key"))));
     }
     for (key, ms) in timeouts {
         entries.push((key.to_string(), SpecValue::Int(*ms)));
@@ -31,14 +49,18 @@ fn tls_locker_with(server: &RedisServer, ca: Option<&Path>, timeouts: &[(&str, i
     Locker::new(ConnSpec::from_map(&entries).unwrap()).unwrap()
 }
 
+fn runs(locker: &Locker, name: &str) -> std::result::Result<bool, Error> {
+    let params = LockParams::from_secs(name, 10, 0).unwrap();
+    Ok(matches!(
+        locker.execute(&params, || ())?,
+        Outcome::Ran { .. }
+    ))
+}
+
 #[test]
 fn rediss_verifies_the_server_against_the_given_ca() {
     let pki = Pki::new();
-    let server = RedisServer::start_tls(
-        &pki.path("server.pem"),
-        &pki.path("server.key"),
-        &pki.path("ca.pem"),
-    );
+    let server = RedisServer::start_tls(&pki);
     let params = LockParams::from_secs("tls", 10, 0).unwrap();
 
     let outcome = tls_locker(&server, Some(&pki.path("ca.pem")))
@@ -52,10 +74,14 @@ fn rediss_verifies_the_server_against_the_given_ca() {
         }
     ));
 
-    for ca in [Some(pki.path("other-ca.pem")), None] {
-        let err = tls_locker(&server, ca.as_deref())
-            .execute(&params, || ())
-            .unwrap_err();
+    for ca in [pki.path("other-ca.pem"), pki.path("missing-ca.pem")] {
+        let locker = if ca.exists() {
+            locker_for(server.port, Some(&ca), Some(&pki.path("client")), &[])
+        } else {
+            // No CA named: the platform's trust store, which knows nothing of this one.
+            locker_for(server.port, None, Some(&pki.path("client")), &[])
+        };
+        let err = locker.execute(&params, || ()).unwrap_err();
         assert!(matches!(err, Error::Connection(_)), "{err:?}");
         let message = err.to_string();
         assert!(message.to_lowercase().contains("certificate"), "{message}");
@@ -64,6 +90,181 @@ fn rediss_verifies_the_server_against_the_given_ca() {
             "{message}"
         );
     }
+}
+
+/// Redis's default, `tls-auth-clients yes`: the client certificate is required, checked against
+/// the server's CA, and may come with its chain.
+#[test]
+fn a_server_that_requires_client_certificates_takes_one_and_says_when_it_is_missing() {
+    let pki = Pki::new();
+    let server = RedisServer::start_tls(&pki);
+    let ca = pki.path("ca.pem");
+
+    assert!(runs(
+        &locker_for(server.port, Some(&ca), Some(&pki.path("client")), &[]),
+        "mtls"
+    )
+    .unwrap());
+    // Signed by an intermediate CA that the server does not know: the chain in the file links it.
+    assert!(runs(
+        &locker_for(server.port, Some(&ca), Some(&pki.path("chain-client")), &[]),
+        "chain"
+    )
+    .unwrap());
+
+    let err = runs(&locker_for(server.port, Some(&ca), None, &[]), "none").unwrap_err();
+    assert!(matches!(err, Error::Connection(_)), "{err:?}");
+    let message = err.to_string();
+    assert!(
+        message.contains("requires a client certificate") && message.contains("'client-cert'"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("127.0.0.1:{}", server.port)),
+        "{message}"
+    );
+
+    let err = runs(
+        &locker_for(server.port, Some(&ca), Some(&pki.path("other-client")), &[]),
+        "other",
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::Connection(_)), "{err:?}");
+    assert!(
+        err.to_string().contains("refused the client certificate"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_server_with_optional_client_certificates_takes_a_client_with_or_without_one() {
+    let pki = Pki::new();
+    let server = RedisServer::start_tls_with(&pki, &["--tls-auth-clients", "optional"]);
+    let ca = pki.path("ca.pem");
+    assert!(runs(&locker_for(server.port, Some(&ca), None, &[]), "without").unwrap());
+    assert!(runs(
+        &locker_for(server.port, Some(&ca), Some(&pki.path("client")), &[]),
+        "with"
+    )
+    .unwrap());
+    // Optional still means checked: a certificate from another CA is refused.
+    let err = runs(
+        &locker_for(server.port, Some(&ca), Some(&pki.path("other-client")), &[]),
+        "other",
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("refused the client certificate"),
+        "{err}"
+    );
+}
+
+#[test]
+fn client_certificate_files_are_checked_when_the_locker_is_made() {
+    let pki = Pki::new();
+    let spec = |cert: &Path, key: &Path| {
+        ConnSpec::from_map(&[
+            ("uri".into(), SpecValue::Str("rediss://127.0.0.1:1".into())),
+            (
+                "client-cert".into(),
+                SpecValue::Str(cert.display().to_string()),
+            ),
+            (
+                "client-key".into(),
+                SpecValue::Str(key.display().to_string()),
+            ),
+        ])
+        .unwrap()
+    };
+    let fails = |cert: &Path, key: &Path| Locker::new(spec(cert, key)).err().expect("must fail");
+    let (cert, key) = (pki.path("client.pem"), pki.path("client.key"));
+
+    let err = fails(&pki.path("missing.pem"), &key);
+    assert!(
+        matches!(
+            err,
+            Error::InvalidArgument {
+                arg: "client-cert",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("missing.pem"), "{err}");
+    let err = fails(&cert, &pki.path("missing.key"));
+    assert!(
+        matches!(
+            err,
+            Error::InvalidArgument {
+                arg: "client-key",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // A certificate where the key should be: no private key in it.
+    let err = fails(&cert, &cert);
+    assert!(
+        matches!(
+            err,
+            Error::InvalidArgument {
+                arg: "client-key",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("no PEM private key"), "{err}");
+    // The key of another certificate.
+    let err = fails(&cert, &pki.path("other-client.key"));
+    assert!(
+        matches!(
+            err,
+            Error::InvalidArgument {
+                arg: "client-key",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("does not fit"), "{err}");
+    // Never the key's bytes in a message.
+    let pem = std::fs::read_to_string(&key).unwrap();
+    let secret_line = pem.lines().nth(1).unwrap();
+    assert!(!err.to_string().contains(secret_line));
+
+    // One without the other, or without TLS: refused by the parser, naming what is missing.
+    let only_cert = ConnSpec::from_map(&[
+        ("uri".into(), SpecValue::Str("rediss://127.0.0.1:1".into())),
+        (
+            "client-cert".into(),
+            SpecValue::Str(cert.display().to_string()),
+        ),
+    ])
+    .unwrap_err();
+    assert!(
+        matches!(
+            only_cert,
+            Error::InvalidArgument {
+                arg: "client-key",
+                ..
+            }
+        ),
+        "{only_cert:?}"
+    );
+    let plain = ConnSpec::from_map(&[
+        ("uri".into(), SpecValue::Str("redis://127.0.0.1:1".into())),
+        (
+            "client-cert".into(),
+            SpecValue::Str(cert.display().to_string()),
+        ),
+        (
+            "client-key".into(),
+            SpecValue::Str(key.display().to_string()),
+        ),
+    ])
+    .unwrap_err();
+    assert!(plain.to_string().contains("needs TLS"), "{plain}");
 }
 
 #[test]
@@ -104,11 +305,7 @@ fn an_unreadable_ca_file_is_an_invalid_argument() {
 #[test]
 fn a_frozen_tls_server_is_given_up_within_the_connect_timeout_handshake_included() {
     let pki = Pki::new();
-    let server = RedisServer::start_tls(
-        &pki.path("server.pem"),
-        &pki.path("server.key"),
-        &pki.path("ca.pem"),
-    );
+    let server = RedisServer::start_tls(&pki);
     let locker = tls_locker_with(
         &server,
         Some(&pki.path("ca.pem")),

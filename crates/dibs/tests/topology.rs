@@ -9,9 +9,10 @@ use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+use common::pki::Pki;
 use common::RedisServer;
-use dibs::{ConnSpec, Ended, Ending, Error, LockParams, Locker, Outcome};
-use replication::Sentinel;
+use dibs::{ConnSpec, Ended, Ending, Error, LockParams, Locker, Outcome, SpecValue};
+use replication::{Secured, Sentinel};
 
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -40,13 +41,77 @@ fn info(server: &RedisServer, field: &str) -> String {
 
 #[test]
 fn sentinel_calls_succeed_against_the_new_master_after_a_failover() {
-    let mut master = RedisServer::start();
-    let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &master.port.to_string()]);
+    sentinel_failover(None, None);
+}
+
+/// The same failover with everything secured: master, replica and Sentinels speak TLS only and
+/// require client certificates, the master and replica a password, and the Sentinels another
+/// one of their own.
+#[test]
+fn sentinel_over_tls_with_client_certificates_and_sentinel_auth_fails_over_too() {
+    let pki = Pki::new();
+    sentinel_failover(Some(&pki), Some("sentinel-pw"));
+}
+
+/// A server of the failover: over TLS with `pki`, with these arguments.
+fn server(pki: Option<&Pki>, args: &[String]) -> RedisServer {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match pki {
+        Some(pki) => RedisServer::start_tls_with(pki, &args),
+        None => RedisServer::start_with(&args),
+    }
+}
+
+/// The conn keys of a spec: `uri`, then the PKI's TLS keys, then these.
+fn spec_with(uri: &str, pki: Option<&Pki>, more: &[(&str, &str)]) -> ConnSpec {
+    let mut entries = vec![("uri".to_owned(), SpecValue::Str(uri.to_owned()))];
+    for (key, value) in pki.map(|p| p.conn_keys("client")).unwrap_or_default() {
+        entries.push((key.to_owned(), SpecValue::Str(value)));
+    }
+    for (key, value) in more {
+        entries.push((key.to_string(), SpecValue::Str(value.to_string())));
+    }
+    ConnSpec::from_map(&entries).unwrap()
+}
+
+/// 1 master, 1 replica, 3 Sentinels; over TLS when `pki` is given, and then with passwords: the
+/// master's (`master-pw`) and, when given, the Sentinels' own.
+fn sentinel_failover(pki: Option<&Pki>, sentinel_password: Option<&str>) {
+    let mut master_args: Vec<String> = Vec::new();
+    let mut userinfo = "";
+    let mut sentinel_conf = String::new();
+    if pki.is_some() {
+        master_args = [
+            "--requirepass",
+            "master-pw",
+            "--masterauth",
+            "master-pw",
+            "--tls-replication",
+            "yes",
+        ]
+        .map(String::from)
+        .to_vec();
+        userinfo = ":master-pw@";
+        sentinel_conf = "sentinel auth-pass mymaster master-pw\n".into();
+    }
+    let mut master = server(pki, &master_args);
+    let mut replica_args = master_args.clone();
+    replica_args.extend([
+        "--replicaof".into(),
+        "127.0.0.1".into(),
+        master.port.to_string(),
+    ]);
+    let replica = server(pki, &replica_args);
     wait_until("the replica to sync", || {
         info(&replica, "master_link_status") == "up"
     });
+    let secured = Secured {
+        pki,
+        password: sentinel_password,
+        conf: &sentinel_conf,
+    };
     let sentinels: Vec<Sentinel> = (0..3)
-        .map(|_| Sentinel::start(master.port, 1000, 5000))
+        .map(|_| Sentinel::start_secured(master.port, 1000, 5000, &secured))
         .collect();
     wait_until("the sentinels to see the replica and each other", || {
         sentinels.iter().all(|s| s.known() == (1, 2))
@@ -56,14 +121,39 @@ fn sentinel_calls_succeed_against_the_new_master_after_a_failover() {
         .iter()
         .map(|s| format!("127.0.0.1:{}", s.port))
         .collect();
-    let uri = format!("redis+sentinel://{}/mymaster", list.join(","));
-    let locker = Locker::new(ConnSpec::from_uri(&uri).unwrap()).unwrap();
+    let scheme = if pki.is_some() {
+        "rediss+sentinel"
+    } else {
+        "redis+sentinel"
+    };
+    let uri = format!("{scheme}://{userinfo}{}/mymaster", list.join(","));
+    let auth: Vec<(&str, &str)> = sentinel_password
+        .map(|pw| vec![("sentinel-password", pw)])
+        .unwrap_or_default();
+    let locker = Locker::new(spec_with(&uri, pki, &auth)).unwrap();
     let params = LockParams::from_secs("failover", 60, 30).unwrap();
     assert!(matches!(
         locker.execute(&params, || ()).unwrap(),
         Outcome::Ran { .. }
     ));
     assert!(master.exists("dibs:failover"), "the lock is on the master");
+    if sentinel_password.is_some() {
+        // The Sentinels' password is theirs: without it they refuse to name the master.
+        let err = Locker::new(spec_with(&uri, pki, &[]))
+            .unwrap()
+            .execute(&params, || ())
+            .unwrap_err();
+        assert!(matches!(err, Error::Authentication(_)), "{err:?}");
+        let err = Locker::new(spec_with(&uri, pki, &[("sentinel-password", "wrong-pw")]))
+            .unwrap()
+            .execute(&params, || ())
+            .unwrap_err();
+        assert!(matches!(err, Error::Authentication(_)), "{err:?}");
+        assert!(
+            !err.message().contains("wrong-pw") && !err.message().contains("master-pw"),
+            "{err}"
+        );
+    }
 
     master.kill();
     wait_until("a failover to the replica", || {
@@ -84,20 +174,61 @@ fn sentinel_calls_succeed_against_the_new_master_after_a_failover() {
         Err(Error::Unconfirmed(message)) => assert!(message.contains("0 of 1"), "{message}"),
         other => panic!("expected Unconfirmed, got {other:?}"),
     }
-    let off = Locker::new(
-        ConnSpec::from_map(&[
-            ("uri".into(), dibs::SpecValue::Str(uri.clone())),
-            ("durable".into(), dibs::SpecValue::Str("off".into())),
-        ])
-        .unwrap(),
-    )
-    .unwrap();
+    let mut off_keys = auth.clone();
+    off_keys.push(("durable", "off"));
+    let off = Locker::new(spec_with(&uri, pki, &off_keys)).unwrap();
     let outcome = off.execute(&after, || "ran on the new master").unwrap();
     let Outcome::Ran { value, ending } = outcome else {
         panic!("should run after the failover")
     };
     assert_eq!(value, "ran on the new master");
     assert_eq!(ending.ended, Ended::Released);
+}
+
+/// Sentinels with ACL users: the URI names the Sentinels' user and password in its query (an
+/// `@` in it %-encoded), apart from the master's credentials.
+#[test]
+fn sentinel_auth_with_an_acl_user_from_a_uri() {
+    let master = RedisServer::start();
+    let sentinel = Sentinel::start_secured(
+        master.port,
+        1000,
+        5000,
+        &Secured {
+            conf:
+                "user default off\nuser watcher on >w@tch -@all +sentinel|get-master-addr-by-name\n",
+            ..Secured::default()
+        },
+    );
+    let base = format!("redis+sentinel://127.0.0.1:{}/mymaster", sentinel.port);
+    let params = LockParams::from_secs("acl-sentinel", 10, 0).unwrap();
+    // No replica here: durable acquire off, to test the Sentinels' auth alone.
+    let run = |uri: &str| {
+        Locker::new(spec_with(uri, None, &[("durable", "off")]))
+            .unwrap()
+            .execute(&params, || ())
+    };
+    let outcome = run(&format!(
+        "{base}?sentinel-username=watcher&sentinel-password=w%40tch"
+    ))
+    .unwrap();
+    assert!(matches!(outcome, Outcome::Ran { .. }), "{outcome:?}");
+
+    let err = run(&base).unwrap_err();
+    assert!(matches!(err, Error::Authentication(_)), "{err:?}");
+    let err = run(&format!(
+        "{base}?sentinel-username=watcher&sentinel-password=nope"
+    ))
+    .unwrap_err();
+    assert!(matches!(err, Error::Authentication(_)), "{err:?}");
+    assert!(!err.message().contains("nope"), "{err}");
+    // The Sentinel keys belong to Sentinel specs only.
+    let err = ConnSpec::from_map(&[
+        ("uri".into(), SpecValue::Str("redis://127.0.0.1:1".into())),
+        ("sentinel-password".into(), SpecValue::Str("pw".into())),
+    ])
+    .unwrap_err();
+    assert!(err.to_string().contains("need 'sentinels'"), "{err}");
 }
 
 #[test]
@@ -140,11 +271,22 @@ fn sentinel_specs_from_maps_and_errors() {
 
 #[test]
 fn cluster_locks_spread_over_the_slots_and_survive_a_reshard() {
-    let (nodes, addrs) = start_cluster(&[], None);
+    cluster_reshard(None);
+}
+
+/// Every node reached over TLS with a client certificate: the seed, those of the slot map, and
+/// those that MOVED redirections name after the reshard.
+#[test]
+fn cluster_over_tls_with_client_certificates_spreads_and_follows_moved() {
+    let pki = Pki::new();
+    cluster_reshard(Some(&pki));
+}
+
+fn cluster_reshard(pki: Option<&Pki>) {
+    let (nodes, addrs) = start_cluster_over(pki, &[], None);
 
     // One seed is enough: the client learns the slot map from it.
-    let locker =
-        Locker::new(ConnSpec::from_uri(&format!("redis+cluster://{}", addrs[0])).unwrap()).unwrap();
+    let locker = cluster_locker(&addrs, pki);
     let held = |name: &str| LockParams::from_secs(name, 60, 60).unwrap();
     for i in 0..100 {
         let outcome = locker.execute(&held(&format!("job-{i}")), || i).unwrap();
@@ -177,6 +319,7 @@ fn cluster_locks_spread_over_the_slots_and_survive_a_reshard() {
             .unwrap()
     };
     let status = Command::new("redis-cli")
+        .args(nodes[0].cli_args())
         .args([
             "--cluster",
             "reshard",
@@ -290,14 +433,34 @@ fn a_silent_sentinel_gets_its_share_of_the_budget_and_the_next_one_answers() {
 
 /// Three masters made into a cluster by `redis-cli --cluster create`; `extra` goes to each node.
 fn start_cluster(extra: &[&str], auth: Option<&str>) -> (Vec<RedisServer>, Vec<String>) {
+    start_cluster_over(None, extra, auth)
+}
+
+/// The same, over TLS when `pki` is given: to clients, on the cluster bus and for replication,
+/// client certificates required.
+fn start_cluster_over(
+    pki: Option<&Pki>,
+    extra: &[&str],
+    auth: Option<&str>,
+) -> (Vec<RedisServer>, Vec<String>) {
     let mut args = vec!["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"];
     args.extend_from_slice(extra);
-    let nodes: Vec<RedisServer> = (0..3).map(|_| RedisServer::start_with(&args)).collect();
+    let nodes: Vec<RedisServer> = (0..3)
+        .map(|_| match pki {
+            Some(pki) => {
+                let mut args = args.clone();
+                args.extend(["--tls-cluster", "yes", "--tls-replication", "yes"]);
+                RedisServer::start_tls_with(pki, &args)
+            }
+            None => RedisServer::start_with(&args),
+        })
+        .collect();
     let addrs: Vec<String> = nodes
         .iter()
         .map(|n| format!("127.0.0.1:{}", n.port))
         .collect();
     let mut create = Command::new("redis-cli");
+    create.args(nodes[0].cli_args());
     if let Some(pw) = auth {
         create.args(["-a", pw, "--no-auth-warning"]);
     }
@@ -315,6 +478,16 @@ fn start_cluster(extra: &[&str], auth: Option<&str>) -> (Vec<RedisServer>, Vec<S
         sleep(Duration::from_secs(2));
     }
     (nodes, addrs)
+}
+
+/// A locker for the cluster through its first seed, over TLS with `pki`'s keys when given.
+fn cluster_locker(addrs: &[String], pki: Option<&Pki>) -> Locker {
+    let scheme = if pki.is_some() {
+        "rediss+cluster"
+    } else {
+        "redis+cluster"
+    };
+    Locker::new(spec_with(&format!("{scheme}://{}", addrs[0]), pki, &[])).unwrap()
 }
 
 /// The node (index into `nodes`) that serves `slot`, read from `CLUSTER NODES`.
@@ -340,7 +513,18 @@ fn owner_of(nodes: &[RedisServer], slot: u16) -> usize {
 
 #[test]
 fn a_free_lock_in_a_migrating_slot_is_taken_by_following_ask() {
-    let (nodes, addrs) = start_cluster(&[], None);
+    migrating_slot(None);
+}
+
+/// The node an ASK names is one dibs connects to itself: over TLS, with the client certificate.
+#[test]
+fn over_tls_a_free_lock_in_a_migrating_slot_is_taken_by_following_ask() {
+    let pki = Pki::new();
+    migrating_slot(Some(&pki));
+}
+
+fn migrating_slot(pki: Option<&Pki>) {
+    let (nodes, addrs) = start_cluster_over(pki, &[], None);
     let key = "dibs:migrating";
     let slot: u16 = redis::cmd("CLUSTER")
         .arg("KEYSLOT")
@@ -366,8 +550,7 @@ fn a_free_lock_in_a_migrating_slot_is_taken_by_following_ask() {
         .query(&mut nodes[source].admin())
         .unwrap();
 
-    let locker =
-        Locker::new(ConnSpec::from_uri(&format!("redis+cluster://{}", addrs[0])).unwrap()).unwrap();
+    let locker = cluster_locker(&addrs, pki);
     let lease = locker
         .acquire(&LockParams::from_secs("migrating", 60, 0).unwrap())
         .unwrap()

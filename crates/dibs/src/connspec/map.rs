@@ -24,11 +24,15 @@ const SPEC_KEYS: &[&str] = &[
     "idle-timeout-ms",
     "ssl",
     "ca-cert",
+    "client-cert",
+    "client-key",
     "key-prefix",
     "keep-alive",
     "durable",
     "sentinels",
     "master-name",
+    "sentinel-username",
+    "sentinel-password",
     "cluster-nodes",
 ];
 const POOL_KEYS: &[&str] = &[
@@ -114,6 +118,10 @@ impl Fields {
                 }
                 "ssl" => f.tls = get_bool(key, v)?,
                 "ca-cert" => f.ca_cert = get_str(key, v)?.map(PathBuf::from),
+                "client-cert" => f.client_cert = get_str(key, v)?.map(PathBuf::from),
+                "client-key" => f.client_key = get_str(key, v)?.map(PathBuf::from),
+                "sentinel-username" => f.sentinel_username = get_str(key, v)?,
+                "sentinel-password" => f.sentinel_password = get_str(key, v)?,
                 "key-prefix" => f.key_prefix = get_str(key, v)?,
                 "keep-alive" => f.keep_alive = get_bool(key, v)?,
                 "durable" => f.durable = get_durable(key, v)?,
@@ -206,6 +214,18 @@ impl Fields {
             db: pick("db", self.db, keys.db, false)?,
             sentinels: pick("sentinels", self.sentinels, keys.sentinels, false)?,
             master_name: pick("master-name", self.master_name, keys.master_name, false)?,
+            sentinel_username: pick(
+                "sentinel-username",
+                self.sentinel_username,
+                keys.sentinel_username,
+                false,
+            )?,
+            sentinel_password: pick(
+                "sentinel-password",
+                self.sentinel_password,
+                keys.sentinel_password,
+                true,
+            )?,
             cluster_nodes: pick(
                 "cluster-nodes",
                 self.cluster_nodes,

@@ -73,6 +73,22 @@ pub enum Durable {
     Aof(u32),
 }
 
+/// A client certificate for mutual TLS: two PEM files, read when a locker is made.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClientCert {
+    /// The certificate, optionally followed by the intermediates that chain it to a CA.
+    pub cert: PathBuf,
+    /// Its private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+}
+
+/// The credentials that the Sentinels themselves ask for.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) struct SentinelAuth {
+    pub(crate) username: Option<String>,
+    pub(crate) password: String,
+}
+
 /// The default port of a Sentinel.
 pub const DEFAULT_SENTINEL_PORT: u16 = 26379;
 
@@ -98,8 +114,14 @@ pub(crate) struct ServerSpec {
     /// A PEM file of CA certificates that the server's certificate must chain to (TLS only);
     /// without it the platform's trust store is used.
     ca_cert: Option<PathBuf>,
+    /// The client's own certificate (PEM, optionally followed by its chain) and its private key
+    /// (PEM), presented on every TLS connection: for servers with `tls-auth-clients yes`.
+    client_cert: Option<ClientCert>,
     username: Option<String>,
     password: Option<String>,
+    /// AUTH for the Sentinels, which keep credentials of their own (`requirepass` and ACL users
+    /// on the Sentinel), apart from the master's.
+    sentinel_auth: Option<SentinelAuth>,
     db: i64,
     connect_timeout: Duration,
     /// Read and write timeout of every command.
@@ -141,8 +163,23 @@ impl ConnSpec {
         self.server.ca_cert()
     }
 
+    /// The certificate presented on every TLS connection, if any.
+    pub fn client_cert(&self) -> Option<&ClientCert> {
+        self.server.client_cert()
+    }
+
     pub fn username(&self) -> Option<&str> {
         self.server.username()
+    }
+
+    /// The user name given for the Sentinels (`sentinel-username`), if any.
+    pub fn sentinel_username(&self) -> Option<&str> {
+        self.server.sentinel_auth.as_ref()?.username.as_deref()
+    }
+
+    /// Whether a password is given for the Sentinels (`sentinel-password`); never the password.
+    pub fn has_sentinel_password(&self) -> bool {
+        self.server.sentinel_auth.is_some()
     }
 
     pub fn password(&self) -> Option<&str> {
@@ -196,6 +233,16 @@ impl ConnSpec {
     pub fn endpoint(&self) -> String {
         self.server.endpoint()
     }
+
+    /// Reads the files the spec names (the CA, the client certificate and its key) and checks
+    /// them as a locker would, with no network I/O: so that a service can refuse them at
+    /// startup, not at its first lock call.
+    pub fn check_files(&self) -> Result<()> {
+        if self.tls() {
+            crate::tls::TlsConfig::new(self.ca_cert(), self.client_cert())?;
+        }
+        Ok(())
+    }
 }
 
 impl ServerSpec {
@@ -211,12 +258,28 @@ impl ServerSpec {
         self.ca_cert.as_deref()
     }
 
+    pub(crate) fn client_cert(&self) -> Option<&ClientCert> {
+        self.client_cert.as_ref()
+    }
+
     pub(crate) fn username(&self) -> Option<&str> {
         self.username.as_deref()
     }
 
     pub(crate) fn password(&self) -> Option<&str> {
         self.password.as_deref()
+    }
+
+    pub(crate) fn sentinel_auth(&self) -> Option<&SentinelAuth> {
+        self.sentinel_auth.as_ref()
+    }
+
+    /// Every secret of the spec, for taking them out of messages.
+    pub(crate) fn secrets(&self) -> [Option<&str>; 2] {
+        [
+            self.password(),
+            self.sentinel_auth.as_ref().map(|a| a.password.as_str()),
+        ]
     }
 
     pub(crate) fn db(&self) -> i64 {
@@ -260,8 +323,17 @@ impl ServerSpec {
         d.field("address", &self.address)
             .field("tls", &self.tls)
             .field("ca_cert", &self.ca_cert)
+            .field("client_cert", &self.client_cert)
             .field("username", &self.username)
             .field("password", &self.password.as_ref().map(|_| "***"))
+            .field(
+                "sentinel_username",
+                &self.sentinel_auth.as_ref().map(|a| &a.username),
+            )
+            .field(
+                "sentinel_password",
+                &self.sentinel_auth.as_ref().map(|_| "***"),
+            )
             .field("db", &self.db)
             .field("connect_timeout", &self.connect_timeout)
             .field("read_timeout", &self.read_timeout);
@@ -384,6 +456,10 @@ struct Fields {
     read_timeout_ms: Option<u64>,
     idle_timeout_ms: Option<u64>,
     ca_cert: Option<PathBuf>,
+    client_cert: Option<PathBuf>,
+    client_key: Option<PathBuf>,
+    sentinel_username: Option<String>,
+    sentinel_password: Option<String>,
     key_prefix: Option<String>,
     keep_alive: Option<bool>,
     durable: Option<Durable>,
@@ -424,12 +500,6 @@ impl Fields {
                     "'host', 'port' or a socket contradict 'sentinels'/'cluster-nodes'; give one address",
                 ))
             }
-            (Some(_), _, _) | (_, Some(_), _) if tls => {
-                return Err(ParseError::invalid(
-                    "ssl",
-                    "TLS with Sentinel or Cluster is not supported yet",
-                ))
-            }
             (Some(sentinels), None, Some(master)) => Address::Sentinel { sentinels, master },
             (None, Some(nodes), None) => {
                 if self.db.unwrap_or(0) != 0 {
@@ -451,12 +521,50 @@ impl Fields {
                 "TLS over a unix socket is not supported",
             ));
         }
-        if self.ca_cert.is_some() && !tls {
-            return Err(ParseError::invalid(
-                "ca-cert",
-                "'ca-cert' needs TLS: use a rediss:// URI or 'ssl' true",
-            ));
+        for (arg, given) in [
+            ("ca-cert", self.ca_cert.is_some()),
+            ("client-cert", self.client_cert.is_some()),
+            ("client-key", self.client_key.is_some()),
+        ] {
+            if given && !tls {
+                return Err(ParseError::invalid(
+                    arg,
+                    format!("'{arg}' needs TLS: use a rediss:// URI or 'ssl' true"),
+                ));
+            }
         }
+        let client_cert = match (self.client_cert, self.client_key) {
+            (Some(cert), Some(key)) => Some(ClientCert { cert, key }),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(ParseError::invalid(
+                    "client-key",
+                    "'client-cert' needs its private key: give 'client-key' too",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(ParseError::invalid(
+                    "client-cert",
+                    "'client-key' needs its certificate: give 'client-cert' too",
+                ))
+            }
+        };
+        let sentinel_auth = match (self.sentinel_username, self.sentinel_password) {
+            (None, None) => None,
+            _ if !matches!(address, Address::Sentinel { .. }) => {
+                return Err(ParseError::invalid(
+                    "sentinels",
+                    "'sentinel-username' and 'sentinel-password' need 'sentinels'",
+                ))
+            }
+            (username, Some(password)) => Some(SentinelAuth { username, password }),
+            (Some(_), None) => {
+                return Err(ParseError::invalid(
+                    "sentinel-password",
+                    "'sentinel-username' needs 'sentinel-password'",
+                ))
+            }
+        };
         let key_prefix = self
             .key_prefix
             .unwrap_or_else(|| DEFAULT_KEY_PREFIX.to_owned());
@@ -488,8 +596,10 @@ impl Fields {
                 address,
                 tls,
                 ca_cert: self.ca_cert,
+                client_cert,
                 username: self.username,
                 password: self.password,
+                sentinel_auth,
                 db: self.db.unwrap_or(0),
                 connect_timeout: ms(self.connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT_MS),
                 read_timeout: ms(self.read_timeout_ms, DEFAULT_READ_TIMEOUT_MS),

@@ -6,8 +6,11 @@
 //!   the IANA registration of the scheme.
 //! - `redis+unix:///path/to.sock` or `unix:///path/to.sock`, with optional query keys `db`,
 //!   `user`/`username`, `pass`/`password`.
-//! - `redis+sentinel://[user[:password]@]h1:p1,h2:p2/master[/db]` and
-//!   `redis+cluster://[user[:password]@]h1:p1,h2:p2`; `valkey+` aliases both.
+//! - `redis+sentinel://[user[:password]@]h1:p1,h2:p2/master[/db][?sentinel-username=u&sentinel-password=p]`
+//!   (the user info is the master's; the query gives the Sentinels' own credentials) and
+//!   `redis+cluster://[user[:password]@]h1:p1,h2:p2`; `valkey+` aliases both, and
+//!   `rediss+sentinel`, `rediss+cluster`, `valkeys+sentinel` and `valkeys+cluster` are the same
+//!   over TLS (to the Sentinels and the master they name; to every node of the cluster).
 //!
 //! Every error of a URI names the URI, redacted ([`redact_uri`]).
 
@@ -34,12 +37,22 @@ impl Fields {
             "redis" | "valkey" => (false, false),
             "rediss" | "valkeys" => (true, false),
             "redis+unix" | "unix" => (false, true),
-            "redis+sentinel" | "valkey+sentinel" => return Fields::from_multi_node_uri(rest, true),
-            "redis+cluster" | "valkey+cluster" => return Fields::from_multi_node_uri(rest, false),
+            "redis+sentinel" | "valkey+sentinel" => {
+                return Fields::from_multi_node_uri(rest, true, false)
+            }
+            "rediss+sentinel" | "valkeys+sentinel" => {
+                return Fields::from_multi_node_uri(rest, true, true)
+            }
+            "redis+cluster" | "valkey+cluster" => {
+                return Fields::from_multi_node_uri(rest, false, false)
+            }
+            "rediss+cluster" | "valkeys+cluster" => {
+                return Fields::from_multi_node_uri(rest, false, true)
+            }
             other => {
                 return Err(bad(&format!(
                     "unknown scheme '{other}'; expected redis, rediss, valkey, valkeys, redis+unix, unix, \
-                     redis+sentinel or redis+cluster"
+                     redis+sentinel, rediss+sentinel, redis+cluster or rediss+cluster"
                 )))
             }
         };
@@ -100,13 +113,23 @@ impl Fields {
         Ok(f)
     }
 
-    /// `redis+sentinel://[user[:password]@]h1:p1,h2:p2/master[/db]` or
+    /// `redis+sentinel://[user[:password]@]h1:p1,h2:p2/master[/db][?query]` or
     /// `redis+cluster://[user[:password]@]h1:p1,h2:p2`, after the `://`.
-    fn from_multi_node_uri(rest: &str, sentinel: bool) -> Parsed<Fields> {
+    fn from_multi_node_uri(rest: &str, sentinel: bool, tls: bool) -> Parsed<Fields> {
         let bad = |why: &str| ParseError::invalid("uri", why);
         let mut f = Fields {
-            tls: Some(false),
+            tls: Some(tls),
             ..Fields::default()
+        };
+        // The query starts at the first '?' after the user info, which ends at the last '@'
+        // (a password may hold a '?'); an '@' in the query must be written %40.
+        let after_at = rest.rfind('@').map_or(0, |i| i + 1);
+        if sentinel && rest[..after_at].contains("?sentinel-") {
+            return Err(bad("write an '@' in the query as %40"));
+        }
+        let (rest, query) = match rest[after_at..].find('?') {
+            Some(j) if sentinel => (&rest[..after_at + j], Some(&rest[after_at + j + 1..])),
+            _ => (rest, None),
         };
         let hostpart = match rest.rfind('@') {
             Some(i) => {
@@ -119,6 +142,26 @@ impl Fields {
             return Err(bad(
                 "query parameters and fragments are not supported; use map keys",
             ));
+        }
+        for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            match k {
+                "sentinel-username" => f.sentinel_username = Some(percent_decode(v, "uri")?),
+                "sentinel-password" => {
+                    f.sentinel_password = Some(percent_decode(v, "uri").map_err(|_| {
+                        ParseError::invalid(
+                            "sentinel-password",
+                            "the Sentinel password has an invalid %-escape",
+                        )
+                    })?)
+                }
+                // Not echoed: a query may hold a password.
+                _ => {
+                    return Err(bad(
+                        "unknown query key; valid: sentinel-username, sentinel-password",
+                    ))
+                }
+            }
         }
         let (nodes, path) = hostpart.split_once('/').unwrap_or((hostpart, ""));
         let default_port = if sentinel {
@@ -358,6 +401,60 @@ mod tests {
         assert_eq!(spec.password(), Some("x&y"));
         let spec = ConnSpec::from_uri("unix:///tmp/r.sock").unwrap();
         assert_eq!(spec.address(), &Address::Unix("/tmp/r.sock".into()));
+    }
+
+    #[test]
+    fn uri_tls_topologies_and_the_sentinels_own_credentials() {
+        let spec = ConnSpec::from_uri(
+            "rediss+sentinel://app:m%40ster@s1:5000,s2/cache/2?sentinel-username=watch&sentinel-password=s%40nt",
+        )
+        .unwrap();
+        assert!(spec.tls());
+        assert_eq!(
+            spec.address(),
+            &Address::Sentinel {
+                sentinels: vec![("s1".into(), 5000), ("s2".into(), 26379)],
+                master: "cache".into()
+            }
+        );
+        assert_eq!(spec.db(), 2);
+        assert_eq!(
+            (spec.username(), spec.password()),
+            (Some("app"), Some("m@ster"))
+        );
+        assert_eq!(spec.sentinel_username(), Some("watch"));
+        assert!(spec.has_sentinel_password());
+        let debug = format!("{spec:?}");
+        assert!(
+            !debug.contains("s@nt") && !debug.contains("m@ster"),
+            "{debug}"
+        );
+        // A '?' in the master's password is its own, not a query.
+        let spec = ConnSpec::from_uri("redis+sentinel://:a?b@s1/m").unwrap();
+        assert_eq!(spec.password(), Some("a?b"));
+        assert!(!spec.has_sentinel_password());
+
+        for scheme in ["rediss+cluster", "valkeys+cluster"] {
+            let spec = ConnSpec::from_uri(&format!("{scheme}://n1:7000,n2:7001")).unwrap();
+            assert!(spec.tls(), "{scheme}");
+            assert!(matches!(spec.address(), Address::Cluster { .. }));
+        }
+        assert!(ConnSpec::from_uri("valkeys+sentinel://s1/m").unwrap().tls());
+        assert!(!ConnSpec::from_uri("redis+sentinel://s1/m").unwrap().tls());
+
+        for (uri, fragment) in [
+            ("redis+sentinel://s1/m?sentinel-password=a@b", "as %40"),
+            ("redis+sentinel://s1/m?password=x", "unknown query key"),
+            (
+                "redis+sentinel://s1/m?sentinel-username=u",
+                "needs 'sentinel-password'",
+            ),
+            ("redis+cluster://n1?sentinel-password=x", "query parameters"),
+        ] {
+            let message = invalid_message(ConnSpec::from_uri(uri));
+            assert!(message.contains(fragment), "{uri}: {message}");
+            assert!(!message.contains("a@b"), "{message}");
+        }
     }
 
     #[test]

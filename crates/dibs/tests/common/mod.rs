@@ -17,7 +17,62 @@ pub struct RedisServer {
     extra: Vec<String>,
     /// Serve TLS only, on `port`, with these `redis-server` TLS arguments.
     tls: Vec<String>,
+    /// How `admin` reaches a TLS server.
+    admin_tls: Option<AdminTls>,
     child: Option<Child>,
+}
+
+/// The CA and client certificate files of an admin connection over TLS.
+#[derive(Clone)]
+pub struct AdminTls {
+    ca: PathBuf,
+    cert: PathBuf,
+    key: PathBuf,
+}
+
+impl AdminTls {
+    /// The PKI's CA and its `client` certificate.
+    pub fn of(pki: &pki::Pki) -> AdminTls {
+        AdminTls {
+            ca: pki.path("ca.pem"),
+            cert: pki.path("client.pem"),
+            key: pki.path("client.key"),
+        }
+    }
+}
+
+/// A direct connection to a loopback port for assertions, over TLS when `tls` is given, then
+/// `AUTH` with `auth` (user, password) when given.
+pub fn connect_to(
+    port: u16,
+    tls: Option<&AdminTls>,
+    auth: Option<(Option<&str>, &str)>,
+) -> redis::RedisResult<redis::Connection> {
+    let client = match tls {
+        None => redis::Client::open(format!("redis://127.0.0.1:{port}"))?,
+        Some(t) => {
+            let read = |p: &Path| std::fs::read(p).unwrap();
+            redis::Client::build_with_tls(
+                format!("rediss://127.0.0.1:{port}"),
+                redis::TlsCertificates {
+                    client_tls: Some(redis::ClientTlsConfig {
+                        client_cert: read(&t.cert),
+                        client_key: read(&t.key),
+                    }),
+                    root_cert: Some(read(&t.ca)),
+                },
+            )?
+        }
+    };
+    let mut conn = client.get_connection_with_timeout(Duration::from_secs(5))?;
+    if let Some((user, password)) = auth {
+        let mut auth = redis::cmd("AUTH");
+        if let Some(user) = user {
+            auth.arg(user);
+        }
+        auth.arg(password).query::<()>(&mut conn)?;
+    }
+    Ok(conn)
 }
 
 impl RedisServer {
@@ -30,20 +85,41 @@ impl RedisServer {
         RedisServer::start_full(extra, Vec::new())
     }
 
-    /// A server that speaks TLS only, with the given certificate files.
-    pub fn start_tls(cert: &Path, key: &Path, ca: &Path) -> RedisServer {
-        RedisServer::start_tls_with(cert, key, ca, &[])
+    /// A server that speaks TLS only, with the PKI's server certificate, and Redis's default
+    /// `tls-auth-clients yes`: a client must present a certificate the PKI's CA signed.
+    pub fn start_tls(pki: &pki::Pki) -> RedisServer {
+        RedisServer::start_tls_with(pki, &[])
     }
 
-    /// The same, with extra `redis-server` arguments.
-    pub fn start_tls_with(cert: &Path, key: &Path, ca: &Path, extra: &[&str]) -> RedisServer {
-        let tls = ["--tls-cert-file", "--tls-key-file", "--tls-ca-cert-file"]
-            .iter()
-            .zip([cert, key, ca])
-            .flat_map(|(flag, path)| [flag.to_string(), path.display().to_string()])
-            .chain(["--tls-auth-clients".to_owned(), "no".to_owned()])
-            .collect();
-        RedisServer::start_full(extra, tls)
+    /// The same, with extra `redis-server` arguments (e.g. `--tls-auth-clients optional`).
+    pub fn start_tls_with(pki: &pki::Pki, extra: &[&str]) -> RedisServer {
+        let tls = [
+            ("--tls-cert-file", "server.pem"),
+            ("--tls-key-file", "server.key"),
+            ("--tls-ca-cert-file", "ca.pem"),
+        ]
+        .iter()
+        .flat_map(|(flag, file)| [flag.to_string(), pki.path(file).display().to_string()])
+        .collect();
+        let mut server = RedisServer::start_full(extra, tls);
+        server.admin_tls = Some(AdminTls::of(pki));
+        server
+    }
+
+    /// `redis-cli`'s arguments for reaching this server: its TLS files when it speaks TLS.
+    pub fn cli_args(&self) -> Vec<String> {
+        match &self.admin_tls {
+            None => Vec::new(),
+            Some(t) => vec![
+                "--tls".into(),
+                "--cacert".into(),
+                t.ca.display().to_string(),
+                "--cert".into(),
+                t.cert.display().to_string(),
+                "--key".into(),
+                t.key.display().to_string(),
+            ],
+        }
     }
 
     fn start_full(extra: &[&str], tls: Vec<String>) -> RedisServer {
@@ -58,6 +134,7 @@ impl RedisServer {
             dir,
             extra: extra.iter().map(|s| s.to_string()).collect(),
             tls,
+            admin_tls: None,
             child: None,
         };
         // A port found free may be taken before redis binds it: try a few.
@@ -119,17 +196,17 @@ impl RedisServer {
 
     /// A direct connection for assertions, as the default user.
     pub fn admin(&self) -> redis::Connection {
-        let client = redis::Client::open(self.uri()).unwrap();
-        let mut conn = client
-            .get_connection_with_timeout(Duration::from_secs(5))
-            .unwrap();
-        if let Some(i) = self.extra.iter().position(|a| a == "--requirepass") {
-            let _: () = redis::cmd("AUTH")
-                .arg(&self.extra[i + 1])
-                .query(&mut conn)
-                .unwrap();
-        }
-        conn
+        let password = self
+            .extra
+            .iter()
+            .position(|a| a == "--requirepass")
+            .map(|i| self.extra[i + 1].as_str());
+        connect_to(
+            self.port,
+            self.admin_tls.as_ref(),
+            password.map(|p| (None, p)),
+        )
+        .unwrap()
     }
 
     /// Whether `key` exists in db 0.

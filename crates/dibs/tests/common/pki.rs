@@ -13,7 +13,9 @@ pub struct Pki {
 impl Pki {
     /// A CA, a server certificate it signs for 127.0.0.1, localhost and the names
     /// [`TEST_NAMES`] (which the resolution tests map in their own `/etc/hosts`), and an
-    /// unrelated CA.
+    /// unrelated CA. Client certificates: `client` (signed by the CA), `other-client` (by the
+    /// unrelated CA), and `chain-client`, signed by an intermediate CA that the CA signs, its
+    /// `.pem` holding the leaf and then the intermediate.
     pub fn new() -> Pki {
         let dir = std::env::temp_dir().join(format!("dibs-tls-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -83,7 +85,74 @@ impl Pki {
             "-out",
             "server.pem",
         ]);
+        std::fs::write(
+            dir.join("ca.ext"),
+            "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n",
+        )
+        .unwrap();
+        // Extensions make an X.509 v3 certificate: rustls refuses v1, which is what none gives.
+        std::fs::write(
+            dir.join("client.ext"),
+            "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
+        )
+        .unwrap();
+        // name, signed by, its key and certificate, extensions
+        for (name, issuer, ext) in [
+            ("client", "ca", "client.ext"),
+            ("other-client", "other-ca", "client.ext"),
+            ("inter-ca", "ca", "ca.ext"),
+            ("chain-client", "inter-ca", "client.ext"),
+        ] {
+            run(&[
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-subj",
+                &format!("/CN=dibs test {name}"),
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.csr"),
+            ]);
+            let args = vec![
+                "x509".to_owned(),
+                "-req".into(),
+                "-in".into(),
+                format!("{name}.csr"),
+                "-CA".into(),
+                format!("{issuer}.pem"),
+                "-CAkey".into(),
+                format!("{issuer}.key"),
+                "-CAcreateserial".into(),
+                "-days".into(),
+                "2".into(),
+                "-out".into(),
+                format!("{name}.pem"),
+                "-extfile".into(),
+                ext.into(),
+            ];
+            run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        }
+        let mut chain = std::fs::read(dir.join("chain-client.pem")).unwrap();
+        chain.extend(std::fs::read(dir.join("inter-ca.pem")).unwrap());
+        std::fs::write(dir.join("chain-client.pem"), chain).unwrap();
         Pki { dir }
+    }
+
+    /// The conn keys that trust this CA and present the client certificate `client`.
+    pub fn conn_keys(&self, client: &str) -> Vec<(&'static str, String)> {
+        vec![
+            ("ca-cert", self.path("ca.pem").display().to_string()),
+            (
+                "client-cert",
+                self.path(&format!("{client}.pem")).display().to_string(),
+            ),
+            (
+                "client-key",
+                self.path(&format!("{client}.key")).display().to_string(),
+            ),
+        ]
     }
 
     pub fn path(&self, name: &str) -> PathBuf {

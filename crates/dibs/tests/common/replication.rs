@@ -8,7 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use crate::common::{free_port, RedisServer};
+use crate::common::pki::Pki;
+use crate::common::{connect_to, free_port, AdminTls, RedisServer};
 
 /// Waits for `done`, at most `limit`; panics with `what` when it runs out.
 pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) -> Duration {
@@ -66,24 +67,70 @@ pub struct Sentinel {
     pub port: u16,
     dir: PathBuf,
     child: Child,
+    tls: Option<AdminTls>,
+    /// The password of its default user (`requirepass`), for the helpers here.
+    password: Option<String>,
+}
+
+/// How a Sentinel is secured, beyond a plain one.
+#[derive(Default)]
+pub struct Secured<'a> {
+    /// TLS only, to clients and to the servers it watches, with the PKI's server certificate,
+    /// client certificates required.
+    pub pki: Option<&'a Pki>,
+    /// `requirepass` for its default user, also used between Sentinels.
+    pub password: Option<&'a str>,
+    /// More `sentinel.conf` lines (ACL users, `sentinel auth-pass`).
+    pub conf: &'a str,
 }
 
 impl Sentinel {
     pub fn start(master_port: u16, down_after_ms: u64, failover_timeout_ms: u64) -> Sentinel {
+        Sentinel::start_secured(
+            master_port,
+            down_after_ms,
+            failover_timeout_ms,
+            &Secured::default(),
+        )
+    }
+
+    pub fn start_secured(
+        master_port: u16,
+        down_after_ms: u64,
+        failover_timeout_ms: u64,
+        secured: &Secured,
+    ) -> Sentinel {
         let port = free_port();
+        let mut conf_extra = String::new();
+        match secured.pki {
+            None => conf_extra.push_str(&format!("port {port}\n")),
+            Some(pki) => conf_extra.push_str(&format!(
+                "port 0\ntls-port {port}\ntls-cert-file {}\ntls-key-file {}\n\
+                 tls-ca-cert-file {}\ntls-replication yes\n",
+                pki.path("server.pem").display(),
+                pki.path("server.key").display(),
+                pki.path("ca.pem").display()
+            )),
+        }
+        if let Some(password) = secured.password {
+            conf_extra.push_str(&format!(
+                "requirepass {password}\nsentinel sentinel-pass {password}\n"
+            ));
+        }
         let dir = std::env::temp_dir().join(format!("dibs-sentinel-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).unwrap();
         let conf = dir.join("sentinel.conf");
         std::fs::write(
             &conf,
             format!(
-                "port {port}\nbind 127.0.0.1\ndir {}\nlogfile {}\n\
+                "{conf_extra}bind 127.0.0.1\ndir {}\nlogfile {}\n\
                  sentinel monitor mymaster 127.0.0.1 {master_port} 2\n\
                  sentinel down-after-milliseconds mymaster {down_after_ms}\n\
                  sentinel failover-timeout mymaster {failover_timeout_ms}\n\
-                 sentinel parallel-syncs mymaster 1\n",
+                 sentinel parallel-syncs mymaster 1\n{}",
                 dir.display(),
-                dir.join("sentinel.log").display()
+                dir.join("sentinel.log").display(),
+                secured.conf
             ),
         )
         .unwrap();
@@ -97,12 +144,24 @@ impl Sentinel {
         wait_for("the sentinel to listen", Duration::from_secs(10), || {
             std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
         });
-        Sentinel { port, dir, child }
+        Sentinel {
+            port,
+            dir,
+            child,
+            tls: secured.pki.map(AdminTls::of),
+            password: secured.password.map(str::to_owned),
+        }
+    }
+
+    /// A connection to this Sentinel, over TLS and authenticated as it needs.
+    fn conn(&self) -> Option<redis::Connection> {
+        let auth = self.password.as_deref().map(|p| (None, p));
+        connect_to(self.port, self.tls.as_ref(), auth).ok()
     }
 
     /// The master's port this Sentinel names now.
     pub fn master_port(&self) -> Option<u16> {
-        let mut conn = connect(self.port)?;
+        let mut conn = self.conn()?;
         let reply: Option<(String, String)> = redis::cmd("SENTINEL")
             .arg(&["get-master-addr-by-name", "mymaster"])
             .query(&mut conn)
@@ -112,7 +171,7 @@ impl Sentinel {
 
     /// How many replicas and other Sentinels this one knows of.
     pub fn known(&self) -> (usize, usize) {
-        let Some(mut conn) = connect(self.port) else {
+        let Some(mut conn) = self.conn() else {
             return (0, 0);
         };
         let replicas: Vec<redis::Value> = redis::cmd("SENTINEL")
