@@ -54,8 +54,9 @@ public final class DibsOptions {
     /**
      * Where these options lead, as dibs's messages name it ({@code 127.0.0.1:6379}, the
      * Sentinels' master, the cluster's nodes), never with credentials. The native library
-     * parses and checks the options to answer, as it does when they are first used, so a bad
-     * setting fails here; no connection is made.
+     * parses and checks the options to answer, as it does when they are first used, and reads
+     * the TLS files they name ({@code ca-cert}, {@code client-cert}, {@code client-key}), so a
+     * bad setting or file fails here; no connection is made.
      *
      * @return the address, for people to read
      * @throws DibsArgumentException if a setting is invalid; {@link DibsArgumentException#argument()}
@@ -102,12 +103,14 @@ public final class DibsOptions {
         return Objects.hash(spec, maxConnections, System.identityHashCode(listener), interruptOnLost);
     }
 
-    /** Shows every setting but the password. */
+    /** Shows every setting but the passwords. */
     @Override
     public String toString() {
         Map<String, Object> shown = new LinkedHashMap<>(spec);
-        if (shown.containsKey("password")) {
-            shown.put("password", "***");
+        for (String secret : new String[] {"password", "sentinel-password"}) {
+            if (shown.containsKey(secret)) {
+                shown.put(secret, "***");
+            }
         }
         if (shown.containsKey("uri")) {
             shown.put("uri", "(set)");
@@ -167,6 +170,38 @@ public final class DibsOptions {
         /** @param caCert a PEM file of CAs the server's certificate must chain to (TLS) @return this builder */
         public Builder caCert(Path caCert) {
             return put("ca-cert", caCert == null ? null : caCert.toString());
+        }
+
+        /**
+         * A client certificate for mutual TLS, presented on every TLS connection (to the server,
+         * the Sentinels and every node of a cluster), as servers with Redis's default
+         * {@code tls-auth-clients yes} require. Both files are read when the options are first
+         * used; a file that cannot be read, or a key that does not fit the certificate, fails
+         * there, naming {@code client-cert} or {@code client-key}.
+         *
+         * @param cert a PEM file: the certificate, optionally followed by the intermediates
+         *     that chain it to the server's CA
+         * @param key a PEM file: its private key (PKCS#8, PKCS#1 or SEC1), unencrypted
+         * @return this builder
+         */
+        public Builder clientCert(Path cert, Path key) {
+            put("client-cert", cert == null ? null : cert.toString());
+            return put("client-key", key == null ? null : key.toString());
+        }
+
+        /**
+         * The Sentinels' own credentials ({@code requirepass} or an ACL user on the Sentinels),
+         * apart from the master's ({@link #username}, {@link #password}).
+         *
+         * @param username the Sentinels' ACL user, or null for their default user
+         * @param password their password; never shown by {@link #toString()} or messages
+         * @return this builder
+         */
+        public Builder sentinelAuth(String username, String password) {
+            if (username != null) {
+                put("sentinel-username", username);
+            }
+            return put("sentinel-password", password);
         }
 
         /**

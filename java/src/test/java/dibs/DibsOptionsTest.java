@@ -163,6 +163,26 @@ class DibsOptionsTest extends RedisTestBase {
     }
 
     @Test
+    void theSentinelsPasswordAndTheClientCertificateAreSettingsOfTheirOwn() {
+        DibsOptions options = DibsOptions.builder().sentinels("127.0.0.1:1").masterName("m")
+                .sentinelAuth("watcher", PASSWORD).build();
+        assertFalse(options.toString().contains(PASSWORD), options.toString());
+        assertTrue(options.toString().contains("sentinel-password=***"), options.toString());
+        assertTrue(options.describe().contains("master 'm'"), options.describe());
+        // Without Sentinels, the Sentinels' password is refused, naming the setting, not the password.
+        DibsArgumentException e = assertThrows(DibsArgumentException.class,
+                () -> DibsOptions.builder().sentinelAuth(null, PASSWORD).build().describe());
+        assertEquals("sentinels", e.argument());
+        assertFalse(e.getMessage().contains(PASSWORD));
+        // The client certificate's files are read by describe(): a missing one fails there.
+        DibsArgumentException missing = assertThrows(DibsArgumentException.class, () -> DibsOptions.builder()
+                .uri("rediss://127.0.0.1:1").clientCert(Path.of("/nonexistent/c.pem"), Path.of("/nonexistent/c.key"))
+                .build().describe());
+        assertEquals("client-cert", missing.argument());
+        assertTrue(missing.getMessage().contains("/nonexistent/c.pem"), missing.getMessage());
+    }
+
+    @Test
     void invalidOptionsAreRejectedNamingTheKeyWithoutIo() throws IOException {
         Map<String, Supplier<DibsOptions>> invalid = new java.util.LinkedHashMap<>();
         invalid.put("port", () -> local().port(0).build());

@@ -40,8 +40,11 @@ class TlsTest {
     }
 
     private static Map<String, Object> conn(String caFile) {
-        return Map.of("uri", "rediss://127.0.0.1:" + tls.tlsPort(), "ca-cert", tls.file(caFile).toString(),
-                "timeout-ms", 5000);
+        Map<String, Object> conn = new java.util.HashMap<>(tls.connKeys("client"));
+        conn.put("uri", "rediss://127.0.0.1:" + tls.tlsPort());
+        conn.put("ca-cert", tls.file(caFile).toString());
+        conn.put("timeout-ms", 5000);
+        return conn;
     }
 
     @Test
@@ -68,5 +71,27 @@ class TlsTest {
                 () -> Dibs.execute(conn("other-ca.pem"), uniqueName("tls-bad-ca"), 30, 0, () -> ran.set(true)));
         assertFalse(ran.get());
         assertTrue(e instanceof DibsConnectionException, e.toString());
+    }
+
+    @Test
+    void withoutAClientCertificateTheErrorSaysTheServerRequiresOne() {
+        Map<String, Object> conn = new java.util.HashMap<>(conn("ca.pem"));
+        conn.remove("client-cert");
+        conn.remove("client-key");
+        AtomicBoolean ran = new AtomicBoolean();
+        DibsException e = assertThrows(DibsConnectionException.class,
+                () -> Dibs.execute(conn, uniqueName("tls-no-cert"), 30, 0, () -> ran.set(true)));
+        assertFalse(ran.get());
+        assertTrue(e.getMessage().contains("requires a client certificate") && e.getMessage().contains("'client-cert'"),
+                e.getMessage());
+    }
+
+    @Test
+    void aClientCertificateFileThatCannotBeReadNamesItsKey() {
+        Map<String, Object> conn = new java.util.HashMap<>(conn("ca.pem"));
+        conn.put("client-key", tls.file("missing.key").toString());
+        DibsArgumentException e = assertThrows(DibsArgumentException.class,
+                () -> Dibs.execute(conn, uniqueName("tls-bad-key"), 30, 0, () -> {}));
+        assertEquals("client-key", e.argument());
     }
 }

@@ -13,6 +13,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
@@ -52,13 +53,16 @@ public class DibsAutoConfiguration {
 
     /** Where Redis is: the application's RedisConnectionDetails, or spring.data.redis.*. */
     @Bean
-    RedisSettings dibsRedisSettings(Environment environment, ObjectProvider<RedisDetailsSource> sources) {
+    RedisSettings dibsRedisSettings(Environment environment, ObjectProvider<RedisDetailsSource> sources,
+            ObjectProvider<SslBundles> sslBundles) {
         Binder binder = Binder.get(environment);
         // The crons of @Scheduled methods may be placeholders: DibsScheduledTick resolves them here.
         DibsScheduledTick.resolvePlaceholdersWith(environment::resolveRequiredPlaceholders);
         RedisDetailsSource source = sources.getIfAvailable();
         RedisSettings.Details details = source == null ? null : source.details();
-        return details == null ? RedisSettings.bind(binder) : RedisSettings.of(details, binder);
+        return details == null
+                ? RedisSettings.bind(binder, sslBundles.getIfAvailable())
+                : RedisSettings.of(details, binder);
     }
 
     /**

@@ -28,17 +28,17 @@ class RedisDetailsBoot3 {
         RedisConnectionDetails.Sentinel sentinel = d.getSentinel();
         if (sentinel != null) {
             return new RedisSettings.Details(d.getUsername(), d.getPassword(), null, null, sentinel.getDatabase(),
-                    sentinel.getMaster(), nodes(sentinel.getNodes()),
-                    sentinel.getPassword() != null || sentinel.getUsername() != null, null, sentinel.getSslBundle());
+                    sentinel.getMaster(), nodes(sentinel.getNodes()), sentinel.getUsername(), sentinel.getPassword(),
+                    null, sentinel.getSslBundle());
         }
         RedisConnectionDetails.Cluster cluster = d.getCluster();
         if (cluster != null) {
-            return new RedisSettings.Details(d.getUsername(), d.getPassword(), null, null, null, null, null, false,
+            return new RedisSettings.Details(d.getUsername(), d.getPassword(), null, null, null, null, null, null, null,
                     nodes(cluster.getNodes()), cluster.getSslBundle());
         }
         RedisConnectionDetails.Standalone standalone = d.getStandalone();
         return new RedisSettings.Details(d.getUsername(), d.getPassword(), standalone.getHost(), standalone.getPort(),
-                standalone.getDatabase(), null, null, false, null, standalone.getSslBundle());
+                standalone.getDatabase(), null, null, null, null, null, standalone.getSslBundle());
     }
 
     private static List<String> nodes(List<RedisConnectionDetails.Node> nodes) {

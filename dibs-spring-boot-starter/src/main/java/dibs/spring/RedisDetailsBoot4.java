@@ -31,12 +31,12 @@ class RedisDetailsBoot4 {
         DataRedisConnectionDetails.Sentinel sentinel = d.getSentinel();
         if (sentinel != null) {
             return new RedisSettings.Details(d.getUsername(), d.getPassword(), null, null, sentinel.getDatabase(),
-                    sentinel.getMaster(), nodes(sentinel.getNodes()),
-                    sentinel.getPassword() != null || sentinel.getUsername() != null, null, d.getSslBundle());
+                    sentinel.getMaster(), nodes(sentinel.getNodes()), sentinel.getUsername(), sentinel.getPassword(),
+                    null, d.getSslBundle());
         }
         DataRedisConnectionDetails.Cluster cluster = d.getCluster();
         if (cluster != null) {
-            return new RedisSettings.Details(d.getUsername(), d.getPassword(), null, null, null, null, null, false,
+            return new RedisSettings.Details(d.getUsername(), d.getPassword(), null, null, null, null, null, null, null,
                     nodes(cluster.getNodes()), d.getSslBundle());
         }
         if (d.getMasterReplica() != null) {
@@ -45,7 +45,7 @@ class RedisDetailsBoot4 {
         }
         DataRedisConnectionDetails.Standalone standalone = d.getStandalone();
         return new RedisSettings.Details(d.getUsername(), d.getPassword(), standalone.getHost(), standalone.getPort(),
-                standalone.getDatabase(), null, null, false, null, d.getSslBundle());
+                standalone.getDatabase(), null, null, null, null, null, d.getSslBundle());
     }
 
     private static List<String> nodes(List<DataRedisConnectionDetails.Node> nodes) {

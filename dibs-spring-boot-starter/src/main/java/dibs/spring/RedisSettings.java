@@ -2,24 +2,14 @@ package dibs.spring;
 
 import dibs.DibsArgumentException;
 import dibs.DibsOptions;
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
 import java.time.Duration;
-import java.util.Base64;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.ssl.NoSuchSslBundleException;
 import org.springframework.boot.ssl.SslBundle;
-import org.springframework.core.io.DefaultResourceLoader;
-import org.springframework.core.io.Resource;
+import org.springframework.boot.ssl.SslBundles;
 
 /**
  * Where the auto-configured client's Redis is, in dibs's terms: from the application's
@@ -30,7 +20,8 @@ import org.springframework.core.io.Resource;
  *
  * <p>This class only translates: Spring's rules of precedence (a url overrides host, port,
  * username, password and database; Sentinel or Cluster overrides host and port; naming an SSL
- * bundle turns SSL on) and the CA of a PEM SSL bundle, which dibs reads as a file. The native
+ * bundle turns SSL on) and an SSL bundle's stores, which dibs reads as files ({@link TlsFiles}).
+ * The native
  * library checks every value, applies its defaults and describes the address without
  * credentials; a value it refuses comes back as a {@link DibsArgumentException} whose argument
  * {@link #refused} maps to the property, through a table.
@@ -53,8 +44,12 @@ final class RedisSettings {
             Map.entry("db", "database"),
             Map.entry("ssl", "ssl.enabled"),
             Map.entry("ca-cert", "ssl.bundle"),
+            Map.entry("client-cert", "ssl.bundle"),
+            Map.entry("client-key", "ssl.bundle"),
             Map.entry("sentinels", "sentinel.nodes"),
             Map.entry("master-name", "sentinel.master"),
+            Map.entry("sentinel-username", "sentinel.username"),
+            Map.entry("sentinel-password", "sentinel.password"),
             Map.entry("cluster-nodes", "cluster.nodes"));
     /** The keys that come from properties whatever gave the address. */
     private static final Map<String, String> OTHER_PROPERTY = Map.of(
@@ -72,10 +67,13 @@ final class RedisSettings {
     private final Integer database;
     private final String sentinelMaster;
     private final List<String> sentinelNodes;
+    /** The Sentinels' own credentials, apart from the master's. */
+    private final String sentinelUsername;
+    private final String sentinelPassword;
     private final List<String> clusterNodes;
     private final boolean ssl;
-    /** The CA as a file, resolved once (a classpath or inline PEM is copied); null for the system's. */
-    private final Path caCert;
+    /** The SSL bundle's CA and client certificate as files, or none (the system's CAs). */
+    private final TlsFiles tls;
     private final Duration timeout;
     private final Duration connectTimeout;
     /** What gave the address: {@link #PREFIX}, or {@link #DETAILS} for a bean. */
@@ -89,7 +87,7 @@ final class RedisSettings {
      * @param nodes {@code host:port} entries, for sentinel and cluster
      */
     record Details(String username, String password, String host, Integer port, Integer database,
-            String sentinelMaster, List<String> sentinelNodes, boolean sentinelAuthenticates,
+            String sentinelMaster, List<String> sentinelNodes, String sentinelUsername, String sentinelPassword,
             List<String> clusterNodes, SslBundle sslBundle) {
         /** @return {@code host:port}, with brackets around an IPv6 host */
         static String node(String host, int port) {
@@ -97,7 +95,7 @@ final class RedisSettings {
         }
     }
 
-    private RedisSettings(Binder b) {
+    private RedisSettings(Binder b, SslBundles bundles) {
         source = PREFIX;
         url = get(b, "url", String.class);
         host = get(b, "host", String.class);
@@ -108,15 +106,13 @@ final class RedisSettings {
         sentinelMaster = get(b, "sentinel.master", String.class);
         sentinelNodes = b.bind(PREFIX + ".sentinel.nodes", Bindable.listOf(String.class)).orElse(null);
         clusterNodes = b.bind(PREFIX + ".cluster.nodes", Bindable.listOf(String.class)).orElse(null);
-        if (get(b, "sentinel.password", String.class) != null || get(b, "sentinel.username", String.class) != null) {
-            throw sentinelAuthRefused(PREFIX + ".sentinel."
-                    + (get(b, "sentinel.password", String.class) != null ? "password" : "username"));
-        }
+        sentinelUsername = get(b, "sentinel.username", String.class);
+        sentinelPassword = get(b, "sentinel.password", String.class);
         Boolean sslEnabled = get(b, "ssl.enabled", Boolean.class);
         String bundle = get(b, "ssl.bundle", String.class);
         // As in Spring Boot: naming a bundle turns SSL on, and so does a rediss:// url (dibs reads the scheme).
         ssl = (sslEnabled != null && sslEnabled) || (sslEnabled == null && bundle != null);
-        caCert = ssl && bundle != null ? bundleCa(b, bundle) : null;
+        tls = ssl && bundle != null ? TlsFiles.of(bundle(bundles, bundle), PREFIX + ".ssl.bundle") : TlsFiles.NONE;
         timeout = get(b, "timeout", Duration.class);
         connectTimeout = get(b, "connect-timeout", Duration.class);
     }
@@ -132,18 +128,22 @@ final class RedisSettings {
         sentinelMaster = d.sentinelMaster();
         sentinelNodes = d.sentinelNodes();
         clusterNodes = d.clusterNodes();
-        if (d.sentinelAuthenticates()) {
-            throw sentinelAuthRefused(DETAILS + ".sentinel.password");
-        }
+        sentinelUsername = d.sentinelUsername();
+        sentinelPassword = d.sentinelPassword();
         ssl = d.sslBundle() != null;
-        caCert = ssl ? trustStoreCa(d.sslBundle()) : null;
+        tls = ssl ? TlsFiles.of(d.sslBundle(), DETAILS + ".ssl.bundle") : TlsFiles.NONE;
         timeout = get(b, "timeout", Duration.class);
         connectTimeout = get(b, "connect-timeout", Duration.class);
     }
 
-    /** Binds {@code spring.data.redis.*}; throws, naming the property, when one cannot be read. */
-    static RedisSettings bind(Binder binder) {
-        return new RedisSettings(binder);
+    /**
+     * Binds {@code spring.data.redis.*}; throws, naming the property, when one cannot be read.
+     *
+     * @param bundles Spring's SSL bundles, for {@code spring.data.redis.ssl.bundle}; null without
+     *     them
+     */
+    static RedisSettings bind(Binder binder, SslBundles bundles) {
+        return new RedisSettings(binder, bundles);
     }
 
     /** The address of a RedisConnectionDetails bean, the timeouts of {@code spring.data.redis.*}. */
@@ -156,10 +156,23 @@ final class RedisSettings {
         return b.bind(PREFIX + "." + name, Bindable.of(type)).orElse(null);
     }
 
-    /** A Spring setting dibs has no counterpart for: refused rather than silently unused. */
-    private static DibsStartupException sentinelAuthRefused(String property) {
-        return new DibsStartupException(property, "is not supported: dibs asks the Sentinels without authenticating"
-                + " (the password of " + PREFIX + ".password is the master's)");
+    /** The bundle that {@code spring.data.redis.ssl.bundle} names, from Spring's registry. */
+    private static SslBundle bundle(SslBundles bundles, String name) {
+        String property = PREFIX + ".ssl.bundle";
+        if (bundles == null) {
+            throw new DibsStartupException(property, "names the bundle '" + name
+                    + "', but the context has no SslBundles (Spring Boot's SslAutoConfiguration)");
+        }
+        try {
+            return bundles.getBundle(name);
+        } catch (NoSuchSslBundleException e) {
+            throw new DibsStartupException(property, "names the bundle '" + name + "', which is not configured"
+                    + " (spring.ssl.bundle.pem." + name + " or spring.ssl.bundle.jks." + name + ")");
+        } catch (RuntimeException e) {
+            // Spring could not load the bundle's stores: its message names the file or the cause.
+            throw new DibsStartupException(property, "names the bundle '" + name + "', which could not be loaded: "
+                    + e.getMessage());
+        }
     }
 
     /**
@@ -192,6 +205,12 @@ final class RedisSettings {
         if (clusterNodes != null) {
             o.clusterNodes(String.join(",", clusterNodes));
         }
+        if (sentinelPassword != null) {
+            o.sentinelAuth(sentinelUsername, sentinelPassword);
+        } else if (sentinelUsername != null) {
+            throw new DibsStartupException(source + ".sentinel.password", "is needed with " + source
+                    + ".sentinel.username: the Sentinels' user authenticates with it");
+        }
         // As in Spring Boot, Sentinel and Cluster override host and port (dibs refuses a url beside them).
         if (url == null && !multiNode) {
             if (host != null) {
@@ -204,8 +223,11 @@ final class RedisSettings {
         if (ssl) {
             o.ssl(true);
         }
-        if (caCert != null) {
-            o.caCert(caCert);
+        if (tls.caCert() != null) {
+            o.caCert(tls.caCert());
+        }
+        if (tls.clientCert() != null) {
+            o.clientCert(tls.clientCert(), tls.clientKey());
         }
         if (timeout != null) {
             o.readTimeout(timeout);
@@ -246,79 +268,6 @@ final class RedisSettings {
     /** @return where the address came from, for the startup log */
     String source() {
         return source.equals(DETAILS) ? "the RedisConnectionDetails bean" : PREFIX + ".*";
-    }
-
-    /**
-     * The CA of a PEM SSL bundle ({@code spring.ssl.bundle.pem.NAME.truststore.certificate}), as
-     * a file: dibs reads a path, so a classpath resource is copied to a private temporary file.
-     */
-    private static Path bundleCa(Binder b, String bundle) {
-        String base = "spring.ssl.bundle.pem." + bundle;
-        String location = b.bind(base + ".truststore.certificate", String.class).orElse(null);
-        if (location == null) {
-            boolean jks = b.bind("spring.ssl.bundle.jks." + bundle, Bindable.mapOf(String.class, Object.class))
-                    .isBound();
-            throw new DibsStartupException(PREFIX + ".ssl.bundle", jks
-                    ? "names the JKS bundle '" + bundle + "'; dibs reads a PEM CA: use spring.ssl.bundle.pem."
-                            + bundle + ".truststore.certificate"
-                    : "names the bundle '" + bundle + "', but " + base + ".truststore.certificate is not set");
-        }
-        String property = base + ".truststore.certificate";
-        if (location.trim().startsWith("-----BEGIN")) {
-            return copy(property, location.getBytes(StandardCharsets.US_ASCII));
-        }
-        Resource resource = new DefaultResourceLoader().getResource(location);
-        if (!resource.exists()) {
-            throw new DibsStartupException(property, "'" + location + "' does not exist");
-        }
-        try {
-            if (resource.isFile()) {
-                return resource.getFile().toPath();
-            }
-            try (InputStream in = resource.getInputStream()) {
-                return copy(property, in.readAllBytes());
-            }
-        } catch (IOException e) {
-            throw new DibsStartupException(property, "'" + location + "' could not be read: " + e.getMessage());
-        }
-    }
-
-    /**
-     * The certificates of a bundle's trust store as a PEM file, for dibs; null when the bundle
-     * has no trust store (the system's CAs then).
-     */
-    private static Path trustStoreCa(SslBundle bundle) {
-        String property = DETAILS + ".ssl.bundle";
-        KeyStore store = bundle.getStores().getTrustStore();
-        if (store == null) {
-            return null;
-        }
-        StringBuilder pem = new StringBuilder();
-        Base64.Encoder base64 = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
-        try {
-            for (String alias : Collections.list(store.aliases())) {
-                Certificate certificate = store.getCertificate(alias);
-                if (certificate != null) {
-                    pem.append("-----BEGIN CERTIFICATE-----\n").append(base64.encodeToString(certificate.getEncoded()))
-                            .append("\n-----END CERTIFICATE-----\n");
-                }
-            }
-        } catch (GeneralSecurityException e) {
-            throw new DibsStartupException(property, "has a trust store that could not be read: " + e.getMessage());
-        }
-        return pem.length() == 0 ? null : copy(property, pem.toString().getBytes(StandardCharsets.US_ASCII));
-    }
-
-    private static Path copy(String property, byte[] pem) {
-        try {
-            Path file = Files.createTempFile("dibs-ca-", ".pem");
-            file.toFile().deleteOnExit();
-            Files.write(file, pem);
-            return file;
-        } catch (IOException e) {
-            throw new DibsStartupException(property, "the CA could not be written to a temporary file: "
-                    + e.getMessage());
-        }
     }
 
     /** Never the password nor the url (which may hold one): where the settings came from. */

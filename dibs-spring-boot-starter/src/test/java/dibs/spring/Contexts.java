@@ -5,18 +5,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
- * What the tests share: a context runner with dibs's three auto-configurations, the same on
- * Boot 3 and Boot 4 (boot4/ runs these classes on Boot 4), and a look at startup failures.
+ * What the tests share: a context runner with dibs's three auto-configurations and Spring Boot's
+ * SSL bundles (as every Boot application has them), the same on Boot 3 and Boot 4 (boot4/ runs
+ * these classes on Boot 4), and a look at startup failures.
  */
 final class Contexts {
     private Contexts() {}
 
     static ApplicationContextRunner runner() {
         return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DibsAutoConfiguration.class,
-                DibsMetricsAutoConfiguration.class, DibsActuatorAutoConfiguration.class));
+                DibsMetricsAutoConfiguration.class, DibsActuatorAutoConfiguration.class, SslAutoConfiguration.class));
     }
 
     /** Every message in the cause chain, joined: Spring wraps the failure in a few layers. */

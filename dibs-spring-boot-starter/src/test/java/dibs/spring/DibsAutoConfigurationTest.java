@@ -214,6 +214,26 @@ class DibsAutoConfigurationTest {
     }
 
     @Test
+    void sentinelUsernameAndPasswordAreTheSentinelsOwn() throws Exception {
+        try (SentinelProcess sentinel = SentinelProcess.start(redis.port(), "watcher", "w@tch-pw")) {
+            String[] sentinelProperties = {"spring.data.redis.sentinel.master=mymaster",
+                    "spring.data.redis.sentinel.nodes=127.0.0.1:" + sentinel.port(), "dibs.durable=off"};
+            Contexts.runner()
+                    .withPropertyValues(sentinelProperties)
+                    .withPropertyValues("spring.data.redis.sentinel.username=watcher",
+                            "spring.data.redis.sentinel.password=w@tch-pw")
+                    .run(context -> assertThat(existsWhileRunning(context.getBean(DibsClient.class), redis, 0,
+                            "dibs:job")).isEqualTo("1"));
+            // Without them, the Sentinel refuses to name the master: an authentication error at the call.
+            Contexts.runner()
+                    .withPropertyValues(sentinelProperties)
+                    .run(context -> assertThatThrownBy(() -> context.getBean(DibsClient.class)
+                            .execute("job", Duration.ofSeconds(5), Duration.ZERO, () -> {}))
+                            .isInstanceOf(dibs.DibsAuthenticationException.class));
+        }
+    }
+
+    @Test
     void clusterNodesReachASingleNodeCluster() throws Exception {
         try (RedisServer cluster = ClusterNode.start()) {
             Contexts.runner()

@@ -4,22 +4,36 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dibs.DibsClient;
+import dibs.DibsConnectionException;
 import dibs.DibsException;
 import dibs.TlsServer;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyFactory;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.security.spec.PKCS8EncodedKeySpec;
 import java.time.Duration;
+import java.util.Base64;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
- * spring.data.redis.ssl.* with a PEM SSL bundle as the CA, against a redis-server that speaks
- * TLS only, with a certificate from a throwaway CA that openssl makes here.
+ * spring.data.redis.ssl.* with SSL bundles (PEM, JKS, PKCS#12) against a redis-server that speaks
+ * TLS only and, as Redis does by default, requires a client certificate; its certificates come
+ * from a throwaway CA that openssl makes here. The bundle's trust store is the CA, its key
+ * store's key the client certificate.
  */
 class SslBundleTest {
+    private static final String PASSWORD = "changeit";
     @TempDir
     static Path pki;
     private static TlsServer tls;
@@ -29,6 +43,19 @@ class SslBundleTest {
     static void start() throws Exception {
         tls = TlsServer.start(pki, "--port", "0"); // TLS only
         tlsPort = tls.tlsPort();
+        for (String type : new String[] {"PKCS12", "JKS"}) {
+            KeyStore keys = emptyStore(type);
+            keys.setKeyEntry("client", key("client.key"), PASSWORD.toCharArray(), new Certificate[] {cert("client.pem")});
+            save(keys, "keys." + type);
+            KeyStore trust = emptyStore(type);
+            trust.setCertificateEntry("ca", cert("ca.pem"));
+            save(trust, "trust." + type);
+        }
+        KeyStore two = emptyStore("PKCS12");
+        two.setKeyEntry("client", key("client.key"), PASSWORD.toCharArray(), new Certificate[] {cert("client.pem")});
+        two.setKeyEntry("other", key("other-client.key"), PASSWORD.toCharArray(),
+                new Certificate[] {cert("other-client.pem")});
+        save(two, "two-keys.PKCS12");
     }
 
     @AfterAll
@@ -38,49 +65,145 @@ class SslBundleTest {
         }
     }
 
+    private static KeyStore emptyStore(String type) throws Exception {
+        KeyStore store = KeyStore.getInstance(type);
+        store.load(null, null);
+        return store;
+    }
+
+    private static Certificate cert(String file) throws Exception {
+        try (var in = Files.newInputStream(tls.file(file))) {
+            return CertificateFactory.getInstance("X.509").generateCertificate(in);
+        }
+    }
+
+    /** An unencrypted PKCS#8 PEM key, as openssl 3 writes them. */
+    private static PrivateKey key(String file) throws Exception {
+        String pem = Files.readString(tls.file(file), StandardCharsets.US_ASCII);
+        String base64 = pem.replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
+        return KeyFactory.getInstance("RSA").generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(base64)));
+    }
+
+    private static void save(KeyStore store, String name) throws Exception {
+        try (OutputStream out = Files.newOutputStream(pki.resolve(name))) {
+            store.store(out, PASSWORD.toCharArray());
+        }
+    }
+
+    private static ApplicationContextRunner runner() {
+        return Contexts.runner();
+    }
+
     private static boolean lockOnce(DibsClient client) {
         return client.execute("tls-job", Duration.ofSeconds(5), Duration.ZERO, () -> {});
     }
 
+    private static String[] pemClient(String client) {
+        return new String[] {"spring.ssl.bundle.pem.redis.keystore.certificate=file:" + tls.file(client + ".pem"),
+                "spring.ssl.bundle.pem.redis.keystore.private-key=file:" + tls.file(client + ".key")};
+    }
+
     @Test
-    void aPemBundleFileIsTheCa() {
-        Contexts.runner()
-                .withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
+    void aPemBundleGivesTheCaAndTheClientCertificate() {
+        runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
                         "spring.data.redis.ssl.bundle=redis",
                         "spring.ssl.bundle.pem.redis.truststore.certificate=file:" + tls.file("ca.pem"))
+                .withPropertyValues(pemClient("client"))
                 .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
     }
 
     @Test
-    void aPemBundleGivenInlineIsTheCaToo() throws IOException {
-        String pem = Files.readString(tls.file("ca.pem"));
-        Contexts.runner()
-                .withPropertyValues("spring.data.redis.url=rediss://127.0.0.1:" + tlsPort,
+    void aPemBundleGivenInlineWorksToo() throws IOException {
+        runner().withPropertyValues("spring.data.redis.url=rediss://127.0.0.1:" + tlsPort,
                         "spring.data.redis.ssl.enabled=true", "spring.data.redis.ssl.bundle=redis",
-                        "spring.ssl.bundle.pem.redis.truststore.certificate=" + pem)
+                        "spring.ssl.bundle.pem.redis.truststore.certificate=" + Files.readString(tls.file("ca.pem")),
+                        "spring.ssl.bundle.pem.redis.keystore.certificate=" + Files.readString(tls.file("client.pem")),
+                        "spring.ssl.bundle.pem.redis.keystore.private-key=" + Files.readString(tls.file("client.key")))
                 .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
+    }
+
+    @Test
+    void jksAndPkcs12BundlesGiveTheirStores() {
+        for (String type : new String[] {"JKS", "PKCS12"}) {
+            String base = "spring.ssl.bundle.jks.redis.";
+            runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
+                            "spring.data.redis.ssl.bundle=redis",
+                            base + "keystore.location=file:" + pki.resolve("keys." + type),
+                            base + "keystore.password=" + PASSWORD, base + "keystore.type=" + type,
+                            base + "truststore.location=file:" + pki.resolve("trust." + type),
+                            base + "truststore.password=" + PASSWORD, base + "truststore.type=" + type)
+                    .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).as(type).isTrue());
+        }
+    }
+
+    @Test
+    void aKeyStoreWithTwoKeysNeedsItsAliasAtStartup() {
+        String base = "spring.ssl.bundle.jks.redis.";
+        String[] properties = {"spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
+                "spring.data.redis.ssl.bundle=redis", base + "keystore.location=file:" + pki.resolve("two-keys.PKCS12"),
+                base + "keystore.password=" + PASSWORD, base + "keystore.type=PKCS12",
+                base + "truststore.location=file:" + pki.resolve("trust.PKCS12"),
+                base + "truststore.password=" + PASSWORD, base + "truststore.type=PKCS12"};
+        runner().withPropertyValues(properties).run(context -> {
+            assertThat(context).hasFailed();
+            DibsStartupException e = Contexts.startupException(context.getStartupFailure());
+            assertThat(e.property()).isEqualTo("spring.data.redis.ssl.bundle");
+            assertThat(e.getMessage()).contains("2 private keys").contains("key.alias");
+        });
+        runner().withPropertyValues(properties).withPropertyValues(base + "key.alias=client")
+                .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
+        // The other key's certificate comes from another CA: the server refuses it.
+        runner().withPropertyValues(properties).withPropertyValues(base + "key.alias=other")
+                .run(context -> assertThatThrownBy(() -> lockOnce(context.getBean(DibsClient.class)))
+                        .isInstanceOf(DibsConnectionException.class)
+                        .hasMessageContaining("refused the client certificate"));
+    }
+
+    @Test
+    void aKeyPasswordThatDoesNotOpenTheKeyFailsTheStartup() {
+        String base = "spring.ssl.bundle.jks.redis.";
+        runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
+                        "spring.data.redis.ssl.bundle=redis", base + "keystore.location=file:" + pki.resolve("keys.JKS"),
+                        base + "keystore.password=" + PASSWORD, base + "keystore.type=JKS",
+                        base + "key.password=wrong-key-pw")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    DibsStartupException e = Contexts.startupException(context.getStartupFailure());
+                    assertThat(e.property()).isEqualTo("spring.data.redis.ssl.bundle");
+                    assertThat(e.getMessage()).contains("key.password");
+                    assertThat(Contexts.messages(context.getStartupFailure())).doesNotContain("wrong-key-pw");
+                });
+    }
+
+    @Test
+    void aBundleWithoutAClientCertificateIsToldWhatTheServerWants() {
+        runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
+                        "spring.data.redis.ssl.bundle=redis", "spring.data.redis.timeout=2s",
+                        "spring.ssl.bundle.pem.redis.truststore.certificate=file:" + tls.file("ca.pem"))
+                .run(context -> assertThatThrownBy(() -> lockOnce(context.getBean(DibsClient.class)))
+                        .isInstanceOf(DibsConnectionException.class)
+                        .hasMessageContaining("requires a client certificate"));
     }
 
     @Test
     void sslEnabledTurnsAPlainRedisUrlIntoTls() {
-        Contexts.runner()
-                .withPropertyValues("spring.data.redis.url=redis://127.0.0.1:" + tlsPort,
+        runner().withPropertyValues("spring.data.redis.url=redis://127.0.0.1:" + tlsPort,
                         "spring.data.redis.ssl.enabled=true", "spring.data.redis.ssl.bundle=redis",
                         "spring.ssl.bundle.pem.redis.truststore.certificate=file:" + tls.file("ca.pem"))
+                .withPropertyValues(pemClient("client"))
                 .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
     }
 
     @Test
     void anotherCaOrNoneIsRefusedByTheServerCheck() {
-        Contexts.runner()
-                .withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
+        runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
                         "spring.data.redis.ssl.bundle=redis", "spring.data.redis.timeout=2s",
                         "spring.ssl.bundle.pem.redis.truststore.certificate=file:" + tls.file("other-ca.pem"))
+                .withPropertyValues(pemClient("client"))
                 .run(context -> assertThatThrownBy(() -> lockOnce(context.getBean(DibsClient.class)))
                         .isInstanceOf(DibsException.class));
         // ssl.enabled without a bundle: the system's CAs, which do not know this throwaway CA.
-        Contexts.runner()
-                .withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
+        runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
                         "spring.data.redis.ssl.enabled=true", "spring.data.redis.timeout=2s")
                 .run(context -> assertThatThrownBy(() -> lockOnce(context.getBean(DibsClient.class)))
                         .isInstanceOf(DibsException.class));
