@@ -330,3 +330,55 @@ fn an_acl_without_info_is_warned_about_once_and_the_lock_taken_without_wait() {
     let _ = second.release();
     assert_eq!(master.calls("wait"), 0);
 }
+
+/// Managed offerings rename or refuse admin commands. dibs needs none of `SCRIPT`, `CONFIG` and
+/// `CLIENT`; without `INFO` it cannot count replicas and says so once, without `WAIT` it
+/// cannot wait for one (the default then carries on): the lock works, its token too. A server
+/// without a command the lock itself needs (`EVALSHA`) fails the first call, naming it.
+#[test]
+fn a_server_without_script_config_client_info_and_wait_still_locks() {
+    // Renamed out of reach (each to a name of its own: two cannot share one).
+    let renamed: Vec<[String; 3]> = ["SCRIPT", "CONFIG", "CLIENT", "INFO", "WAIT"]
+        .iter()
+        .map(|c| {
+            [
+                "--rename-command".into(),
+                c.to_string(),
+                format!("hidden-{c}"),
+            ]
+        })
+        .collect();
+    let args: Vec<&str> = renamed.iter().flatten().map(String::as_str).collect();
+    let server = RedisServer::start_with(&args);
+    let locker = locker(&server.uri(), None, 4000);
+    for round in 0..2 {
+        let mut lease = locker
+            .acquire(&ms("managed", 10_000))
+            .unwrap()
+            .expect("won");
+        assert!(lease.fence() > 0, "TIME is there: a fencing token");
+        let warning = lease.take_warning();
+        if round == 0 {
+            let warning = warning.expect("INFO refused: said once");
+            assert!(warning.contains("INFO"), "{warning}");
+        } else {
+            assert_eq!(warning, None, "said once");
+        }
+        assert!(server.exists("dibs:managed"));
+        assert_eq!(lease.release().ended, dibs::Ended::Released);
+        assert!(!server.exists("dibs:managed"));
+    }
+
+    let server = RedisServer::start_with(&["--rename-command", "EVALSHA", "\"\""]);
+    match locker_for(&server).acquire(&ms("no-evalsha", 10_000)) {
+        Err(Error::Server(message)) => {
+            assert!(message.to_lowercase().contains("evalsha"), "{message}")
+        }
+        other => panic!("expected the call to fail naming EVALSHA, got {other:?}"),
+    }
+    assert!(!server.exists("dibs:no-evalsha"));
+}
+
+fn locker_for(server: &RedisServer) -> Locker {
+    locker(&server.uri(), None, 4000)
+}
