@@ -337,36 +337,45 @@ fn an_acl_without_info_is_warned_about_once_and_the_lock_taken_without_wait() {
 /// without a command the lock itself needs (`EVALSHA`) fails the first call, naming it.
 #[test]
 fn a_server_without_script_config_client_info_and_wait_still_locks() {
-    // Renamed out of reach (each to a name of its own: two cannot share one).
-    let renamed: Vec<[String; 3]> = ["SCRIPT", "CONFIG", "CLIENT", "INFO", "WAIT"]
-        .iter()
-        .map(|c| {
-            [
-                "--rename-command".into(),
-                c.to_string(),
-                format!("hidden-{c}"),
-            ]
-        })
-        .collect();
-    let args: Vec<&str> = renamed.iter().flatten().map(String::as_str).collect();
-    let server = RedisServer::start_with(&args);
-    let locker = locker(&server.uri(), None, 4000);
-    for round in 0..2 {
-        let mut lease = locker
-            .acquire(&ms("managed", 10_000))
-            .unwrap()
-            .expect("won");
-        assert!(lease.fence() > 0, "TIME is there: a fencing token");
-        let warning = lease.take_warning();
-        if round == 0 {
-            let warning = warning.expect("INFO refused: said once");
-            assert!(warning.contains("INFO"), "{warning}");
-        } else {
-            assert_eq!(warning, None, "said once");
+    let commands = ["SCRIPT", "CONFIG", "CLIENT", "INFO", "WAIT"];
+    // Each alone, then all together: renamed out of reach (each to a name of its own, as two
+    // cannot share one).
+    let mut cases: Vec<Vec<&str>> = commands.iter().map(|c| vec![*c]).collect();
+    cases.push(commands.to_vec());
+    for renamed in cases {
+        let names: Vec<[String; 3]> = renamed
+            .iter()
+            .map(|c| {
+                [
+                    "--rename-command".into(),
+                    c.to_string(),
+                    format!("hidden-{c}"),
+                ]
+            })
+            .collect();
+        let args: Vec<&str> = names.iter().flatten().map(String::as_str).collect();
+        let server = RedisServer::start_with(&args);
+        let locker = locker(&server.uri(), None, 4000);
+        for round in 0..2 {
+            let mut lease = locker
+                .acquire(&ms("managed", 10_000))
+                .unwrap()
+                .expect("won");
+            assert!(
+                lease.fence() > 0,
+                "{renamed:?}: TIME is there, a fencing token"
+            );
+            let warning = lease.take_warning();
+            if round == 0 && renamed.contains(&"INFO") {
+                let warning = warning.expect("INFO refused: said once");
+                assert!(warning.contains("INFO"), "{warning}");
+            } else {
+                assert_eq!(warning, None, "{renamed:?}, round {round}");
+            }
+            assert!(server.exists("dibs:managed"));
+            assert_eq!(lease.release().ended, dibs::Ended::Released, "{renamed:?}");
+            assert!(!server.exists("dibs:managed"));
         }
-        assert!(server.exists("dibs:managed"));
-        assert_eq!(lease.release().ended, dibs::Ended::Released);
-        assert!(!server.exists("dibs:managed"));
     }
 
     let server = RedisServer::start_with(&["--rename-command", "EVALSHA", "\"\""]);

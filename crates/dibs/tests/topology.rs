@@ -318,7 +318,7 @@ fn cluster_reshard(pki: Option<&Pki>) {
             .query(&mut n.admin())
             .unwrap()
     };
-    let status = Command::new("redis-cli")
+    let status = Command::new(common::redis_cli())
         .args(nodes[0].cli_args())
         .args([
             "--cluster",
@@ -459,7 +459,7 @@ fn start_cluster_over(
         .iter()
         .map(|n| format!("127.0.0.1:{}", n.port))
         .collect();
-    let mut create = Command::new("redis-cli");
+    let mut create = Command::new(common::redis_cli());
     create.args(nodes[0].cli_args());
     if let Some(pw) = auth {
         create.args(["-a", pw, "--no-auth-warning"]);

@@ -158,7 +158,7 @@ impl RedisServer {
         // belong to another test's server by now, and a connect would reach that one.
         let log = self.dir.join(format!("redis-{port}.log"));
         let _ = std::fs::remove_file(&log);
-        let mut child = Command::new("redis-server")
+        let mut child = Command::new(redis_server())
             .args(listen)
             .arg("--logfile")
             .arg(&log)
@@ -262,6 +262,17 @@ impl Drop for RedisServer {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The `redis-server` the tests start: `DIBS_REDIS_SERVER` when set (the compatibility matrix runs
+/// the suites with each server it built, see `scripts/compat-matrix.sh`), else the one on PATH.
+pub fn redis_server() -> String {
+    std::env::var("DIBS_REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_owned())
+}
+
+/// The `redis-cli` beside it: `DIBS_REDIS_CLI`, else the one on PATH.
+pub fn redis_cli() -> String {
+    std::env::var("DIBS_REDIS_CLI").unwrap_or_else(|_| "redis-cli".to_owned())
 }
 
 pub fn free_port() -> u16 {

@@ -134,7 +134,7 @@ impl Sentinel {
             ),
         )
         .unwrap();
-        let child = Command::new("redis-server")
+        let child = Command::new(crate::common::redis_server())
             .arg(&conf)
             .arg("--sentinel")
             .stdout(Stdio::null())
@@ -288,7 +288,7 @@ pub fn start_cluster_with_replicas(node_timeout_ms: u64) -> Vec<RedisServer> {
         .iter()
         .map(|n| format!("127.0.0.1:{}", n.port))
         .collect();
-    let status = Command::new("redis-cli")
+    let status = Command::new(crate::common::redis_cli())
         .args(["--cluster", "create"])
         .args(&addrs)
         .args(["--cluster-replicas", "1", "--cluster-yes"])

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""The compatibility matrix: the suites that tell whether dibs works on a server, run against
+each server of the matrix, and the table of what passed.
+
+Servers: Debian's redis-server (the one on PATH) and the builds of scripts/redis-servers.sh
+(Redis 6.2.16, Redis 7.4.1, Valkey 8.0.1, from ../shared/redis-servers). For each, with
+DIBS_REDIS_SERVER / DIBS_REDIS_CLI (Rust) and -Dredis.server (Java) pointing at it:
+
+  lock contract            Java: DibsContractTest, DibsClientContractTest, DibsLeaseContractTest
+  single-server faults     Rust: tests/lock.rs, keepalive.rs, pileup.rs (SIGSTOP, kill, restarts)
+  TLS, client certificates Rust: tests/tls.rs (tls-auth-clients yes, and optional)
+  ACL, refused commands    Rust: tests/conn.rs, durable.rs (the README's ACL, WAIT, WAITAOF,
+                           renamed INFO/SCRIPT/CONFIG/CLIENT)
+  Sentinel (TLS, auth)     Rust: tests/topology.rs, its sentinel_* tests
+  Cluster (TLS)            Rust: tests/topology.rs, the others (TLS, MOVED, ASK, frozen master)
+
+Writes target/compat-matrix.md, then checks that README.md's table (between the
+compat-matrix markers) is the same; `--write` puts it there instead. Exits 1 when a suite
+failed or the README's table differs. Needs the Rust tests built and the Java module built with
+its natives (scripts/test.sh runs it after both).
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+OUT = ROOT / "target" / "compat-matrix.md"
+BEGIN, END = "<!-- compat-matrix: begin -->", "<!-- compat-matrix: end -->"
+
+COLUMNS = [
+    "lock contract",
+    "single-server faults",
+    "TLS, client certificates required",
+    "ACL, refused commands",
+    "Sentinel (TLS, auth)",
+    "Cluster (TLS)",
+]
+RUST = {
+    "single-server faults": ["lock", "keepalive", "pileup"],
+    "TLS, client certificates required": ["tls"],
+    "ACL, refused commands": ["conn", "durable"],
+}
+JAVA_CONTRACT = "DibsContractTest,DibsClientContractTest,DibsLeaseContractTest"
+
+
+def servers():
+    """(label, redis-server, redis-cli) for Debian's and each build."""
+    debian = subprocess.run(["which", "redis-server"], capture_output=True, text=True).stdout.strip()
+    found = [("debian", debian, "redis-cli")]
+    listed = subprocess.run(["bash", "scripts/redis-servers.sh"], cwd=ROOT, capture_output=True,
+                            text=True)
+    if listed.returncode != 0:
+        sys.exit("compat-matrix: scripts/redis-servers.sh failed:\n" + listed.stderr)
+    for line in listed.stdout.splitlines():
+        label, directory = line.split()
+        found.append((label, f"{directory}/redis-server", f"{directory}/redis-cli"))
+    return found
+
+
+def version(binary):
+    """'Redis 7.0.15' or 'Valkey 8.0.1', from the binary itself."""
+    text = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout
+    match = re.match(r"(\w+) server v=(\S+)", text)
+    return f"{match.group(1)} {match.group(2)}" if match else text.strip()
+
+
+def rust(tests, env, name_filter=None):
+    """{test name: passed} of these integration test binaries of the dibs crate."""
+    # Every binary runs, even after one failed.
+    args = ["cargo", "test", "--no-fail-fast", "-p", "dibs"]
+    for test in tests:
+        args += ["--test", test]
+    run = subprocess.run(args, cwd=ROOT, env=env, capture_output=True,
+                         text=True)
+    results = {}
+    for line in (run.stdout + run.stderr).splitlines():
+        match = re.match(r"test (\S+) \.\.\. (ok|FAILED|ignored)", line)
+        if match and match.group(2) != "ignored":
+            results[match.group(1)] = match.group(2) == "ok"
+    if run.returncode != 0 and all(results.values()):
+        results["(the run itself)"] = False  # a build or harness failure
+    if name_filter:
+        results = {k: v for k, v in results.items() if name_filter(k)}
+    return results, run.stdout + run.stderr
+
+
+def java(binary):
+    """{test name: passed} of the lock contract suites of the library, on this server."""
+    reports = ROOT / "java" / "target" / "surefire-reports"
+    for old in reports.glob("TEST-*Contract*.xml"):
+        old.unlink()
+    run = subprocess.run(
+        ["mvn", "-q", "-B", "-ntp", "-Dcargo.skip=true", "-Dcargo.testTools.skip=true",
+         "-Ddibs.jniPanic.skip=true", "-Dsurefire.failIfNoSpecifiedTests=false", "-pl", "java",
+         "-am", "test", f"-Dtest={JAVA_CONTRACT}", f"-Dredis.server={binary}"],
+        cwd=ROOT, capture_output=True, text=True)
+    results = {}
+    for report in reports.glob("TEST-*Contract*.xml"):
+        for case in ET.parse(report).getroot().iter("testcase"):
+            if case.find("skipped") is not None:
+                continue
+            failed = case.find("failure") is not None or case.find("error") is not None
+            results[f"{case.get('classname')}.{case.get('name')}"] = not failed
+    if run.returncode != 0 and all(results.values()):
+        results["(the run itself)"] = False
+    return results, run.stdout + run.stderr
+
+
+def cell(results):
+    if not results:
+        return "not run"
+    failed = [k for k, ok in results.items() if not ok]
+    if failed:
+        return f"**fails** {len(failed)} of {len(results)}"
+    return f"passes ({len(results)})"
+
+
+def main():
+    write = "--write" in sys.argv
+    rows, logs, failures = [], [], 0
+    for label, binary, cli in servers():
+        started = time.time()
+        env = dict(os.environ, DIBS_REDIS_SERVER=binary, DIBS_REDIS_CLI=cli)
+        cells = {}
+        results, log = java(binary)
+        cells["lock contract"] = results
+        logs.append(f"== {label}: lock contract\n{log}")
+        for column, tests in RUST.items():
+            results, log = rust(tests, env)
+            cells[column] = results
+            logs.append(f"== {label}: {column}\n{log}")
+        results, log = rust(["topology"], env)
+        logs.append(f"== {label}: topology\n{log}")
+        cells["Sentinel (TLS, auth)"] = {k: v for k, v in results.items() if "sentinel" in k}
+        cells["Cluster (TLS)"] = {k: v for k, v in results.items() if "sentinel" not in k}
+        failures += sum(not ok for r in cells.values() for ok in r.values())
+        name = version(binary)
+        rows.append(f"| {name} | " + " | ".join(cell(cells[c]) for c in COLUMNS) + " |")
+        print(f"compat-matrix: {name}: " + ", ".join(f"{c} {cell(cells[c])}" for c in COLUMNS)
+              + f" ({time.time() - started:.0f} s)", flush=True)
+    table = "\n".join([
+        "| server | " + " | ".join(COLUMNS) + " |",
+        "|---|" + "---|" * len(COLUMNS),
+        *rows,
+    ]) + "\n"
+    OUT.parent.mkdir(exist_ok=True)
+    OUT.write_text(table)
+    (ROOT / "target" / "compat-matrix.log").write_text("\n".join(logs))
+    print(table)
+    text = README.read_text()
+    if BEGIN not in text or END not in text:
+        sys.exit(f"compat-matrix: README.md lacks the {BEGIN} ... {END} markers")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    current = rest.split(END, 1)[0].strip("\n") + "\n"
+    if write:
+        README.write_text(f"{head}{BEGIN}\n{table}{END}{tail}")
+    elif current != table:
+        print("compat-matrix: README.md's table is not what this run produced; "
+              "run `python3 scripts/compat-matrix.py --write` and commit it", file=sys.stderr)
+        failures += 1
+    if failures:
+        print(f"compat-matrix: {failures} failure(s); the logs are in target/compat-matrix.log",
+              file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
