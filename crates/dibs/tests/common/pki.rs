@@ -48,18 +48,6 @@ impl Pki {
                 &format!("{ca}.pem"),
             ]);
         }
-        run(&[
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-subj",
-            "/CN=localhost",
-            "-keyout",
-            "server.key",
-            "-out",
-            "server.csr",
-        ]);
         std::fs::write(
             dir.join("san.ext"),
             format!(
@@ -68,23 +56,6 @@ impl Pki {
             ),
         )
         .unwrap();
-        run(&[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "2",
-            "-extfile",
-            "san.ext",
-            "-out",
-            "server.pem",
-        ]);
         std::fs::write(
             dir.join("ca.ext"),
             "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n",
@@ -96,43 +67,52 @@ impl Pki {
             "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
         )
         .unwrap();
-        // name, signed by, its key and certificate, extensions
-        for (name, issuer, ext) in [
-            ("client", "ca", "client.ext"),
-            ("other-client", "other-ca", "client.ext"),
-            ("inter-ca", "ca", "ca.ext"),
-            ("chain-client", "inter-ca", "client.ext"),
+        // Each: its name (the .key and .pem files), its subject, who signs it, its extensions.
+        for (name, subject, issuer, ext) in [
+            ("server", "localhost", "ca", "san.ext"),
+            ("client", "dibs test client", "ca", "client.ext"),
+            (
+                "other-client",
+                "dibs test other-client",
+                "other-ca",
+                "client.ext",
+            ),
+            ("inter-ca", "dibs test inter-ca", "ca", "ca.ext"),
+            (
+                "chain-client",
+                "dibs test chain-client",
+                "inter-ca",
+                "client.ext",
+            ),
         ] {
-            run(&[
-                "req",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-subj",
-                &format!("/CN=dibs test {name}"),
-                "-keyout",
-                &format!("{name}.key"),
-                "-out",
-                &format!("{name}.csr"),
-            ]);
-            let args = vec![
-                "x509".to_owned(),
-                "-req".into(),
-                "-in".into(),
+            let (key, csr, pem) = (
+                format!("{name}.key"),
                 format!("{name}.csr"),
-                "-CA".into(),
-                format!("{issuer}.pem"),
-                "-CAkey".into(),
-                format!("{issuer}.key"),
-                "-CAcreateserial".into(),
-                "-days".into(),
-                "2".into(),
-                "-out".into(),
                 format!("{name}.pem"),
-                "-extfile".into(),
-                ext.into(),
-            ];
-            run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            );
+            let subject = format!("/CN={subject}");
+            run(&[
+                "req", "-newkey", "rsa:2048", "-nodes", "-subj", &subject, "-keyout", &key, "-out",
+                &csr,
+            ]);
+            let (ca, ca_key) = (format!("{issuer}.pem"), format!("{issuer}.key"));
+            run(&[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                &ca,
+                "-CAkey",
+                &ca_key,
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                ext,
+                "-out",
+                &pem,
+            ]);
         }
         let mut chain = std::fs::read(dir.join("chain-client.pem")).unwrap();
         chain.extend(std::fs::read(dir.join("inter-ca.pem")).unwrap());
