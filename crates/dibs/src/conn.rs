@@ -24,7 +24,7 @@ use redis::{
 };
 
 use crate::connspec::{host_port, Address, ServerSpec};
-use crate::error::{redact, Error, Result};
+use crate::error::{first_line, redact, Error, Result};
 use crate::inflight::InFlight;
 use crate::tls::{TlsClient, TlsConfig, TlsConn};
 
@@ -61,7 +61,8 @@ impl Conn {
                 let _ = c.send(packed);
                 true
             }
-            Conn::Asking(c) => c.queue(packed),
+            // The delete is keyed: without its own ASKING the importing node would redirect it.
+            Conn::Asking(c) => c.queue(&[asking(), packed].concat()),
             Conn::Cluster(_) => false,
         }
     }
@@ -342,8 +343,13 @@ impl Opener {
             Opener::Cluster { tls, .. } => tls.as_ref(),
             _ => None,
         };
-        let conn = Conn::Asking(Box::new(connect_node(host, port, tls, spec, deadline)?));
-        handshake(conn, spec, deadline)
+        // AUTH and SELECT first, plainly: an ASKING before AUTH would be refused (NOAUTH).
+        let conn = handshake(
+            connect_node(host, port, tls, spec, deadline)?,
+            spec,
+            deadline,
+        )?;
+        Ok(Conn::Asking(Box::new(conn)))
     }
 
     /// The cluster client folds a seed's AUTH failure into a generic connection error; asked
@@ -463,22 +469,55 @@ fn master_address(
                 .query(&mut conn)?;
             Ok(reply.and_then(|(h, p)| Some((h, p.parse().ok()?))))
         })();
-        match asked {
+        let error = match asked {
             Ok(Some(address)) => {
                 last_good.store(index, Ordering::Relaxed);
                 return Ok(address);
             }
-            Ok(None) => {
-                last_error = Some(RedisError::from((
-                    ErrorKind::MasterNameNotFoundBySentinel,
-                    "no Sentinel knows this master",
-                    format!("{master} (asked {})", host_port(host, *port)),
-                )))
-            }
-            Err(e) => last_error = Some(e),
+            Ok(None) => RedisError::from((
+                ErrorKind::MasterNameNotFoundBySentinel,
+                "no Sentinel knows this master",
+                format!("{master} (asked {})", host_port(host, *port)),
+            )),
+            Err(e) => sentinel_refusal(e, host, *port, spec.sentinel_auth().is_some()),
+        };
+        // A refused credential says more than a Sentinel that was down: it is kept over one.
+        if !last_error.as_ref().is_some_and(is_refusal) || is_refusal(&error) {
+            last_error = Some(error);
         }
     }
     Err(last_error.unwrap_or_else(|| (ErrorKind::EmptySentinelList, "no Sentinels given").into()))
+}
+
+/// Whether a Sentinel refused us (credentials or permissions), not merely failed to answer.
+fn is_refusal(e: &RedisError) -> bool {
+    e.kind() == ErrorKind::AuthenticationFailed || matches!(e.code(), Some("NOPERM"))
+}
+
+/// A Sentinel's AUTH refusal, said as the Sentinel's, not the master's: its own address, and
+/// which setting to look at.
+fn sentinel_refusal(e: RedisError, host: &str, port: u16, authenticated: bool) -> RedisError {
+    let code = e.code().map(str::to_owned);
+    match code.as_deref() {
+        Some("WRONGPASS") | Some("NOAUTH") => RedisError::from((
+            ErrorKind::AuthenticationFailed,
+            "a Sentinel refused dibs",
+            if authenticated {
+                format!(
+                    "Sentinel {} refused the Sentinel credentials ('sentinel-username', 'sentinel-password'): {}",
+                    host_port(host, port),
+                    first_line(&e)
+                )
+            } else {
+                format!(
+                    "Sentinel {} requires AUTH of its own: give 'sentinel-password' (and 'sentinel-username' for an ACL user): {}",
+                    host_port(host, port),
+                    first_line(&e)
+                )
+            },
+        )),
+        _ => e,
+    }
 }
 
 /// A connection to `host:port` by `deadline`, over TLS when `tls` is set (the certificate checked

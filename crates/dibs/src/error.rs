@@ -85,11 +85,37 @@ impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Replaces every occurrence of each secret with `***`.
+/// The first line of a redis-crate error, for a message of dibs's own.
+pub(crate) fn first_line(e: &redis::RedisError) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_owned()
+}
+
+/// Replaces every occurrence of each secret with `***`, the longest first: one secret may hold
+/// another, which replaced first would leave the rest of the longer one in place.
 pub(crate) fn redact(text: &str, secrets: &[Option<&str>]) -> String {
+    let mut secrets: Vec<&str> = secrets
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|s| !s.is_empty())
+        .collect();
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
     let mut text = text.to_owned();
-    for secret in secrets.iter().flatten().filter(|s| !s.is_empty()) {
+    for secret in secrets {
         text = text.replace(secret, "***");
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_longest_secret_goes_first() {
+        let text = "AUTH hunter2-sentinel failed; AUTH hunter2 failed";
+        let redacted = super::redact(
+            text,
+            &[Some("hunter2"), None, Some("hunter2-sentinel"), Some("")],
+        );
+        assert_eq!(redacted, "AUTH *** failed; AUTH *** failed");
+    }
 }

@@ -22,7 +22,7 @@ use redis::{ErrorKind, RedisResult, ServerErrorKind};
 use crate::conn::Conn;
 use crate::connspec::{Address, ConnSpec, Durable, ServerSpec};
 use crate::ending::{self, Ended, Ending};
-use crate::error::{Error, Result};
+use crate::error::{first_line, Error, Result};
 use crate::holder::{self, Holder, LockState};
 use crate::keepalive::{KeepAlive, Schedule};
 use crate::pool::Pool;
@@ -455,10 +455,6 @@ impl Wait {
             first_line(refused)
         )
     }
-}
-
-fn first_line(e: &redis::RedisError) -> String {
-    e.to_string().lines().next().unwrap_or_default().to_owned()
 }
 
 /// The acquire's round trip: [`script::ACQUIRE`], then `WAIT`/`WAITAOF` when `wait` says so,

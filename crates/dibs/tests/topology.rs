@@ -138,17 +138,23 @@ fn sentinel_failover(pki: Option<&Pki>, sentinel_password: Option<&str>) {
     ));
     assert!(master.exists("dibs:failover"), "the lock is on the master");
     if sentinel_password.is_some() {
-        // The Sentinels' password is theirs: without it they refuse to name the master.
+        // The Sentinels' password is theirs: without it they refuse to name the master, and the
+        // error says which setting is missing.
         let err = Locker::new(spec_with(&uri, pki, &[]))
             .unwrap()
             .execute(&params, || ())
             .unwrap_err();
         assert!(matches!(err, Error::Authentication(_)), "{err:?}");
+        assert!(err.message().contains("give 'sentinel-password'"), "{err}");
         let err = Locker::new(spec_with(&uri, pki, &[("sentinel-password", "wrong-pw")]))
             .unwrap()
             .execute(&params, || ())
             .unwrap_err();
         assert!(matches!(err, Error::Authentication(_)), "{err:?}");
+        assert!(
+            err.message().contains("refused the Sentinel credentials"),
+            "{err}"
+        );
         assert!(
             !err.message().contains("wrong-pw") && !err.message().contains("master-pw"),
             "{err}"
@@ -516,15 +522,23 @@ fn a_free_lock_in_a_migrating_slot_is_taken_by_following_ask() {
     migrating_slot(None);
 }
 
-/// The node an ASK names is one dibs connects to itself: over TLS, with the client certificate.
+/// The node an ASK names is one dibs connects to itself: over TLS, with the client certificate,
+/// and authenticated before its ASKING (which a server with a password refuses before AUTH).
 #[test]
-fn over_tls_a_free_lock_in_a_migrating_slot_is_taken_by_following_ask() {
+fn over_tls_with_a_password_a_free_lock_in_a_migrating_slot_is_taken_by_following_ask() {
     let pki = Pki::new();
     migrating_slot(Some(&pki));
 }
 
+/// Plain, or over TLS with `pki`, then with the password `cluster-pw` too.
 fn migrating_slot(pki: Option<&Pki>) {
-    let (nodes, addrs) = start_cluster_over(pki, &[], None);
+    let auth = pki.map(|_| "cluster-pw");
+    let extra: &[&str] = if auth.is_some() {
+        &["--requirepass", "cluster-pw"]
+    } else {
+        &[]
+    };
+    let (nodes, addrs) = start_cluster_over(pki, extra, auth);
     let key = "dibs:migrating";
     let slot: u16 = redis::cmd("CLUSTER")
         .arg("KEYSLOT")
@@ -550,7 +564,22 @@ fn migrating_slot(pki: Option<&Pki>) {
         .query(&mut nodes[source].admin())
         .unwrap();
 
-    let locker = cluster_locker(&addrs, pki);
+    let locker = match auth {
+        Some(pw) => {
+            let scheme = if pki.is_some() {
+                "rediss+cluster"
+            } else {
+                "redis+cluster"
+            };
+            Locker::new(spec_with(
+                &format!("{scheme}://:{pw}@{}", addrs[0]),
+                pki,
+                &[],
+            ))
+            .unwrap()
+        }
+        None => cluster_locker(&addrs, pki),
+    };
     let lease = locker
         .acquire(&LockParams::from_secs("migrating", 60, 0).unwrap())
         .unwrap()

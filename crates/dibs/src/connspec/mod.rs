@@ -442,7 +442,8 @@ impl From<ParseError> for Error {
 
 /// The settings a source gave explicitly; `None` means "not said", so a URI and explicit keys
 /// can be checked against each other before defaults apply.
-#[derive(Default, Debug)]
+// No Debug: it holds the passwords in the clear.
+#[derive(Default)]
 struct Fields {
     tls: Option<bool>,
     host: Option<String>,
@@ -549,7 +550,9 @@ impl Fields {
                 ))
             }
         };
-        let sentinel_auth = match (self.sentinel_username, self.sentinel_password) {
+        // An empty value is no value (as Spring's `${SENTINEL_PASSWORD:}` gives it).
+        let given = |v: Option<String>| v.filter(|v| !v.is_empty());
+        let sentinel_auth = match (given(self.sentinel_username), given(self.sentinel_password)) {
             (None, None) => None,
             _ if !matches!(address, Address::Sentinel { .. }) => {
                 return Err(ParseError::invalid(
@@ -648,6 +651,10 @@ mod tests {
         assert_eq!(redact_uri("redis://h:6379/hunter2"), "redis://h:6379/***");
         assert_eq!(redact_uri("redis://[::1]:hunter2"), "redis://[::1]:***");
         assert_eq!(redact_uri("hunter2"), "***");
+        assert_eq!(
+            redact_uri("redis+sentinel://u:pw@s1/m?sentinel-password=hun@ter2"),
+            "redis+sentinel://***"
+        );
     }
 
     #[test]

@@ -124,8 +124,12 @@ impl Fields {
         // The query starts at the first '?' after the user info, which ends at the last '@'
         // (a password may hold a '?'); an '@' in the query must be written %40.
         let after_at = rest.rfind('@').map_or(0, |i| i + 1);
-        if sentinel && rest[..after_at].contains("?sentinel-") {
-            return Err(bad("write an '@' in the query as %40"));
+        let before = &rest[..after_at];
+        if before.find('?').is_some_and(|q| before[q..].contains('=')) {
+            // Either an '@' in the query or a '?...=' in the user info: which one cannot be told.
+            return Err(bad(
+                "write an '@' in the query as %40 (and a '?' in the user info as %3F)",
+            ));
         }
         let (rest, query) = match rest[after_at..].find('?') {
             Some(j) if sentinel => (&rest[..after_at + j], Some(&rest[after_at + j + 1..])),
@@ -315,6 +319,8 @@ pub(super) fn redact_uri(uri: &str) -> String {
         return "***".to_owned();
     };
     let (user, rest) = match rest.rfind('@') {
+        // An '@' after a '?' may be inside a query's password: nothing after it is safe to show.
+        Some(i) if rest[..i].contains(['?', '#']) => return format!("{scheme}://***"),
         Some(i) => ("***@", &rest[i + 1..]),
         None => ("", rest),
     };
@@ -440,10 +446,14 @@ mod tests {
             assert!(matches!(spec.address(), Address::Cluster { .. }));
         }
         assert!(ConnSpec::from_uri("valkeys+sentinel://s1/m").unwrap().tls());
+        // Empty is none, as Spring's `${SENTINEL_PASSWORD:}` gives it.
+        let empty = ConnSpec::from_uri("redis+sentinel://s1/m?sentinel-password=").unwrap();
+        assert!(!empty.has_sentinel_password());
         assert!(!ConnSpec::from_uri("redis+sentinel://s1/m").unwrap().tls());
 
         for (uri, fragment) in [
             ("redis+sentinel://s1/m?sentinel-password=a@b", "as %40"),
+            ("redis+sentinel://s1/m?Sentinel-Password=a@b", "as %40"),
             ("redis+sentinel://s1/m?password=x", "unknown query key"),
             (
                 "redis+sentinel://s1/m?sentinel-username=u",
@@ -453,7 +463,11 @@ mod tests {
         ] {
             let message = invalid_message(ConnSpec::from_uri(uri));
             assert!(message.contains(fragment), "{uri}: {message}");
-            assert!(!message.contains("a@b"), "{message}");
+            // Neither side of an '@' in a query's password shows.
+            assert!(
+                !message.contains("a@") && !message.contains("@b"),
+                "{message}"
+            );
         }
     }
 

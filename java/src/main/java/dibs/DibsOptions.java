@@ -200,6 +200,8 @@ public final class DibsOptions {
         public Builder sentinelAuth(String username, String password) {
             if (username != null) {
                 put("sentinel-username", username);
+            } else {
+                spec.remove("sentinel-username"); // a later call replaces an earlier one whole
             }
             return put("sentinel-password", password);
         }

@@ -205,9 +205,14 @@ final class RedisSettings {
         if (clusterNodes != null) {
             o.clusterNodes(String.join(",", clusterNodes));
         }
-        if (sentinelPassword != null) {
-            o.sentinelAuth(sentinelUsername, sentinelPassword);
-        } else if (sentinelUsername != null) {
+        // As in Spring Boot: the Sentinels' credentials count only for Sentinel, and an empty
+        // password (from ${SENTINEL_PASSWORD:}) is none.
+        boolean sentinel = sentinelMaster != null || sentinelNodes != null;
+        boolean sentinelAuth = sentinelPassword != null && !sentinelPassword.isEmpty();
+        if (sentinel && sentinelAuth) {
+            o.sentinelAuth(sentinelUsername == null || sentinelUsername.isEmpty() ? null : sentinelUsername,
+                    sentinelPassword);
+        } else if (sentinel && sentinelUsername != null && !sentinelUsername.isEmpty()) {
             throw new DibsStartupException(source + ".sentinel.password", "is needed with " + source
                     + ".sentinel.username: the Sentinels' user authenticates with it");
         }

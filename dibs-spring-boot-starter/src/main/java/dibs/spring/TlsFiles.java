@@ -9,6 +9,8 @@ import java.security.GeneralSecurityException;
 import java.security.Key;
 import java.security.KeyStore;
 import java.security.PrivateKey;
+import java.security.PublicKey;
+import java.security.interfaces.ECPrivateKey;
 import java.security.cert.Certificate;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -53,9 +55,17 @@ record TlsFiles(Path caCert, Path clientCert, Path clientKey) {
             for (Certificate certificate : chain) {
                 pem.append(pem("CERTIFICATE", certificate.getEncoded()));
             }
+            byte[] pkcs8 = key.getEncoded();
+            if (pkcs8 == null) {
+                throw new DibsStartupException(property, "names a bundle whose key '" + alias
+                        + "' cannot be exported (a hardware key store?): dibs reads the key from a file");
+            }
+            if (key instanceof ECPrivateKey ec) {
+                pkcs8 = Der.ecPkcs8WithPublicKey(pkcs8, ec, chain[0].getPublicKey());
+            }
             // PKCS#8, the encoding every Java private key gives, and one rustls reads.
             return new TlsFiles(ca, write(property, "dibs-client-", ".pem", pem.toString()),
-                    write(property, "dibs-client-", ".key", pem("PRIVATE KEY", key.getEncoded())));
+                    write(property, "dibs-client-", ".key", pem("PRIVATE KEY", pkcs8)));
         } catch (GeneralSecurityException e) {
             throw new DibsStartupException(property, "names a bundle whose key store could not be read: "
                     + e.getMessage());
@@ -157,6 +167,75 @@ record TlsFiles(Path caCert, Path clientCert, Path clientKey) {
         } catch (IOException e) {
             throw new DibsStartupException(property, "the bundle could not be written to a temporary file: "
                     + e.getMessage());
+        }
+    }
+
+    /**
+     * Just enough DER for one repair: the JDK encodes an EC private key's PKCS#8 without its
+     * public key (optional in RFC 5915), and the TLS library under dibs (rustls on ring)
+     * requires it. The public key is the certificate's.
+     */
+    static final class Der {
+        private Der() {}
+
+        /**
+         * @param pkcs8 the JDK's {@code SEQUENCE {0, AlgorithmIdentifier, OCTET STRING {ECPrivateKey}}}
+         * @return the same, its ECPrivateKey {@code {1, privateKey, [1] publicKey}}
+         */
+        static byte[] ecPkcs8WithPublicKey(byte[] pkcs8, ECPrivateKey key, PublicKey certified) {
+            int[] outer = element(pkcs8, 0);
+            int[] version = element(pkcs8, outer[1]);
+            int[] algorithm = element(pkcs8, version[1] + version[2]);
+            byte[] algorithmId = slice(pkcs8, version[1] + version[2], algorithm[1] + algorithm[2]);
+            byte[] spki = certified.getEncoded();
+            int[] spkiSeq = element(spki, 0);
+            int[] spkiAlg = element(spki, spkiSeq[1]);
+            int bitStringAt = spkiAlg[1] + spkiAlg[2];
+            int[] bitString = element(spki, bitStringAt);
+            byte[] publicKey = slice(spki, bitStringAt, bitString[1] + bitString[2]);
+            int size = (key.getParams().getCurve().getField().getFieldSize() + 7) / 8;
+            byte[] scalar = key.getS().toByteArray();
+            byte[] fixed = new byte[size];
+            int take = Math.min(scalar.length, size);
+            System.arraycopy(scalar, scalar.length - take, fixed, size - take, take);
+            byte[] ecPrivateKey = tlv(0x30, concat(new byte[] {0x02, 0x01, 0x01}, tlv(0x04, fixed),
+                    tlv(0xa1, publicKey)));
+            return tlv(0x30, concat(new byte[] {0x02, 0x01, 0x00}, algorithmId, tlv(0x04, ecPrivateKey)));
+        }
+
+        /** The element at {@code at}: {tag, where its content starts, its content's length}. */
+        private static int[] element(byte[] der, int at) {
+            int tag = der[at] & 0xff;
+            int first = der[at + 1] & 0xff;
+            if (first < 0x80) {
+                return new int[] {tag, at + 2, first};
+            }
+            int bytes = first & 0x7f;
+            int length = 0;
+            for (int i = 0; i < bytes; i++) {
+                length = (length << 8) | (der[at + 2 + i] & 0xff);
+            }
+            return new int[] {tag, at + 2 + bytes, length};
+        }
+
+        private static byte[] slice(byte[] der, int from, int to) {
+            return java.util.Arrays.copyOfRange(der, from, to);
+        }
+
+        private static byte[] tlv(int tag, byte[] content) {
+            int n = content.length;
+            byte[] length = n < 0x80 ? new byte[] {(byte) n}
+                    : n < 0x100 ? new byte[] {(byte) 0x81, (byte) n}
+                    : new byte[] {(byte) 0x82, (byte) (n >> 8), (byte) n};
+            return concat(new byte[] {(byte) tag}, length, content);
+        }
+
+        private static byte[] concat(byte[]... parts) {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            for (byte[] part : parts) {
+                out.writeBytes(part);
+            }
+            return out.toByteArray();
         }
     }
 

@@ -51,6 +51,21 @@ class SslBundleTest {
             trust.setCertificateEntry("ca", cert("ca.pem"));
             save(trust, "trust." + type);
         }
+        // An EC client key, its PKCS#8 without the public key (as the JDK itself encodes one).
+        openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "ec.sec1");
+        openssl("ec", "-in", "ec.sec1", "-no_public", "-out", "ec-no-public.sec1");
+        openssl("pkcs8", "-topk8", "-nocrypt", "-in", "ec-no-public.sec1", "-out", "ec.key");
+        openssl("req", "-new", "-key", "ec.sec1", "-subj", "/CN=dibs test ec client", "-out", "ec.csr");
+        openssl("x509", "-req", "-in", "ec.csr", "-CA", tls.file("ca.pem").toString(), "-CAkey",
+                tls.file("ca.key").toString(), "-CAcreateserial", "-days", "2", "-extfile",
+                tls.file("client.ext").toString(), "-out", "ec.pem");
+        KeyStore ec = emptyStore("PKCS12");
+        String ecKey = Files.readString(pki.resolve("ec.key"), StandardCharsets.US_ASCII)
+                .replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
+        ec.setKeyEntry("client", KeyFactory.getInstance("EC").generatePrivate(
+                new PKCS8EncodedKeySpec(Base64.getDecoder().decode(ecKey))), PASSWORD.toCharArray(),
+                new Certificate[] {certificateFile(pki.resolve("ec.pem"))});
+        save(ec, "keys-ec.PKCS12");
         KeyStore two = emptyStore("PKCS12");
         two.setKeyEntry("client", key("client.key"), PASSWORD.toCharArray(), new Certificate[] {cert("client.pem")});
         two.setKeyEntry("other", key("other-client.key"), PASSWORD.toCharArray(),
@@ -72,8 +87,22 @@ class SslBundleTest {
     }
 
     private static Certificate cert(String file) throws Exception {
-        try (var in = Files.newInputStream(tls.file(file))) {
+        return certificateFile(tls.file(file));
+    }
+
+    private static Certificate certificateFile(Path file) throws Exception {
+        try (var in = Files.newInputStream(file)) {
             return CertificateFactory.getInstance("X.509").generateCertificate(in);
+        }
+    }
+
+    private static void openssl(String... args) throws Exception {
+        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of("openssl"));
+        command.addAll(java.util.List.of(args));
+        Process p = new ProcessBuilder(command).directory(pki.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException(command + ": " + out);
         }
     }
 
@@ -134,6 +163,19 @@ class SslBundleTest {
                             base + "truststore.password=" + PASSWORD, base + "truststore.type=" + type)
                     .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).as(type).isTrue());
         }
+    }
+
+    /** The JDK encodes an EC key without its public key, which rustls (ring) needs: dibs adds it. */
+    @Test
+    void anEcClientKeyFromAJavaKeyStoreWorks() {
+        String base = "spring.ssl.bundle.jks.redis.";
+        runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
+                        "spring.data.redis.ssl.bundle=redis",
+                        base + "keystore.location=file:" + pki.resolve("keys-ec.PKCS12"),
+                        base + "keystore.password=" + PASSWORD, base + "keystore.type=PKCS12",
+                        base + "truststore.location=file:" + pki.resolve("trust.PKCS12"),
+                        base + "truststore.password=" + PASSWORD, base + "truststore.type=PKCS12")
+                .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
     }
 
     @Test

@@ -90,12 +90,14 @@ class StartupFailureTest {
     }
 
     @Test
-    void aSentinelPasswordWithoutSentinelsIsRefused() {
-        DibsStartupException e = startupFailure("spring.data.redis.host=127.0.0.1",
-                "spring.data.redis.sentinel.password=" + PASSWORD);
-        assertThat(e.property()).isEqualTo("spring.data.redis.sentinel.nodes");
-        assertThat(failure("spring.data.redis.host=127.0.0.1", "spring.data.redis.sentinel.password=" + PASSWORD))
-                .doesNotContain(PASSWORD);
+    void aSentinelPasswordWithoutSentinelsOrEmptyIsIgnoredAsInSpringBoot() {
+        for (String[] properties : new String[][] {
+                {"spring.data.redis.host=127.0.0.1", "spring.data.redis.sentinel.password=" + PASSWORD},
+                {"spring.data.redis.sentinel.master=mymaster", "spring.data.redis.sentinel.nodes=127.0.0.1:26379",
+                        "spring.data.redis.sentinel.password="}}) {
+            Contexts.runner().withPropertyValues(properties)
+                    .run(context -> assertThat(context).hasNotFailed().hasSingleBean(dibs.DibsClient.class));
+        }
     }
 
     @Test
