@@ -38,6 +38,11 @@ public final class RedisServer implements AutoCloseable {
     private final int port;
     private final List<String> extraArgs;
     private final Path logFile;
+    /**
+     * Its own working directory, kept across restarts: a shared one would hand each server the
+     * dump files of the others (a Redis 6.2 refuses to start on a 7.x dump's RDB version).
+     */
+    private final Path dir;
     private Process process;
     private boolean frozen;
 
@@ -46,6 +51,8 @@ public final class RedisServer implements AutoCloseable {
         this.extraArgs = extraArgs;
         this.logFile = Files.createTempFile("dibs-redis-" + port + "-", ".log");
         logFile.toFile().deleteOnExit();
+        this.dir = Files.createTempDirectory("dibs-redis-" + port + "-");
+        dir.toFile().deleteOnExit();
         // Never leave a redis-server behind, even when the JVM exits without closing us.
         Runtime.getRuntime().addShutdownHook(new Thread(this::stop, "redis-server-" + port + "-stop"));
     }
@@ -86,7 +93,7 @@ public final class RedisServer implements AutoCloseable {
         long logStart = Files.size(logFile);
         List<String> cmd = new ArrayList<>(Arrays.asList(binary(),
                 "--port", Integer.toString(port), "--bind", "127.0.0.1",
-                "--save", "", "--appendonly", "no", "--dir", System.getProperty("java.io.tmpdir")));
+                "--save", "", "--appendonly", "no", "--dir", dir.toString()));
         cmd.addAll(extraArgs);
         process = new ProcessBuilder(cmd)
                 .redirectErrorStream(true)
@@ -127,6 +134,11 @@ public final class RedisServer implements AutoCloseable {
     @Override
     public void close() {
         stop();
+        try (var files = Files.walk(dir)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        } catch (IOException e) {
+            // a leftover temporary directory is no failure of the test
+        }
     }
 
     /** The pid of the running redis-server. */

@@ -11,7 +11,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.LocalDateTime;
 import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
@@ -473,7 +472,6 @@ class ChaosRunTest {
         final NodeProxy[] proxies = new NodeProxy[NODES];
         final RedisServer[] nodes = new RedisServer[NODES];
         final List<SentinelServer> sentinels = new ArrayList<>();
-        final List<Path> rdbFiles = new ArrayList<>();
 
         static Topology start() throws IOException {
             Topology t = new Topology();
@@ -484,7 +482,6 @@ class ChaosRunTest {
                 String base = "dibs-chaos-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
                 for (int i = 0; i < NODES; i++) {
                     String rdb = base + "-n" + i + ".rdb";
-                    t.rdbFiles.add(Paths.get(System.getProperty("java.io.tmpdir"), rdb));
                     List<String> args = new ArrayList<>(List.of(
                             "--replica-announce-ip", "127.0.0.1",
                             "--replica-announce-port", Integer.toString(t.proxies[i].port()),
@@ -679,13 +676,6 @@ class ChaosRunTest {
                     } catch (IOException e) {
                         // closing anyway
                     }
-                }
-            }
-            for (Path f : rdbFiles) {
-                try {
-                    Files.deleteIfExists(f);
-                } catch (IOException e) {
-                    // a temp file
                 }
             }
         }
