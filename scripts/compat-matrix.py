@@ -166,8 +166,8 @@ def main():
     if BEGIN not in text or END not in text:
         sys.exit(f"compat-matrix: README.md lacks the {BEGIN} ... {END} markers")
     head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    current = rest.split(END, 1)[0].strip("\n") + "\n"
+    current, tail = rest.split(END, 1)
+    current = current.strip("\n") + "\n"
     if write:
         README.write_text(f"{head}{BEGIN}\n{table}{END}{tail}")
     elif current != table:

@@ -339,10 +339,7 @@ impl Opener {
                     node.to_owned(),
                 ))
             })?;
-        let tls = match self {
-            Opener::Cluster { tls, .. } => tls.as_ref(),
-            _ => None,
-        };
+        let tls = self.node_tls();
         // AUTH and SELECT first, plainly: an ASKING before AUTH would be refused (NOAUTH).
         let conn = handshake(
             connect_node(host, port, tls, spec, deadline)?,
@@ -350,6 +347,14 @@ impl Opener {
             deadline,
         )?;
         Ok(Conn::Asking(Box::new(conn)))
+    }
+
+    /// The TLS configuration of the connections dibs opens itself to one cluster node.
+    fn node_tls(&self) -> Option<&TlsConfig> {
+        match self {
+            Opener::Cluster { tls, .. } => tls.as_ref(),
+            _ => None,
+        }
     }
 
     /// The cluster client folds a seed's AUTH failure into a generic connection error; asked
@@ -361,10 +366,7 @@ impl Opener {
         let Some((host, port)) = nodes.first() else {
             return error;
         };
-        let tls = match self {
-            Opener::Cluster { tls, .. } => tls.as_ref(),
-            _ => None,
-        };
+        let tls = self.node_tls();
         let deadline = Instant::now() + spec.connect_timeout();
         match connect_node(host, *port, tls, spec, deadline)
             .and_then(|c| handshake(c, spec, deadline))
