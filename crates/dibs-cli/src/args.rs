@@ -8,12 +8,17 @@ usage:
   dibs run    --redis CONN --lock NAME --at-most DURATION [--at-least DURATION]
               [--keep-alive] [--skip-exit N] [--redis-opt KEY=VALUE]... -- CMD [ARGS...]
   dibs status --redis CONN --lock NAME [--redis-opt KEY=VALUE]...
+  dibs locks   --redis CONN [PATTERN] [--limit N] [--show-tokens]
+  dibs history --redis CONN JOB [--limit N]
+  dibs check   --redis CONN JOB --within DURATION
+  dibs release --redis CONN NAME [--token TOKEN | --yes]
 
   CONN       a Redis URI, as for the library: redis://[user[:password]@]host[:port][/db],
              rediss://, unix:///path.sock; or set DIBS_REDIS instead of --redis
   --redis-opt  another conn-spec key, as in the library's maps: ca-cert=/ca.pem,
              key-prefix=app:, timeout-ms=500, ...
-  DURATION   a whole number with a unit: 500ms, 30s, 10m, 1h
+  DURATION   a whole number with a unit: 500ms, 30s, 10m, 1h, 2d
+  JOB        a lock name without its per-tick part: report for report-2026-12-01
   --skip-exit  the exit code when another holder has the lock (default 0)
 
 `dibs run` runs CMD only if it wins the lock, and exits with CMD's exit code (128 + the
@@ -21,7 +26,14 @@ signal number if CMD was killed by a signal). SIGTERM, SIGINT and SIGHUP are pas
 CMD; the lock is released when CMD exits. CMD gets the lock's fencing token (greater than
 every earlier holder's) as DIBS_FENCING_TOKEN. Exit codes of dibs itself: 64 bad usage, 69
 Redis unreachable or refusing, or the lock not confirmed by the replicas (durable acquire),
-70 internal error, 127 CMD could not be started.";
+70 internal error, 127 CMD could not be started.
+
+Each run is recorded in its job's history (the last 100, kept 40 days after the last one).
+`dibs locks` lists the held locks (PATTERN is a glob over the names, * by default) with their
+holder, age and time left; `dibs history` a job's last runs: when, where, how they ended.
+`dibs check` exits 0 when JOB's task ran to success within DURATION, 1 when not (for cron and
+monitoring). `dibs release` deletes a held lock, asking first, or at once when given the token
+that `dibs locks --show-tokens` shows; it is recorded in the history as forced.";
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Command {
@@ -38,6 +50,29 @@ pub enum Command {
     Status {
         server: ServerArg,
         lock: String,
+    },
+    Locks {
+        server: ServerArg,
+        pattern: String,
+        limit: usize,
+        show_tokens: bool,
+    },
+    History {
+        server: ServerArg,
+        job: String,
+        limit: usize,
+    },
+    Check {
+        server: ServerArg,
+        job: String,
+        within: Duration,
+    },
+    Release {
+        server: ServerArg,
+        lock: String,
+        /// `None`: ask on the terminal (or take `--yes`) for the holder it finds.
+        token: Option<String>,
+        yes: bool,
     },
     Help,
 }
@@ -66,8 +101,15 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
     let mut options = Vec::new();
     let (mut lock, mut at_most, mut at_least) = (None, None, Duration::ZERO);
     let (mut keep_alive, mut skip_exit) = (false, 0u8);
+    let (mut limit, mut show_tokens, mut within, mut token, mut yes) =
+        (None, false, None, None, false);
+    let mut positional = Vec::new();
     let mut it = flags.iter();
     while let Some(arg) = it.next() {
+        if !arg.starts_with('-') {
+            positional.push(arg.clone());
+            continue;
+        }
         // `--flag value` or `--flag=value`. Only the flag is ever echoed: a value may hold a
         // password (`--redis=redis://:pw@host`).
         let (flag, mut inline) = match arg.split_once('=') {
@@ -102,8 +144,69 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
                     .parse()
                     .map_err(|_| format!("--skip-exit must be 0 to 255, got '{v}'"))?;
             }
+            "--limit" => {
+                let v = value("--limit")?;
+                limit = Some(
+                    v.parse::<usize>()
+                        .ok()
+                        .filter(|n| (1..=10_000).contains(n))
+                        .ok_or_else(|| format!("--limit must be 1 to 10000, got '{v}'"))?,
+                );
+            }
+            "--show-tokens" if !has_inline => show_tokens = true,
+            "--within" => within = Some(duration("--within", &value("--within")?)?),
+            "--token" => token = Some(value("--token")?),
+            "--yes" if !has_inline => yes = true,
+            "--show-tokens" | "--yes" => return Err(format!("{flag} takes no value")),
             other => return Err(format!("unknown option '{other}'")),
         }
+    }
+    let one = |what: &str| -> Result<String, String> {
+        match positional.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(format!("{sub} needs the {what}")),
+            [_, extra, ..] => Err(format!("{sub} takes one {what}; '{extra}' is one too many")),
+        }
+    };
+    if matches!(sub.as_str(), "locks" | "history" | "check" | "release") {
+        if tail.is_some() {
+            return Err(format!("{sub} takes no command"));
+        }
+        let server = ServerArg {
+            uri: redis.ok_or("--redis (or DIBS_REDIS) is required")?,
+            options,
+        };
+        return match sub.as_str() {
+            "locks" => Ok(Command::Locks {
+                server,
+                pattern: match positional.len() {
+                    0 => "*".to_owned(),
+                    _ => one("pattern")?,
+                },
+                limit: limit.unwrap_or(1000),
+                show_tokens,
+            }),
+            "history" => Ok(Command::History {
+                server,
+                job: one("job")?,
+                limit: limit.unwrap_or(20),
+            }),
+            "check" => Ok(Command::Check {
+                server,
+                job: one("job")?,
+                within: within.ok_or("--within is required")?,
+            }),
+            _ if token.is_some() && yes => Err("give --token or --yes, not both".into()),
+            _ => Ok(Command::Release {
+                server,
+                lock: one("lock name")?,
+                token,
+                yes,
+            }),
+        };
+    }
+    if let Some(extra) = positional.first() {
+        return Err(format!("unexpected argument '{extra}'"));
     }
     let server = ServerArg {
         uri: redis.ok_or("--redis (or DIBS_REDIS) is required")?,
@@ -129,7 +232,9 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
         }
         "status" if tail.is_none() => Ok(Command::Status { server, lock }),
         "status" => Err("status takes no command".into()),
-        other => Err(format!("unknown command '{other}'; expected run or status")),
+        other => Err(format!(
+            "unknown command '{other}'; expected run, status, locks, history, check or release"
+        )),
     }
 }
 
@@ -147,9 +252,10 @@ pub fn duration(flag: &str, text: &str) -> Result<Duration, String> {
         "s" => n.checked_mul(1000),
         "m" => n.checked_mul(60_000),
         "h" => n.checked_mul(3_600_000),
+        "d" => n.checked_mul(86_400_000),
         _ => {
             return Err(format!(
-                "{flag}: unknown unit in '{text}'; use ms, s, m or h"
+                "{flag}: unknown unit in '{text}'; use ms, s, m, h or d"
             ))
         }
     };

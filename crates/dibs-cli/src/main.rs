@@ -13,7 +13,9 @@ use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use args::{Command, ServerArg, USAGE};
-use dibs::{ConnSpec, Error, LockParams, Locker, SpecValue};
+use dibs::{
+    ConnSpec, Error, ForcedRelease, HeldLock, LockParams, Locker, Run, SpecValue, TaskResult,
+};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
@@ -84,7 +86,11 @@ fn run(command: Command) -> Result<u8, Error> {
             }
             // A panic here drops the lease, which releases it.
             let code = forwarder.run_child(&program, &args, lease.fence());
-            let ending = lease.release();
+            let ending = lease.release_after(if code == 0 {
+                TaskResult::Succeeded
+            } else {
+                TaskResult::Failed
+            });
             forwarder.stop();
             if let Some(warning) = ending.warning() {
                 eprintln!("dibs: warning: {warning}");
@@ -114,8 +120,292 @@ fn run(command: Command) -> Result<u8, Error> {
             }
             Ok(0)
         }
+        Command::Locks {
+            server,
+            pattern,
+            limit,
+            show_tokens,
+        } => {
+            let locks = locker(&server, false)?.locks(&pattern, limit)?;
+            if locks.is_empty() {
+                println!("no lock held (matching '{pattern}')");
+                return Ok(0);
+            }
+            let mut rows = vec![vec![
+                "NAME".to_owned(),
+                "HOLDER".to_owned(),
+                "AGE".to_owned(),
+                "EXPIRES IN".to_owned(),
+            ]];
+            if show_tokens {
+                rows[0].push("TOKEN".to_owned());
+            }
+            for lock in &locks {
+                let mut row = vec![lock.name.clone(), holder(lock), age(lock), ttl(lock)];
+                if show_tokens {
+                    row.push(lock.token.clone().unwrap_or_else(|| "-".to_owned()));
+                }
+                rows.push(row);
+            }
+            print_table(&rows);
+            if locks.len() >= limit {
+                println!("(the first {limit}; --limit shows more)");
+            }
+            Ok(0)
+        }
+        Command::History { server, job, limit } => {
+            let runs = locker(&server, false)?.history(&job, limit)?;
+            if runs.is_empty() {
+                println!("no run of job '{job}' is recorded");
+                return Ok(0);
+            }
+            println!(
+                "job '{job}': the last {} recorded, newest first",
+                runs.len()
+            );
+            let mut rows = vec![
+                ["RECORDED (UTC)", "NAME", "INSTANCE", "TOOK", "TASK", "LOCK"]
+                    .map(str::to_owned)
+                    .to_vec(),
+            ];
+            rows.extend(runs.iter().map(|run| {
+                vec![
+                    utc(run.recorded_at_unix_ms),
+                    run.name.clone(),
+                    instance(run),
+                    match run.task {
+                        None => "-".to_owned(),
+                        Some(_) => human(Duration::from_millis(run.duration_ms)),
+                    },
+                    run.task.map_or("-", task_word).to_owned(),
+                    match &run.forced_by {
+                        Some(by) => format!("forced by {by}"),
+                        None => run.ended.to_string(),
+                    },
+                ]
+            }));
+            print_table(&rows);
+            Ok(0)
+        }
+        Command::Check {
+            server,
+            job,
+            within,
+        } => {
+            let runs = locker(&server, false)?.history(&job, dibs::HISTORY_LENGTH as usize)?;
+            let now = unix_ms();
+            let ago = |run: &Run| {
+                human(Duration::from_millis(
+                    now.saturating_sub(run.recorded_at_unix_ms),
+                ))
+            };
+            let window = human(within);
+            match runs.iter().find(|r| r.succeeded()) {
+                Some(run)
+                    if now.saturating_sub(run.recorded_at_unix_ms) <= millis(within) as u64 =>
+                {
+                    println!(
+                        "ok: job '{job}' ran {} ago on {} ({}, lock {})",
+                        ago(run),
+                        instance(run),
+                        run.name,
+                        run.ended
+                    );
+                    Ok(0)
+                }
+                last_success => {
+                    let last = match last_success {
+                        Some(run) => {
+                            format!("its last success was {} ago on {}", ago(run), instance(run))
+                        }
+                        None => "no success of it is recorded".to_owned(),
+                    };
+                    let latest = match runs.first() {
+                        Some(run) if !run.succeeded() => format!(
+                            "; its latest record, {} ago on {}: task {}, lock {}",
+                            ago(run),
+                            instance(run),
+                            run.task.map_or("-", task_word),
+                            run.ended
+                        ),
+                        _ => String::new(),
+                    };
+                    println!("overdue: job '{job}' has not run to success within {window}: {last}{latest}");
+                    Ok(1)
+                }
+            }
+        }
+        Command::Release {
+            server,
+            lock,
+            token,
+            yes,
+        } => {
+            let locker = locker(&server, false)?;
+            let by = operator();
+            let (token, shown) = match token {
+                Some(token) => (token, None),
+                None => {
+                    let found = locker.locks(&glob_escape(&lock), 1)?;
+                    let Some(held) = found.into_iter().find(|l| l.name == lock) else {
+                        println!("lock '{lock}' is not held; nothing to release");
+                        return Ok(0);
+                    };
+                    let Some(token) = held.token.clone() else {
+                        eprintln!(
+                            "dibs: lock '{lock}' holds a value dibs did not write; not touched"
+                        );
+                        return Ok(1);
+                    };
+                    let what = format!(
+                        "lock '{lock}', held by {}, acquired {} ago, expires in {}",
+                        holder(&held),
+                        age(&held),
+                        ttl(&held)
+                    );
+                    if !yes && !confirm(&format!("release {what}? [y/N] ")) {
+                        println!("not released");
+                        return Ok(1);
+                    }
+                    (token, Some(what))
+                }
+            };
+            match locker.force_release(&lock, &token, &by)? {
+                ForcedRelease::Released => {
+                    let what = shown.unwrap_or_else(|| format!("lock '{lock}'"));
+                    println!(
+                        "released {what}; recorded in the history of job '{}' as forced by {by}",
+                        dibs::job_of(&lock)
+                    );
+                    Ok(0)
+                }
+                ForcedRelease::Free => {
+                    println!("lock '{lock}' is not held; nothing to release");
+                    Ok(0)
+                }
+                ForcedRelease::OtherHolder => {
+                    println!("lock '{lock}' is held by another holder than the one given (it changed hands); not released");
+                    Ok(1)
+                }
+            }
+        }
         Command::Help => Ok(0),
     }
+}
+
+fn holder(lock: &HeldLock) -> String {
+    match &lock.state.holder {
+        Some(h) => format!("{} pid {}", h.host, h.pid),
+        None => "(a value dibs did not write)".to_owned(),
+    }
+}
+
+fn age(lock: &HeldLock) -> String {
+    lock.state.holder.as_ref().map_or("-".to_owned(), |h| {
+        human(Duration::from_millis(
+            unix_ms().saturating_sub(h.acquired_at_unix_ms),
+        ))
+    })
+}
+
+fn ttl(lock: &HeldLock) -> String {
+    lock.state
+        .remaining_ms
+        .map_or("never".to_owned(), |ms| human(Duration::from_millis(ms)))
+}
+
+fn instance(run: &Run) -> String {
+    match &run.instance {
+        Some(id) => format!("{id} ({} pid {})", run.host, run.pid),
+        None => format!("{} pid {}", run.host, run.pid),
+    }
+}
+
+fn task_word(task: TaskResult) -> &'static str {
+    match task {
+        TaskResult::Succeeded => "ok",
+        TaskResult::Failed => "failed",
+    }
+}
+
+/// Columns padded to their widest cell.
+fn print_table(rows: &[Vec<String>]) {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|v| v.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c + 1 < row.len() {
+                line.push_str(&format!("{cell:<w$}  ", w = widths[c]));
+            } else {
+                line.push_str(cell);
+            }
+        }
+        println!("{line}");
+    }
+}
+
+/// A lock name as a `SCAN` glob that matches only itself.
+fn glob_escape(name: &str) -> String {
+    let mut glob = String::with_capacity(name.len() + 4);
+    for c in name.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            glob.push('\\');
+        }
+        glob.push(c);
+    }
+    glob
+}
+
+/// Who forces a release, for the history: `user@host`.
+fn operator() -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "unknown".to_owned());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "unknown".to_owned());
+    format!("{user}@{host}")
+}
+
+/// Asks on stderr, reads a line of stdin: yes only for `y` or `yes`.
+fn confirm(question: &str) -> bool {
+    use std::io::Write;
+    eprint!("{question}");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok()
+        && matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+/// `2026-12-02 17:10:52`, UTC.
+fn utc(unix_ms: u64) -> String {
+    let secs = unix_ms / 1000;
+    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
+    // Days to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
 }
 
 /// The same conn specs as the library: the URI, plus extra keys as in its maps.

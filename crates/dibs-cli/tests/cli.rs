@@ -457,3 +457,204 @@ fn the_command_gets_the_fencing_token_of_its_lock_greater_each_run() {
     let (first, second) = (token(), token());
     assert!(first > 0 && second > first, "{first} then {second}");
 }
+
+/// `dibs ARGS --redis URI`.
+fn ops(uri: &str, args: &[&str]) -> Output {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--redis", uri]);
+    dibs(&all)
+}
+
+#[test]
+fn history_and_check_tell_who_ran_a_job_and_whether_it_is_overdue() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let out = ops(&uri, &["check", "report", "--within", "1h"]);
+    assert_eq!(out.status.code(), Some(1), "nothing recorded: overdue");
+    assert!(
+        text(&out.stdout).contains("no success of it is recorded"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let ok = run(
+        &uri,
+        "report-2026-12-01",
+        "10s",
+        &["--redis-opt", "instance-id=pod-a", "--", "true"],
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let out = ops(&uri, &["check", "report", "--within", "1h"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with("ok: job 'report' ran "),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(text(&out.stdout).contains("pod-a"), "{}", text(&out.stdout));
+
+    let failed = run(
+        &uri,
+        "report-2026-12-02",
+        "10s",
+        &["--", "sh", "-c", "exit 3"],
+    );
+    assert_eq!(failed.status.code(), Some(3));
+    thread::sleep(Duration::from_millis(1_100));
+    // The success is over a second old, and a failure came since.
+    let out = ops(&uri, &["check", "report", "--within", "1s"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let said = text(&out.stdout);
+    assert!(
+        said.starts_with("overdue: job 'report' has not run to success within 1000 ms"),
+        "{said}"
+    );
+    assert!(said.contains("its last success was"), "{said}");
+    assert!(
+        said.contains("its latest record") && said.contains("task failed"),
+        "{said}"
+    );
+    assert_eq!(
+        ops(&uri, &["check", "report", "--within", "1h"])
+            .status
+            .code(),
+        Some(0)
+    );
+
+    let out = ops(&uri, &["history", "report"]);
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
+    assert_eq!(
+        lines[0], "job 'report': the last 2 recorded, newest first",
+        "{lines:?}"
+    );
+    assert!(lines[1].starts_with("RECORDED (UTC)"), "{lines:?}");
+    assert!(
+        lines[2].contains("report-2026-12-02") && lines[2].contains("failed"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[3].contains("report-2026-12-01") && lines[3].contains("pod-a ("),
+        "{lines:?}"
+    );
+    assert!(
+        lines[3].contains(" ok ") && lines[3].ends_with("released"),
+        "{lines:?}"
+    );
+
+    let out = ops(&uri, &["history", "nothing"]);
+    assert_eq!(text(&out.stdout), "no run of job 'nothing' is recorded\n");
+    let out = ops(&uri, &["check", "report"]);
+    assert_eq!(out.status.code(), Some(64), "--within is required");
+}
+
+#[test]
+fn locks_lists_the_held_locks_and_release_forces_one_into_the_history() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    assert_eq!(
+        text(&ops(&uri, &["locks"]).stdout),
+        "no lock held (matching '*')\n"
+    );
+    let holder = Command::new(env!("CARGO_BIN_EXE_dibs"))
+        .args([
+            "run",
+            "--redis",
+            &uri,
+            "--lock",
+            "stuck-job",
+            "--at-most",
+            "60s",
+            "--",
+            "sleep",
+            "5",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !server.exists("dibs:stuck-job") {
+        assert!(Instant::now() < deadline, "the holder never took the lock");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let out = ops(&uri, &["locks"]);
+    let listed = text(&out.stdout);
+    assert!(listed.starts_with("NAME "), "{listed}");
+    assert!(
+        listed.contains(&format!("stuck-job  {} pid {}", hostname(), holder.id())),
+        "{listed}"
+    );
+    assert!(!listed.contains("TOKEN"), "no token unless asked: {listed}");
+    let value: String = server.admin().get("dibs:stuck-job").unwrap();
+    let token = &value[..36];
+    assert!(!listed.contains(token), "{listed}");
+    let with_tokens = text(&ops(&uri, &["locks", "stuck*", "--show-tokens"]).stdout);
+    assert!(with_tokens.contains(token), "{with_tokens}");
+
+    // Asked first: a "no" touches nothing.
+    let release = |answer: &str, extra: &[&str]| {
+        let mut args = vec!["release", "stuck-job", "--redis", &uri];
+        args.extend_from_slice(extra);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dibs"))
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(answer.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let no = release("n\n", &[]);
+    assert_eq!(no.status.code(), Some(1));
+    assert!(
+        text(&no.stderr).contains("release lock 'stuck-job', held by"),
+        "{}",
+        text(&no.stderr)
+    );
+    assert!(server.exists("dibs:stuck-job"));
+    // A token that is not the holder's: left alone.
+    let wrong = format!(
+        "{}{}",
+        &token[..35],
+        if token.ends_with('0') { '1' } else { '0' }
+    );
+    let other = release("", &["--token", &wrong]);
+    assert_eq!(other.status.code(), Some(1), "{}", text(&other.stdout));
+    assert!(server.exists("dibs:stuck-job"));
+    let yes = release("y\n", &[]);
+    assert_eq!(yes.status.code(), Some(0), "{}", text(&yes.stderr));
+    assert!(text(&yes.stdout).contains("recorded in the history of job 'stuck-job' as forced by"));
+    assert!(!server.exists("dibs:stuck-job"));
+    let again = release("", &["--yes"]);
+    assert_eq!(
+        text(&again.stdout),
+        "lock 'stuck-job' is not held; nothing to release\n"
+    );
+
+    let holder = holder.wait_with_output().unwrap();
+    assert!(
+        text(&holder.stderr).contains("was no longer ours"),
+        "{}",
+        text(&holder.stderr)
+    );
+    let history = text(&ops(&uri, &["history", "stuck-job"]).stdout);
+    let lines: Vec<&str> = history.lines().collect();
+    assert_eq!(lines.len(), 4, "{history}");
+    assert!(lines[2].ends_with("no-longer-ours"), "{history}");
+    assert!(lines[3].contains("forced by "), "{history}");
+    assert!(!history.contains(token), "{history}");
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_owned()
+}

@@ -1,12 +1,12 @@
 //! The `native` methods of `dibs.NativeLib`.
 
 use jni::objects::{JClass, JLongArray, JObject, JObjectArray, JString, JValue};
-use jni::sys::{jboolean, jlong, jlongArray, jobject, jstring, JNI_TRUE};
+use jni::sys::{jboolean, jint, jlong, jlongArray, jobject, jstring, JNI_TRUE};
 use jni::JNIEnv;
 
 use super::guard::{entry, Failure};
 use super::{handles, leases, lost, tokens};
-use dibs_core::{ConnSpec, Error, LockParams};
+use dibs_core::{ConnSpec, Error, ForcedRelease, LockParams, TaskResult};
 
 /// A handle for a URI conn: the shared locker of its spec, or (`owned`) one with its own pool.
 #[no_mangle]
@@ -162,18 +162,24 @@ pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
 
 /// Releases a lease and says how the call ended: `facts` gets the ending's code, the
 /// milliseconds held and the lease's fencing token (so that Java needs no call of its own for
-/// it); the return value is the ending's warning, or null when all went well.
+/// it); the return value is the ending's warning, or null when all went well. `task_failed`:
+/// the task threw, for the run history.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_release<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     lease: jlong,
+    task_failed: jboolean,
     facts: JLongArray<'l>,
 ) -> jstring {
     entry(&mut env, |env| {
         let lease = leases::take(lease)?;
         let fence = lease.fence() as i64;
-        let ending = lease.release();
+        let ending = lease.release_after(if task_failed == 0 {
+            TaskResult::Succeeded
+        } else {
+            TaskResult::Failed
+        });
         let held_ms = i64::try_from(ending.elapsed.as_millis()).unwrap_or(i64::MAX);
         env.set_long_array_region(&facts, 0, &[i64::from(ending.code()), held_ms, fence])?;
         Ok(match ending.warning() {
@@ -310,4 +316,138 @@ fn read_string(env: &mut JNIEnv, s: &JString, arg: &'static str) -> Result<Strin
         }
         .into()),
     }
+}
+
+/// A `String[]` of `fields` per item, `null` where a field is absent: Java reads it back into
+/// its types (`dibs.DibsRun`, `dibs.HeldLock`, ...).
+fn string_table(env: &mut JNIEnv, cells: &[Option<String>]) -> Result<jobject, Failure> {
+    let array = env.new_object_array(
+        i32::try_from(cells.len()).unwrap_or(i32::MAX),
+        "java/lang/String",
+        JObject::null(),
+    )?;
+    for (i, cell) in cells.iter().enumerate() {
+        if let Some(text) = cell {
+            let text = env.new_string(text)?;
+            env.set_object_array_element(&array, i as i32, &text)?;
+            env.delete_local_ref(text)?;
+        }
+    }
+    Ok(array.into_raw())
+}
+
+/// The last `limit` recorded runs of `job`, newest first: 11 fields each (see `dibs.DibsRun`).
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_history<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    job: JString<'l>,
+    limit: jint,
+) -> jobject {
+    entry(&mut env, |env| {
+        let job = read_string(env, &job, "job")?;
+        let runs = handles::locker(handle)?.history(&job, limit.max(1) as usize)?;
+        let mut cells = Vec::with_capacity(runs.len() * 11);
+        for run in runs {
+            cells.extend([
+                Some(run.recorded_at_unix_ms.to_string()),
+                Some(run.name),
+                Some(run.host),
+                Some(run.pid.to_string()),
+                run.instance,
+                Some(run.started_at_unix_ms.to_string()),
+                Some(run.duration_ms.to_string()),
+                Some(run.fence.to_string()),
+                Some(run.ended.as_str().to_owned()),
+                run.task.map(|t| (t == TaskResult::Succeeded).to_string()),
+                run.forced_by,
+            ]);
+        }
+        string_table(env, &cells)
+    })
+}
+
+/// The jobs with a recorded run, the most recent first: their name and last record time.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_jobs<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    limit: jint,
+) -> jobject {
+    entry(&mut env, |env| {
+        let jobs = handles::locker(handle)?.jobs(limit.max(1) as usize)?;
+        let cells: Vec<Option<String>> = jobs
+            .into_iter()
+            .flat_map(|j| [Some(j.name), Some(j.last_recorded_unix_ms.to_string())])
+            .collect();
+        string_table(env, &cells)
+    })
+}
+
+/// The held locks matching `pattern`: 6 fields each (see `dibs.HeldLock`).
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_locks<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    pattern: JString<'l>,
+    limit: jint,
+) -> jobject {
+    entry(&mut env, |env| {
+        let pattern = read_string(env, &pattern, "pattern")?;
+        let locks = handles::locker(handle)?.locks(&pattern, limit.max(1) as usize)?;
+        let mut cells = Vec::with_capacity(locks.len() * 6);
+        for lock in locks {
+            let holder = lock.state.holder;
+            cells.extend([
+                Some(lock.name),
+                holder.as_ref().map(|h| h.host.clone()),
+                holder.as_ref().map(|h| h.pid.to_string()),
+                holder.as_ref().map(|h| h.acquired_at_unix_ms.to_string()),
+                lock.state.remaining_ms.map(|ms| ms.to_string()),
+                lock.token,
+            ]);
+        }
+        string_table(env, &cells)
+    })
+}
+
+/// An operator's forced release of `lockName` if it holds `token`: 1 released, 0 free, -1
+/// another holder's now (see `dibs_core::Locker::force_release`).
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_forceRelease<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    lock_name: JString<'l>,
+    token: JString<'l>,
+    by: JString<'l>,
+) -> jint {
+    entry(&mut env, |env| {
+        let name = read_string(env, &lock_name, "lockName")?;
+        let token = read_string(env, &token, "token")?;
+        let by = read_string(env, &by, "by")?;
+        Ok(
+            match handles::locker(handle)?.force_release(&name, &token, &by)? {
+                ForcedRelease::Released => 1,
+                ForcedRelease::Free => 0,
+                ForcedRelease::OtherHolder => -1,
+            },
+        )
+    })
+}
+
+/// The job of a lock name: the history's and the meters' rule (`dibs_core::job_of`).
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_jobOf<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lock_name: JString<'l>,
+) -> jstring {
+    entry(&mut env, |env| {
+        let name = read_string(env, &lock_name, "lockName")?;
+        Ok(env.new_string(dibs_core::job_of(&name))?.into_raw())
+    })
 }

@@ -20,6 +20,7 @@ mod conn;
 mod connspec;
 mod ending;
 mod error;
+mod history;
 mod holder;
 mod inflight;
 mod keepalive;
@@ -36,5 +37,10 @@ pub use connspec::{
 };
 pub use ending::{Ended, Ending};
 pub use error::{Error, Result};
+pub use history::{
+    job_of, HeldLock, Job, Run, RunEnded, TaskResult, HISTORY_LENGTH, HISTORY_TTL, MAX_JOBS,
+};
 pub use holder::{Holder, LockState};
-pub use lock::{Lease, LockParams, Locker, Outcome, MAX_NAME_BYTES, MAX_TICK_BYTES};
+pub use lock::{
+    ForcedRelease, Lease, LockParams, Locker, Outcome, MAX_NAME_BYTES, MAX_TICK_BYTES, SCAN_BUDGET,
+};

@@ -23,6 +23,7 @@ use crate::conn::Conn;
 use crate::connspec::{Address, ConnSpec, Durable, ServerSpec};
 use crate::ending::{self, Ended, Ending};
 use crate::error::{first_line, Error, Result};
+use crate::history::{self, HeldLock, Job, Run, TaskResult};
 use crate::holder::{self, Holder, LockState};
 use crate::keepalive::{KeepAlive, Schedule};
 use crate::pool::Pool;
@@ -216,7 +217,19 @@ pub struct Lease {
     fence: u64,
     /// Taken with [`LockParams::for_tick`].
     tick: bool,
+    /// Where the release records the run; `None` with the history off.
+    record: Option<Record>,
     released: bool,
+}
+
+/// What a lease's release needs to record its run (see `history`).
+struct Record {
+    stream: String,
+    index: String,
+    job: String,
+    instance: Option<String>,
+    /// The locker's, shared by its leases: set once the server refused the history's writes.
+    refused: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for Lease {
@@ -329,30 +342,78 @@ impl Lease {
     /// Stops keep-alive (without waiting for an extension in flight), then runs the release
     /// script: if the key still holds our value, keep it for the rest of `atLeast` with the token
     /// spent, else `DEL` it; if not ours, touch nothing. The
-    /// ending says which, and whether keep-alive saw the lock taken meanwhile.
-    pub fn release(mut self) -> Ending {
-        self.release_once()
+    /// ending says which, and whether keep-alive saw the lock taken meanwhile. The history
+    /// records the task as succeeded: see [`Lease::release_after`].
+    pub fn release(self) -> Ending {
+        self.release_after(TaskResult::Succeeded)
     }
 
-    fn release_once(&mut self) -> Ending {
+    /// [`Lease::release`], recording in the history how the task ended.
+    pub fn release_after(mut self, task: TaskResult) -> Ending {
+        self.release_once(task)
+    }
+
+    fn release_once(&mut self, task: TaskResult) -> Ending {
         self.released = true;
         let lost = self.keep_alive.take().is_some_and(KeepAlive::stop);
         let elapsed = self.acquired.elapsed();
         let remaining_ms = self.at_least_ms.saturating_sub(elapsed.as_millis() as u64);
-        let script = |conn: &mut Conn| {
-            script::RELEASE.run::<i64>(conn, &self.key, &self.value, remaining_ms)
+        let (key, value, fence) = (&self.key, &self.value, self.fence);
+        let record = self.record.as_ref();
+        let script = |conn: &mut Conn, retry: bool| -> RedisResult<i64> {
+            let Some(record) = record else {
+                return script::RELEASE.run::<i64>(conn, key, value, remaining_ms);
+            };
+            let keys = [key.as_str(), &record.stream, &record.index];
+            // `host;pid;start` from the value: `token;host;pid;acquired-at-unix-ms`.
+            let mut holder = value.splitn(4, ';').skip(1);
+            let (host, pid, start) = (
+                holder.next().unwrap_or_default(),
+                holder.next().unwrap_or_default(),
+                holder.next().unwrap_or_default(),
+            );
+            script::RELEASE.run_with(conn, &keys, value.len() + self.name.len() + 160, |cmd| {
+                cmd.arg(value)
+                    .arg(remaining_ms)
+                    .arg(u8::from(retry))
+                    .arg(u8::from(lost))
+                    .arg(&record.job)
+                    .arg(history::HISTORY_LENGTH)
+                    .arg(history::HISTORY_TTL.as_millis() as u64)
+                    .arg(history::MAX_JOBS)
+                    .arg("name")
+                    .arg(&self.name)
+                    .arg("host")
+                    .arg(host)
+                    .arg("pid")
+                    .arg(pid)
+                    .arg("start")
+                    .arg(start)
+                    .arg("task")
+                    .arg(task.as_str())
+                    .arg("ms")
+                    .arg(elapsed.as_millis() as u64)
+                    .arg("fence")
+                    .arg(fence);
+                if let Some(instance) = &record.instance {
+                    cmd.arg("instance").arg(instance);
+                }
+            })
         };
         // The retry follows a first try whose reply was lost. A spent value (1) can only be that
-        // try's work; no key (3) may be too, or the lock may have lapsed before it: unproven.
-        let script_again =
-            |conn: &mut Conn| script(conn).map(|code| if code == 3 { UNPROVEN } else { code });
+        // try's work; no key (3) may be too, or the lock may have lapsed before it: unproven,
+        // unless the first try's record proves it (see `script::RELEASE`).
+        let script_again = |conn: &mut Conn| {
+            script(conn, true).map(|code| if code & 15 == 3 { UNPROVEN } else { code })
+        };
         let name = &self.name;
         let found = self.pool.run(
             &format_args!("releasing lock '{name}'"),
-            script,
+            |conn| script(conn, false),
             script_again,
         );
-        let ended = match found {
+        let history_refused = matches!(found, Ok(code) if code >= 16);
+        let ended = match found.map(|code| if code >= 16 { code - 16 } else { code }) {
             _ if lost => Ended::LostWhileRunning,
             Ok(1) => Ended::KeptForAtLeast { remaining_ms },
             Ok(2) => Ended::Released,
@@ -364,6 +425,22 @@ impl Lease {
             ending::per_tick_advice(&self.name, self.at_least_ms, elapsed)
         } else {
             None
+        };
+        let advice = match (history_refused, record) {
+            (true, Some(record))
+                if !record
+                    .refused
+                    .swap(true, std::sync::atomic::Ordering::Relaxed) =>
+            {
+                let refusal = format!(
+                    "the run of lock '{name}' could not be recorded in its job's history: the \
+                     server refused XADD (an ACL without +@stream, or a server without streams); \
+                     the locks work as before. Grant +xadd +pexpire +zadd +zremrangebyrank \
+                     +xrevrange +zrevrange, or set 'history' to false. (Said once.)"
+                );
+                Some(advice.map_or(refusal.clone(), |a| format!("{a}; {refusal}")))
+            }
+            _ => advice,
         };
         Ending {
             name: std::mem::take(&mut self.name),
@@ -378,7 +455,8 @@ impl Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         if !self.released {
-            let _ = self.release_once();
+            // Dropped unreleased: its task panicked (or its caller lost it).
+            let _ = self.release_once(TaskResult::Failed);
         }
     }
 }
@@ -535,6 +613,23 @@ fn trip(
     unreachable!("EVAL never answers NOSCRIPT")
 }
 
+/// What [`Locker::force_release`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ForcedRelease {
+    /// The lock held that token, and was deleted.
+    Released,
+    /// No lock of that name was held.
+    Free,
+    /// The lock holds another token now (released and taken again since): left alone.
+    OtherHolder,
+}
+
+/// Keys asked of each `SCAN` of [`Locker::locks`].
+const SCAN_BATCH: usize = 1000;
+
+/// Keys [`Locker::locks`] looks at, at most: 100 `SCAN`s.
+pub const SCAN_BUDGET: usize = 100 * SCAN_BATCH;
+
 /// How a locked call ended.
 #[derive(Debug)]
 pub enum Outcome<T> {
@@ -556,6 +651,8 @@ pub struct Locker {
     /// The `atMost` values already warned about (keep-alive's schedule); touched only when a
     /// warning is due.
     warned: Mutex<HashSet<u64>>,
+    /// Set once the server refused the history's writes (said once, see `Lease::release`).
+    history_refused: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The process-wide lockers, one per spec, and their pools, one per server.
@@ -613,6 +710,7 @@ impl Locker {
             pool,
             spec,
             warned: Mutex::default(),
+            history_refused: Arc::default(),
         }
     }
 
@@ -834,6 +932,7 @@ impl Locker {
             warning,
             fence,
             tick: params.tick,
+            record: self.record(name),
             released: false,
         }))
     }
@@ -888,6 +987,200 @@ impl Locker {
         }
         let first = (self.warned.lock().unwrap_or_else(|p| p.into_inner())).insert(at_most_ms);
         first.then(|| Schedule::warning(name, at_most_ms, attempt))
+    }
+
+    /// Where a lease of lock `name` records its run: nowhere with the history off, or on a
+    /// Cluster (see `history`).
+    fn record(&self, name: &str) -> Option<Record> {
+        if !self.keeps_history() {
+            return None;
+        }
+        let job = history::job_of(name);
+        Some(Record {
+            stream: history::history_key(self.spec.key_prefix(), job),
+            index: history::jobs_key(self.spec.key_prefix()),
+            job: job.to_owned(),
+            instance: self.spec.instance_id().map(str::to_owned),
+            refused: self.history_refused.clone(),
+        })
+    }
+
+    /// Whether this locker's releases record their runs: the spec's `history`, and not on a
+    /// Cluster.
+    pub fn keeps_history(&self) -> bool {
+        self.spec.history() && !matches!(self.spec.address(), Address::Cluster { .. })
+    }
+
+    /// The last `limit` recorded runs of `job` (see [`history::job_of`]), the newest first. One
+    /// round trip; empty when none is recorded.
+    pub fn history(&self, job: &str, limit: usize) -> Result<Vec<Run>> {
+        validate_name(job)?;
+        self.history_on()?;
+        let key = history::history_key(self.spec.key_prefix(), job);
+        let read = |conn: &mut Conn| -> RedisResult<Vec<(String, Vec<String>)>> {
+            redis::cmd("XREVRANGE")
+                .arg(&key)
+                .arg("+")
+                .arg("-")
+                .arg("COUNT")
+                .arg(limit.max(1))
+                .query(conn)
+        };
+        let entries = self.pool.run(
+            &format_args!("reading the history of job '{job}'"),
+            read,
+            read,
+        )?;
+        Ok(entries
+            .iter()
+            .filter_map(|(id, fields)| Run::parse(id, fields))
+            .collect())
+    }
+
+    /// The jobs with a recorded run, the most recently recorded first, at most `limit` of them.
+    pub fn jobs(&self, limit: usize) -> Result<Vec<Job>> {
+        self.history_on()?;
+        let key = history::jobs_key(self.spec.key_prefix());
+        let read = |conn: &mut Conn| -> RedisResult<Vec<(String, f64)>> {
+            redis::cmd("ZREVRANGE")
+                .arg(&key)
+                .arg(0)
+                .arg(limit.max(1) - 1)
+                .arg("WITHSCORES")
+                .query(conn)
+        };
+        let jobs = self
+            .pool
+            .run(&format_args!("reading the index of jobs"), read, read)?;
+        Ok(jobs
+            .into_iter()
+            .map(|(name, at)| Job {
+                name,
+                last_recorded_unix_ms: at as u64,
+            })
+            .collect())
+    }
+
+    fn history_on(&self) -> Result<()> {
+        if matches!(self.spec.address(), Address::Cluster { .. }) {
+            return Err(Error::invalid(
+                "conn",
+                "a Redis Cluster keeps no run history (a script touches one slot only)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The locks held now whose names match the glob `pattern` (`*` for all), by `SCAN` over the
+    /// key prefix: at most `limit` of them, and at most [`SCAN_BUDGET`] keys looked at, so that
+    /// a big keyspace costs a bounded time. Sorted by name. Not on a Cluster.
+    pub fn locks(&self, pattern: &str, limit: usize) -> Result<Vec<HeldLock>> {
+        self.history_on()?;
+        let prefix = self.spec.key_prefix();
+        let mut glob = String::with_capacity(prefix.len() * 2 + pattern.len());
+        for c in prefix.chars() {
+            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                glob.push('\\');
+            }
+            glob.push(c);
+        }
+        glob.push_str(pattern);
+        let scan = |conn: &mut Conn| -> RedisResult<Vec<HeldLock>> {
+            let (mut cursor, mut seen, mut found) = (0u64, 0usize, Vec::new());
+            loop {
+                let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&glob)
+                    .arg("COUNT")
+                    .arg(SCAN_BATCH)
+                    .query(conn)?;
+                seen += SCAN_BATCH;
+                let keys: Vec<String> = keys
+                    .into_iter()
+                    .filter(|k| !history::is_history_key(prefix, k))
+                    .collect();
+                if !keys.is_empty() {
+                    let mut pipe = redis::pipe();
+                    for key in &keys {
+                        pipe.get(key).pttl(key);
+                    }
+                    let replies: Vec<RedisResult<redis::Value>> =
+                        pipe.ignore_errors().query(conn)?;
+                    for (key, pair) in keys.iter().zip(replies.chunks_exact(2)) {
+                        // A key of another type (WRONGTYPE) is not a lock.
+                        let value = pair[0].as_ref().ok().and_then(|v| {
+                            redis::from_redis_value::<Option<String>>(v.clone()).ok()
+                        });
+                        let Some(Some(value)) = value else {
+                            continue;
+                        };
+                        let pttl = pair[1]
+                            .as_ref()
+                            .ok()
+                            .and_then(|v| redis::from_redis_value::<i64>(v.clone()).ok())
+                            .unwrap_or(-1);
+                        let holder = Holder::parse(&value);
+                        found.push(HeldLock {
+                            name: key[prefix.len()..].to_owned(),
+                            token: holder.as_ref().map(|_| value[..36].to_owned()),
+                            state: LockState {
+                                remaining_ms: u64::try_from(pttl).ok(),
+                                holder,
+                            },
+                        });
+                    }
+                }
+                cursor = next;
+                if cursor == 0 || found.len() >= limit || seen >= SCAN_BUDGET {
+                    break;
+                }
+            }
+            found.sort_by(|a, b| a.name.cmp(&b.name));
+            found.truncate(limit);
+            Ok(found)
+        };
+        self.pool
+            .run(&format_args!("listing the held locks"), scan, scan)
+    }
+
+    /// An operator's forced release of lock `name`: deletes it if it holds `token` (as
+    /// [`Locker::locks`] shows it), and records that in the job's history, with `by` (who
+    /// forced it). Only that holder's lock is deleted: one taken since by another stays.
+    pub fn force_release(&self, name: &str, token: &str, by: &str) -> Result<ForcedRelease> {
+        validate_name(name)?;
+        if token.len() != 36 || uuid::Uuid::parse_str(token).is_err() {
+            return Err(Error::invalid(
+                "token",
+                "the token must be the 36 characters that 'dibs locks --show-tokens' shows",
+            ));
+        }
+        let key = self.key(name);
+        let job = history::job_of(name);
+        let stream = history::history_key(self.spec.key_prefix(), job);
+        let index = history::jobs_key(self.spec.key_prefix());
+        let keys = [key.as_str(), &stream, &index];
+        let force = |conn: &mut Conn| -> RedisResult<i64> {
+            script::FORCE_RELEASE.run_with(conn, &keys, name.len() + by.len() + 128, |cmd| {
+                cmd.arg(token)
+                    .arg(job)
+                    .arg(history::HISTORY_LENGTH)
+                    .arg(history::HISTORY_TTL.as_millis() as u64)
+                    .arg(history::MAX_JOBS)
+                    .arg("name")
+                    .arg(name)
+                    .arg("by")
+                    .arg(by);
+            })
+        };
+        let found = self
+            .pool
+            .run(&format_args!("force-releasing lock '{name}'"), force, force)?;
+        Ok(match found {
+            1 => ForcedRelease::Released,
+            0 => ForcedRelease::Free,
+            _ => ForcedRelease::OtherHolder,
+        })
     }
 
     /// [`Lease::release`], for callers that hold the locker anyway.

@@ -59,19 +59,32 @@ impl LuaScript {
         value: &str,
         ms: u64,
     ) -> RedisResult<T> {
-        let sha = self.sha();
+        self.run_with(conn, &[key], value.len() + 24, |cmd| {
+            cmd.arg(value).arg(ms);
+        })
+    }
+
+    /// Runs the script with these `KEYS`, and the `ARGV`s that `args` adds (about `capacity`
+    /// bytes of them).
+    pub(crate) fn run_with<T: FromRedisValue>(
+        &self,
+        conn: &mut Conn,
+        keys: &[&str],
+        capacity: usize,
+        args: impl Fn(&mut redis::Cmd),
+    ) -> RedisResult<T> {
         let call = |command: &str, body: &str, conn: &mut Conn| {
             // Sized up front: built arg by arg, the buffers would grow four or five times.
-            redis::Cmd::with_capacity(6, body.len() + key.len() + value.len() + 48)
-                .arg(command)
-                .arg(body)
-                .arg(1)
-                .arg(key)
-                .arg(value)
-                .arg(ms)
-                .query(conn)
+            let key_bytes: usize = keys.iter().map(|k| k.len() + 16).sum();
+            let mut cmd = redis::Cmd::with_capacity(
+                4 + keys.len() + 16,
+                body.len() + key_bytes + capacity + 48,
+            );
+            cmd.arg(command).arg(body).arg(keys.len()).arg(keys);
+            args(&mut cmd);
+            cmd.query(conn)
         };
-        match call("EVALSHA", sha, conn) {
+        match call("EVALSHA", self.sha(), conn) {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 call("EVAL", self.source, conn)
             }
@@ -119,26 +132,119 @@ return 0
 /// finds nothing of ours (a late EXTEND would set the expiry back to the full atMost), no fresh
 /// token can ever equal it, and the value still reads as a holder for `inspect`. A retry of the
 /// release, after a first try whose reply was lost, finds the spent value and returns 1 again.
+///
+/// With the run history (three `KEYS`, see `history`), the same script records the run: one
+/// stream entry saying how it ended, written with the `DEL` or `SET` it describes, so it costs
+/// no round trip and cannot disagree with what the release did. Then `ARGV[3]` is 1 on a retry,
+/// `ARGV[4]` 1 when keep-alive saw the lock taken, `ARGV[5]` the job, `ARGV[6]` the stream's
+/// length, `ARGV[7]` its TTL in ms, `ARGV[8]` the jobs the index keeps, and `ARGV[9..]` the
+/// entry's fields, `name`, `host`, `pid` and `start` first. A retry that finds no key looks for
+/// its first try's entry: one that says `released` proves the first try deleted the key while
+/// it was ours (2); any other is that try's finding (0); none is unproven (3). The history is
+/// written with `pcall`: a server or ACL that refuses it never fails the release; 16 is then
+/// added to the code.
 pub(crate) static RELEASE: LuaScript = LuaScript::new(
     r#"
+local history = #KEYS == 3
+local refused = 0
+local function record(ended)
+  if not history then
+    return
+  end
+  if ARGV[4] == '1' then
+    ended = 'lost'
+  end
+  local id = redis.pcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'ended', ended, unpack(ARGV, 9))
+  if type(id) ~= 'string' then
+    refused = 16
+    return
+  end
+  redis.pcall('PEXPIRE', KEYS[2], ARGV[7])
+  redis.pcall('ZADD', KEYS[3], tonumber(string.match(id, '^%d+')), ARGV[5])
+  redis.pcall('ZREMRANGEBYRANK', KEYS[3], 0, -1 - tonumber(ARGV[8]))
+  redis.pcall('PEXPIRE', KEYS[3], ARGV[7])
+end
+local function recorded()
+  local entries = redis.pcall('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 16)
+  if type(entries) ~= 'table' or entries.err then
+    return nil
+  end
+  for _, entry in ipairs(entries) do
+    local f = entry[2]
+    local same = true
+    for i = 1, 8 do
+      if f[2 + i] ~= ARGV[8 + i] then
+        same = false
+        break
+      end
+    end
+    if same then
+      return f[2]
+    end
+  end
+  return nil
+end
 local current = redis.call('GET', KEYS[1])
 if current == false then
-  return 3
+  if history and ARGV[3] == '1' then
+    local ended = recorded()
+    if ended == 'released' then
+      return 2
+    elseif ended then
+      return 0
+    end
+    record('unproven')
+    return 3 + refused
+  end
+  record('no-longer-ours')
+  return 3 + refused
 end
 local spent = string.sub(ARGV[1], 1, 14) .. '0' .. string.sub(ARGV[1], 16)
 if current == spent then
   return 1
 end
 if current ~= ARGV[1] then
-  return 0
+  record('no-longer-ours')
+  return 0 + refused
 end
 local remaining = tonumber(ARGV[2])
 if remaining > 0 then
   redis.call('SET', KEYS[1], spent, 'PX', remaining)
-  return 1
+  record('kept')
+  return 1 + refused
 end
 redis.call('DEL', KEYS[1])
-return 2
+record('released')
+return 2 + refused
+"#,
+);
+
+/// An operator's forced release (`dibs release`): deletes the lock if its value's token is
+/// `ARGV[1]` (fresh or spent, as `dibs locks` shows it), and records it in the history as
+/// `forced`, with the holder it found. `KEYS`: the lock, the job's stream, the jobs index;
+/// `ARGV[2..4]`: the job, the stream's length and TTL (ms), `ARGV[5]` the jobs the index keeps,
+/// `ARGV[6..]` the entry's other fields (`name`, and who forced it). Returns 1 when it deleted
+/// the lock, 0 when there is no lock, -1 when the lock holds another token.
+pub(crate) static FORCE_RELEASE: LuaScript = LuaScript::new(
+    r#"
+local current = redis.call('GET', KEYS[1])
+if current == false then
+  return 0
+end
+if string.sub(current, 1, 36) ~= ARGV[1] then
+  return -1
+end
+redis.call('DEL', KEYS[1])
+local host, pid, start = string.match(current, '^[^;]*;([^;]*);([^;]*);([^;]*)$')
+local id = redis.pcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'ended', 'forced',
+  'host', host or '', 'pid', pid or '', 'start', start or '', unpack(ARGV, 6))
+if type(id) == 'string' then
+  redis.pcall('PEXPIRE', KEYS[2], ARGV[4])
+  redis.pcall('ZADD', KEYS[3], tonumber(string.match(id, '^%d+')), ARGV[2])
+  redis.pcall('ZREMRANGEBYRANK', KEYS[3], 0, -1 - tonumber(ARGV[5]))
+  redis.pcall('PEXPIRE', KEYS[3], ARGV[4])
+end
+return 1
 "#,
 );
 

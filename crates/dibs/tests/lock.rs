@@ -543,14 +543,31 @@ fn a_release_kept_for_at_least_whose_reply_was_lost_is_still_reported_kept() {
 /// finds no key, the first try may have deleted it, or the lock may have lapsed while the task
 /// ran (and been taken, and released, by another instance). Before, that was told as
 /// "released", owned to the end, hiding a possible double run; now it is its own ending.
+///
+/// Issue 20: with the run history, the first try's record (written in the same script as its
+/// `DEL`) tells the retry what that try did: the lapsed lock is then proven no longer ours, and
+/// the deleted one proven released. Without the history both stay unproven.
 #[test]
-fn a_retried_release_that_finds_no_key_is_unproven_never_released() {
+fn a_retried_release_that_finds_no_key_is_unproven_unless_its_first_try_recorded_it() {
+    for (history, lapsed, deleted) in [
+        (false, Ended::Unproven, Ended::Unproven),
+        (true, Ended::NoLongerOurs, Ended::Released),
+    ] {
+        let found = lost_reply_endings(history);
+        assert_eq!(found, (lapsed, deleted), "history {history}");
+    }
+}
+
+/// How a release that lost its reply ends: for a lock that lapsed (and was taken and released
+/// by a rival) while the task ran, and for one the first try deleted.
+fn lost_reply_endings(history: bool) -> (Ended, Ended) {
     let server = RedisServer::start();
     let proxy = common::proxy::Proxy::start(server.port);
     let spec = |uri: String| {
         ConnSpec::from_map(&[
             ("uri".into(), dibs::SpecValue::Str(uri)),
             ("timeout-ms".into(), dibs::SpecValue::Int(300)),
+            ("history".into(), dibs::SpecValue::Bool(history)),
         ])
         .unwrap()
     };
@@ -559,7 +576,7 @@ fn a_retried_release_that_finds_no_key_is_unproven_never_released() {
     locker.execute(&ms("warm-up", 10_000, 0), || ()).unwrap();
 
     // The lock lapses while the task runs; a rival takes it and releases it; then our release
-    // loses its reply. Nothing proves the lock was ours to the end: it was not.
+    // loses its reply. It was not ours to the end, and must never be told so.
     let lease = locker
         .acquire(&ms("lapsed-lost-reply", 300, 0))
         .unwrap()
@@ -570,12 +587,15 @@ fn a_retried_release_that_finds_no_key_is_unproven_never_released() {
         .unwrap();
     assert!(matches!(rivals, Outcome::Ran { .. }), "the rival ran too");
     proxy.mute_open_connections();
-    let ending = locker.release(lease);
-    assert_eq!(ending.ended, Ended::Unproven);
-    assert!(!ending.owned_to_the_end());
-    assert!(ending.warning().unwrap().contains("cannot be proven"));
+    let lapsed = locker.release(lease);
+    assert!(!lapsed.owned_to_the_end());
+    let warning = lapsed.warning().unwrap();
+    match lapsed.ended {
+        Ended::Unproven => assert!(warning.contains("cannot be proven"), "{warning}"),
+        _ => assert!(warning.contains("no longer ours"), "{warning}"),
+    }
 
-    // The same reply lost after a release that did delete the key: just as unprovable.
+    // The same reply lost after a release that did delete the key.
     let proxy2 = common::proxy::Proxy::start(server.port);
     let locker2 = Locker::new(spec(proxy2.uri())).unwrap();
     locker2.execute(&ms("warm-up", 10_000, 0), || ()).unwrap();
@@ -584,12 +604,19 @@ fn a_retried_release_that_finds_no_key_is_unproven_never_released() {
         .unwrap()
         .unwrap();
     proxy2.mute_open_connections();
-    assert_eq!(locker2.release(lease).ended, Ended::Unproven);
+    let deleted = locker2.release(lease);
     assert_eq!(
         pttl(&server, "dibs:deleted-lost-reply"),
         -2,
         "the key is gone all the same"
     );
+    if history {
+        // One record per run: the retry wrote none of its own.
+        let runs = locker2.history("deleted-lost-reply", 10).unwrap();
+        assert_eq!(runs.len(), 1, "{runs:#?}");
+        assert_eq!(runs[0].ended, dibs::RunEnded::Released);
+    }
+    (lapsed.ended, deleted.ended)
 }
 
 /// Issue 18 (4): a tick's lock is `<name>@<tick>` and stays for all of atMost, released or not,

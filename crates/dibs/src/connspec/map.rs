@@ -29,6 +29,8 @@ const SPEC_KEYS: &[&str] = &[
     "key-prefix",
     "keep-alive",
     "durable",
+    "history",
+    "instance-id",
     "sentinels",
     "master-name",
     "sentinel-username",
@@ -125,6 +127,8 @@ impl Fields {
                 "key-prefix" => f.key_prefix = get_str(key, v)?,
                 "keep-alive" => f.keep_alive = get_bool(key, v)?,
                 "durable" => f.durable = get_durable(key, v)?,
+                "history" => f.history = get_bool(key, v)?,
+                "instance-id" => f.instance_id = get_str(key, v)?,
                 "sentinels" | "cluster-nodes" => {
                     let default_port = if key == "sentinels" {
                         DEFAULT_SENTINEL_PORT

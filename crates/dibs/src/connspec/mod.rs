@@ -34,6 +34,8 @@ pub const DEFAULT_MAX_TOTAL: usize = 64;
 const MAX_TIMEOUT_MS: i128 = 86_400_000;
 const MAX_POOL_SIZE: i128 = 10_000;
 const MAX_KEY_PREFIX_BYTES: usize = 256;
+/// The longest `instance-id`, in UTF-8 bytes.
+const MAX_INSTANCE_ID_BYTES: usize = 128;
 
 /// Where the server listens.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -104,6 +106,10 @@ pub struct ConnSpec {
     /// Extend the lock while the task runs, so that it may outlive `atMost` (see `keepalive`).
     keep_alive: bool,
     durable: Durable,
+    /// Record each run in the job's history (`history`), on by default.
+    history: bool,
+    /// Names this instance in the history (`instance-id`), beside its host and pid.
+    instance_id: Option<String>,
 }
 
 /// The connection part of a spec: all that a pool needs, and all that tells two pools apart.
@@ -217,6 +223,16 @@ impl ConnSpec {
     /// How an acquire is made durable (the map key `durable`).
     pub fn durable(&self) -> Durable {
         self.durable
+    }
+
+    /// Whether each release records its run in the job's history (the map key `history`).
+    pub fn history(&self) -> bool {
+        self.history
+    }
+
+    /// What names this instance in the history, beside its host and pid (`instance-id`).
+    pub fn instance_id(&self) -> Option<&str> {
+        self.instance_id.as_deref()
     }
 
     /// Connections to the server, at most.
@@ -364,6 +380,8 @@ impl fmt::Debug for ConnSpec {
         d.field("key_prefix", &self.key_prefix)
             .field("keep_alive", &self.keep_alive)
             .field("durable", &self.durable)
+            .field("history", &self.history)
+            .field("instance_id", &self.instance_id)
             .field("max_total", &self.server.max_total)
             .field("max_idle", &self.server.max_idle)
             .field("idle_timeout", &self.server.idle_timeout)
@@ -464,6 +482,8 @@ struct Fields {
     key_prefix: Option<String>,
     keep_alive: Option<bool>,
     durable: Option<Durable>,
+    history: Option<bool>,
+    instance_id: Option<String>,
     sentinels: Option<Vec<(String, u16)>>,
     master_name: Option<String>,
     cluster_nodes: Option<Vec<(String, u16)>>,
@@ -577,6 +597,15 @@ impl Fields {
                 format!("'key-prefix' must be at most {MAX_KEY_PREFIX_BYTES} bytes without control characters"),
             ));
         }
+        if let Some(id) = &self.instance_id {
+            if id.is_empty() || id.len() > MAX_INSTANCE_ID_BYTES || id.chars().any(char::is_control)
+            {
+                return Err(ParseError::invalid(
+                    "instance-id",
+                    format!("'instance-id' must be 1 to {MAX_INSTANCE_ID_BYTES} bytes without control characters"),
+                ));
+            }
+        }
         let max_total = self.max_total.unwrap_or(DEFAULT_MAX_TOTAL);
         if max_total == 0 {
             return Err(ParseError::invalid(
@@ -615,6 +644,8 @@ impl Fields {
             key_prefix,
             keep_alive: self.keep_alive.unwrap_or(false),
             durable: self.durable.unwrap_or(Durable::Auto),
+            history: self.history.unwrap_or(true),
+            instance_id: self.instance_id,
         })
     }
 }

@@ -1,6 +1,7 @@
 package dibs;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -229,6 +230,32 @@ public final class Dibs {
         Lifecycle.checkNotNull(conn, "conn");
         Lifecycle.checkNotNull(lockName, "lockName");
         return ConnCache.shared(conn).inspect(lockName);
+    }
+
+    /**
+     * The last {@code limit} recorded runs of a job, fleet-wide, the newest first.
+     *
+     * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
+     * @see DibsClient#history(String, int)
+     */
+    public static List<DibsRun> history(Object conn, String job, int limit) {
+        Lifecycle.checkNotNull(conn, "conn");
+        Lifecycle.checkNotNull(job, "job");
+        return ConnCache.shared(conn).history(job, limit);
+    }
+
+    /**
+     * The job a lock name belongs to, in the history and the meters: the name without its
+     * trailing segments that hold a digit ({@code report-2026-12-01} and
+     * {@code report-2026-12-02} are both {@code report}; {@code nightly-report} stays as is; a
+     * name with no stable part is {@code other}). No I/O.
+     *
+     * @param lockName a lock name
+     * @return its job
+     */
+    public static String jobOf(String lockName) {
+        Lifecycle.checkNotNull(lockName, "lockName");
+        return NativeLib.jobOf(lockName);
     }
 
     /**

@@ -1,6 +1,11 @@
 package dibs;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -229,6 +234,85 @@ public final class DibsClient implements AutoCloseable {
     public LockInfo inspect(String lockName) {
         checkOpen(lockName, this);
         return NativeIo.inspect(handle, lockName);
+    }
+
+    /**
+     * The last {@code limit} recorded runs of a job, fleet-wide, the newest first (one round
+     * trip). A job is a lock name without its per-tick part: {@code report} for
+     * {@code report-2026-12-01} (see {@link Dibs#jobOf}).
+     *
+     * @param job the job's name
+     * @param limit how many runs at most (1 to 10,000); the history keeps about 100
+     * @return the runs, newest first; empty when none is recorded
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O), or
+     *     on a Redis Cluster, which keeps no history
+     * @throws DibsException if Redis could not be read
+     */
+    public List<DibsRun> history(String job, int limit) {
+        checkOpen(job, this);
+        checkLimit(limit);
+        return DibsRun.fromTable(NativeIo.history(handle, job, limit));
+    }
+
+    /**
+     * The jobs with a recorded run, fleet-wide, the most recently run first, with the time of
+     * their last record.
+     *
+     * @param limit how many at most (1 to 10,000); the index keeps 1,000
+     * @return job name to when its last run was recorded, in that order
+     * @throws IllegalArgumentException on a bad limit, or on a Redis Cluster
+     * @throws DibsException if Redis could not be read
+     */
+    public Map<String, Instant> jobs(int limit) {
+        checkOpen("jobs", this);
+        checkLimit(limit);
+        String[] cells = NativeIo.jobs(handle, limit);
+        Map<String, Instant> jobs = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < cells.length; i += 2) {
+            jobs.put(cells[i], Instant.ofEpochMilli(Long.parseLong(cells[i + 1])));
+        }
+        return Collections.unmodifiableMap(jobs);
+    }
+
+    /**
+     * The locks held now, fleet-wide, whose names match a glob ({@code *} for all), by
+     * {@code SCAN} over the key prefix: bounded to {@code limit} locks and 100,000 keys looked at.
+     *
+     * @param pattern a Redis glob over the lock names
+     * @param limit how many at most (1 to 10,000)
+     * @return the held locks, by name
+     * @throws IllegalArgumentException on a bad argument, or on a Redis Cluster
+     * @throws DibsException if Redis could not be read
+     */
+    public List<HeldLock> locks(String pattern, int limit) {
+        checkOpen(pattern, this);
+        checkLimit(limit);
+        return HeldLock.fromTable(NativeIo.locks(handle, pattern, limit));
+    }
+
+    /**
+     * An operator's forced release: deletes the lock if it holds {@code token} (as
+     * {@link HeldLock#token()} shows it), and records that in its job's history with
+     * {@code by}. A lock taken since by another holder is left alone.
+     *
+     * @param lockName the lock's name
+     * @param token the holder's token
+     * @param by who forces it, for the history ({@code user@host}, an actuator principal)
+     * @return true if the lock was deleted; false if it was free or held by another token
+     * @throws IllegalArgumentException on a bad argument (before I/O)
+     * @throws DibsException if Redis could not be reached
+     */
+    public boolean forceRelease(String lockName, String token, String by) {
+        checkOpen(lockName, this);
+        Lifecycle.checkNotNull(token, "token");
+        Lifecycle.checkNotNull(by, "by");
+        return NativeIo.forceRelease(handle, lockName, token, by) == 1;
+    }
+
+    private static void checkLimit(int limit) {
+        if (limit < 1 || limit > 10_000) {
+            throw new DibsArgumentException("limit", "limit must be 1 to 10000, got " + limit);
+        }
     }
 
     /** The native client handle. */

@@ -229,12 +229,17 @@ public final class DibsLease implements AutoCloseable {
      * @throws IllegalStateException if the lease was released already
      */
     public boolean release() {
+        return release(false);
+    }
+
+    /** {@link #release()}, recording in the run history whether the task threw. */
+    boolean release(boolean taskFailed) {
         State s = state;
         s.guard.lock();
         try {
             s.checkHeld();
             try {
-                s.release();
+                s.release(taskFailed);
             } finally {
                 cleanable.clean(); // unregisters; its action finds the lease released
             }
@@ -389,7 +394,7 @@ public final class DibsLease implements AutoCloseable {
          * The one release: tells {@code finished} unless the task did, releases in Rust, logs the
          * warning Rust wrote and tells how it ended. Once, with {@link #guard} held.
          */
-        void release() {
+        void release(boolean taskFailed) {
             released = true;
             holder = null;
             if (watched) {
@@ -400,7 +405,7 @@ public final class DibsLease implements AutoCloseable {
             }
             String warning;
             try {
-                warning = NativeIo.release(id, facts);
+                warning = NativeIo.release(id, taskFailed, facts);
             } catch (Throwable e) { // the JVM failing (out of memory) or a broken lease
                 ending = Ending.RELEASE_FAILED;
                 Events.ended(listener, lockName, Ending.RELEASE_FAILED, Duration.ZERO);
@@ -425,7 +430,7 @@ public final class DibsLease implements AutoCloseable {
                     if (watched) {
                         LostWatch.unwatch(id);
                     }
-                    NativeIo.release(id, facts);
+                    NativeIo.release(id, true, facts);
                 }
             } catch (Throwable e) {
                 cause.addSuppressed(e);
@@ -442,7 +447,7 @@ public final class DibsLease implements AutoCloseable {
                 if (!released) {
                     Log.warning("a DibsLease of lock '" + lockName
                             + "' was garbage collected without release(); released now");
-                    release();
+                    release(true);
                 }
             } finally {
                 guard.unlock();

@@ -275,6 +275,25 @@ public final class DibsOptions {
             return put("durable", durable);
         }
 
+        /**
+         * @param history whether each release records its run in its job's history in Redis
+         *     (default true; see {@link DibsClient#history}): a few entries per job, no extra
+         *     round trip
+         * @return this builder
+         */
+        public Builder history(boolean history) {
+            return put("history", history);
+        }
+
+        /**
+         * @param instanceId names this instance in the run history, beside its host and pid
+         *     (1 to 128 bytes, no control characters): a pod name, a deployment slot
+         * @return this builder
+         */
+        public Builder instanceId(String instanceId) {
+            return put("instance-id", instanceId);
+        }
+
         /** @param timeout the connect timeout (whole milliseconds, at least 1) @return this builder */
         public Builder connectTimeout(Duration timeout) {
             return put("conn-timeout-ms", millis(timeout, "connectTimeout"));

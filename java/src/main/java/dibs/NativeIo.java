@@ -34,11 +34,11 @@ final class NativeIo {
         return offload(() -> NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs));
     }
 
-    static String release(long lease, long[] facts) {
+    static String release(long lease, boolean taskFailed, long[] facts) {
         if (!isVirtual()) {
-            return NativeLib.release(lease, facts);
+            return NativeLib.release(lease, taskFailed, facts);
         }
-        return offload(() -> NativeLib.release(lease, facts));
+        return offload(() -> NativeLib.release(lease, taskFailed, facts));
     }
 
     static boolean extend(long lease, long atMostMs, long atLeastMs) {
@@ -53,6 +53,34 @@ final class NativeIo {
             return NativeLib.inspect(handle, lockName);
         }
         return offload(() -> NativeLib.inspect(handle, lockName));
+    }
+
+    static String[] history(long handle, String job, int limit) {
+        if (!isVirtual()) {
+            return NativeLib.history(handle, job, limit);
+        }
+        return offload(() -> NativeLib.history(handle, job, limit));
+    }
+
+    static String[] jobs(long handle, int limit) {
+        if (!isVirtual()) {
+            return NativeLib.jobs(handle, limit);
+        }
+        return offload(() -> NativeLib.jobs(handle, limit));
+    }
+
+    static String[] locks(long handle, String pattern, int limit) {
+        if (!isVirtual()) {
+            return NativeLib.locks(handle, pattern, limit);
+        }
+        return offload(() -> NativeLib.locks(handle, pattern, limit));
+    }
+
+    static int forceRelease(long handle, String lockName, String token, String by) {
+        if (!isVirtual()) {
+            return NativeLib.forceRelease(handle, lockName, token, by);
+        }
+        return offload(() -> NativeLib.forceRelease(handle, lockName, token, by));
     }
 
     static boolean isVirtual() {

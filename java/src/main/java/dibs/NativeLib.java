@@ -80,11 +80,12 @@ final class NativeLib {
      * Stops keep-alive and releases a lease with the token-checked script, then says how the
      * call ended. A lease is released once: its id is then unknown.
      *
+     * @param taskFailed whether the task threw, for the run history
      * @param facts receives {@code [}{@link Ending} code{@code , milliseconds held, fencing token]}
      * @return the ending's warning for the log, or null when the lock was ours to the end
      * @throws IllegalStateException when the lease was released already
      */
-    static native String release(long lease, long[] facts);
+    static native String release(long lease, boolean taskFailed, long[] facts);
 
     /**
      * If the lease's lock is still ours, sets its expiry to {@code atMostMs} from now and counts
@@ -155,4 +156,19 @@ final class NativeLib {
      * @throws DibsException when Redis could not be read
      */
     static native LockInfo inspect(long handle, String lockName);
+
+    /** The last {@code limit} recorded runs of {@code job}: {@link DibsRun}'s table. */
+    static native String[] history(long handle, String job, int limit);
+
+    /** The jobs with a recorded run, the most recent first: name, last record (Unix ms). */
+    static native String[] jobs(long handle, int limit);
+
+    /** The held locks whose names match the glob {@code pattern}: {@link HeldLock}'s table. */
+    static native String[] locks(long handle, String pattern, int limit);
+
+    /** Deletes {@code lockName} if it holds {@code token}: 1 done, 0 free, -1 another holder's. */
+    static native int forceRelease(long handle, String lockName, String token, String by);
+
+    /** The job a lock name belongs to (the history's rule). */
+    static native String jobOf(String lockName);
 }

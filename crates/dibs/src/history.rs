@@ -1,0 +1,288 @@
+//! The run history: who ran each job, when, and how it ended, fleet-wide, in Redis.
+//!
+//! Each release records its run as one entry of its job's stream, inside the release script
+//! itself (`script::RELEASE`): no extra round trip, and the entry cannot disagree with what the
+//! release did. Memory is bounded twice over:
+//! - names made per tick (`report-2026-12-01`) roll up under their job ([`job_of`]), so a job
+//!   has one stream, however many ticks it runs; each stream keeps about [`HISTORY_LENGTH`]
+//!   entries (`XADD MAXLEN ~`);
+//! - every key expires: a stream [`HISTORY_TTL`] after its last entry, and so does the index of
+//!   jobs (a sorted set of each job's last record time, at most [`MAX_JOBS`] kept).
+//!
+//! The keys are the spec's key prefix, then a unit separator (U+001F), then `history:JOB` or
+//! `jobs`. Neither lock names nor key prefixes may hold a control character, so no lock key
+//! can ever be a history key.
+//!
+//! A Redis Cluster keeps no history yet: a script may only touch keys of one slot, and a job's
+//! stream and its index are in other slots than the lock.
+
+use std::fmt;
+use std::time::Duration;
+
+/// Entries kept per job, about (`XADD MAXLEN ~` trims whole nodes of the stream, so a few more
+/// may stay).
+pub const HISTORY_LENGTH: u32 = 100;
+
+/// How long a job's history outlives its last entry: longer than a monthly job's period, so that
+/// `dibs check report --within 32d` still finds last month's run.
+pub const HISTORY_TTL: Duration = Duration::from_secs(40 * 24 * 3600);
+
+/// Jobs kept in the index, the most recently run first.
+pub const MAX_JOBS: u32 = 1000;
+
+/// The job a lock name belongs to, for the history and the meters' `lock` tag: the name without
+/// its trailing segments that hold a digit, a segment being what follows the last `-`, `_`, `.`,
+/// `:` or `/`. `report-2026-12-01` and `report-2026-12-02` are both `report`, `tick-1764547200`
+/// is `tick`, `shard-7` is `shard`, `nightly-report` and `s3-sync` stay as they are. A name with
+/// no such stable part (`2026-12-01`, `42`) is `other`.
+pub fn job_of(name: &str) -> &str {
+    const SEPARATORS: &[char] = &['-', '_', '.', ':', '/'];
+    let mut end = name.len();
+    while end > 0 {
+        let head = &name[..end];
+        let sep = head.rfind(SEPARATORS);
+        let segment = &head[sep.map_or(0, |s| s + 1)..];
+        if !segment.is_empty() && !segment.chars().any(char::is_numeric) {
+            break;
+        }
+        end = sep.unwrap_or(0);
+    }
+    if end == 0 {
+        "other"
+    } else {
+        &name[..end]
+    }
+}
+
+/// The stream of a job's runs.
+pub(crate) fn history_key(prefix: &str, job: &str) -> String {
+    [prefix, "\u{1f}history:", job].concat()
+}
+
+/// The index of jobs: a sorted set of each job's last record time (Unix ms).
+pub(crate) fn jobs_key(prefix: &str) -> String {
+    [prefix, "\u{1f}jobs"].concat()
+}
+
+/// Whether a key under `prefix` is one of the history's, not a lock.
+pub(crate) fn is_history_key(prefix: &str, key: &str) -> bool {
+    key.strip_prefix(prefix)
+        .is_some_and(|rest| rest.starts_with('\u{1f}'))
+}
+
+/// How the task of a recorded run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskResult {
+    Succeeded,
+    /// It threw, panicked, or (for `dibs run`) exited non-zero.
+    Failed,
+}
+
+impl TaskResult {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            TaskResult::Succeeded => "ok",
+            TaskResult::Failed => "failed",
+        }
+    }
+}
+
+/// What became of the lock of a recorded run: [`crate::Ended`] as the release script found it,
+/// and an operator's forced release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEnded {
+    Released,
+    KeptForAtLeast,
+    /// The lock had expired (or was another holder's) at release.
+    NoLongerOurs,
+    /// Keep-alive found the lock taken while the task ran.
+    LostWhileRunning,
+    /// The release's reply was lost and its retry found no key and no record of the first try.
+    Unproven,
+    /// Deleted by an operator (`dibs release`, the actuator).
+    Forced,
+}
+
+impl RunEnded {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunEnded::Released => "released",
+            RunEnded::KeptForAtLeast => "kept",
+            RunEnded::NoLongerOurs => "no-longer-ours",
+            RunEnded::LostWhileRunning => "lost",
+            RunEnded::Unproven => "unproven",
+            RunEnded::Forced => "forced",
+        }
+    }
+
+    fn parse(s: &str) -> Option<RunEnded> {
+        [
+            RunEnded::Released,
+            RunEnded::KeptForAtLeast,
+            RunEnded::NoLongerOurs,
+            RunEnded::LostWhileRunning,
+            RunEnded::Unproven,
+            RunEnded::Forced,
+        ]
+        .into_iter()
+        .find(|e| e.as_str() == s)
+    }
+
+    /// Whether the lock was ours from acquisition to release (as [`crate::Ending`] says).
+    pub fn owned_to_the_end(self) -> bool {
+        matches!(self, RunEnded::Released | RunEnded::KeptForAtLeast)
+    }
+}
+
+impl fmt::Display for RunEnded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One recorded run of a job (or an operator's forced release of its lock).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// When the release recorded it, by the server's clock (the stream entry's id).
+    pub recorded_at_unix_ms: u64,
+    /// The lock's whole name (`report-2026-12-01`).
+    pub name: String,
+    pub host: String,
+    pub pid: u32,
+    /// The `instance-id` of the spec that ran it, if it had one.
+    pub instance: Option<String>,
+    /// When the lock was acquired, by the holder's clock.
+    pub started_at_unix_ms: u64,
+    /// From acquisition to release; 0 for a forced release.
+    pub duration_ms: u64,
+    /// The fencing token; 0 for a forced release.
+    pub fence: u64,
+    pub ended: RunEnded,
+    /// `None` for a forced release, whose task is not known.
+    pub task: Option<TaskResult>,
+    /// Who forced the release (`user@host`), for a forced one.
+    pub forced_by: Option<String>,
+}
+
+impl Run {
+    /// Whether this run counts as the job having run: its task ran to success (a forced
+    /// release is no run).
+    pub fn succeeded(&self) -> bool {
+        self.task == Some(TaskResult::Succeeded)
+    }
+
+    /// Reads one stream entry (`XREVRANGE`'s id and fields); `None` when it is not dibs's.
+    pub(crate) fn parse(id: &str, fields: &[String]) -> Option<Run> {
+        let recorded_at_unix_ms = id.split('-').next()?.parse().ok()?;
+        let get = |name: &str| {
+            fields
+                .chunks_exact(2)
+                .find(|pair| pair[0] == name)
+                .map(|pair| pair[1].as_str())
+        };
+        let number = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        let ended = RunEnded::parse(get("ended")?)?;
+        Some(Run {
+            recorded_at_unix_ms,
+            name: get("name")?.to_owned(),
+            host: get("host").unwrap_or_default().to_owned(),
+            pid: get("pid").and_then(|p| p.parse().ok()).unwrap_or(0),
+            instance: get("instance").map(str::to_owned),
+            started_at_unix_ms: number("start"),
+            duration_ms: number("ms"),
+            fence: number("fence"),
+            ended,
+            task: match get("task") {
+                Some("ok") => Some(TaskResult::Succeeded),
+                Some("failed") => Some(TaskResult::Failed),
+                _ => None,
+            },
+            forced_by: get("by").map(str::to_owned),
+        })
+    }
+}
+
+/// A job the index knows, and when its last run was recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Job {
+    pub name: String,
+    pub last_recorded_unix_ms: u64,
+}
+
+/// A lock held now, as [`crate::Locker::locks`] found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeldLock {
+    pub name: String,
+    pub state: crate::LockState,
+    /// The token in the lock's value (shown only when asked for: it is what a forced release
+    /// takes). `None` when the value is not dibs's.
+    pub token: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_tick_names_roll_up_under_their_job() {
+        for (name, job) in [
+            ("report-2026-12-01", "report"),
+            ("nightly-report-2026-12-01T02:00", "nightly-report"),
+            ("tick-1764547200", "tick"),
+            ("shard-7", "shard"),
+            ("sync_20261201", "sync"),
+            ("nightly-report", "nightly-report"),
+            ("s3-sync", "s3-sync"),
+            ("a.b:c/d", "a.b:c/d"),
+            ("2026-12-01", "other"),
+            ("42", "other"),
+            ("report-", "report"),
+            ("ünïcode-١٢", "ünïcode"),
+        ] {
+            assert_eq!(job_of(name), job, "{name}");
+        }
+    }
+
+    #[test]
+    fn history_keys_are_never_lock_keys() {
+        let key = history_key("dibs:", "report");
+        assert!(is_history_key("dibs:", &key));
+        assert!(is_history_key("dibs:", &jobs_key("dibs:")));
+        assert!(!is_history_key("dibs:", "dibs:history:report"));
+        assert!(!is_history_key("app:", &key));
+    }
+
+    #[test]
+    fn entries_parse_back() {
+        let fields: Vec<String> = [
+            "ended",
+            "kept",
+            "name",
+            "report-2026-12-01",
+            "host",
+            "h1",
+            "pid",
+            "42",
+            "start",
+            "1000",
+            "task",
+            "failed",
+            "ms",
+            "7",
+            "fence",
+            "99",
+            "instance",
+            "i-1",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let run = Run::parse("1764547200123-0", &fields).expect("parses");
+        assert_eq!(run.recorded_at_unix_ms, 1_764_547_200_123);
+        assert_eq!(run.ended, RunEnded::KeptForAtLeast);
+        assert_eq!(run.task, Some(TaskResult::Failed));
+        assert_eq!((run.pid, run.fence, run.duration_ms), (42, 99, 7));
+        assert_eq!(run.instance.as_deref(), Some("i-1"));
+        assert!(!run.succeeded());
+        assert_eq!(Run::parse("1-0", &["x".to_owned(), "y".to_owned()]), None);
+    }
+}

@@ -1,0 +1,279 @@
+//! The run history against a real redis-server: what each ending records, what a forced
+//! release records, and the bound on memory for per-tick names.
+
+mod common;
+
+use std::thread;
+use std::time::Duration;
+
+use common::RedisServer;
+use dibs::{
+    ConnSpec, Ended, ForcedRelease, LockParams, Locker, RunEnded, SpecValue, TaskResult,
+    HISTORY_LENGTH,
+};
+use redis::Commands;
+
+fn locker_with(server: &RedisServer, extra: &[(&str, SpecValue)]) -> Locker {
+    let mut entries = vec![("uri".to_owned(), SpecValue::Str(server.uri()))];
+    entries.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    Locker::new(ConnSpec::from_map(&entries).unwrap()).unwrap()
+}
+
+fn ms(name: &str, at_most: i64, at_least: i64) -> LockParams {
+    LockParams::from_millis(name, at_most, at_least).unwrap()
+}
+
+#[test]
+fn each_release_records_its_run_and_how_it_ended() {
+    let server = RedisServer::start();
+    let a = locker_with(&server, &[("instance-id", SpecValue::Str("pod-a".into()))]);
+    let b = locker_with(&server, &[]);
+    // Loads the scripts (a first EVALSHA answers NOSCRIPT), recording nothing.
+    let quiet = locker_with(&server, &[("history", SpecValue::Bool(false))]);
+    let _ = quiet
+        .acquire(&ms("warm-up", 1_000, 0))
+        .unwrap()
+        .unwrap()
+        .release();
+    let evals_before = server.calls("evalsha") + server.calls("eval");
+
+    // A run that succeeded and outlived atLeast: released.
+    let lease = a
+        .acquire(&ms("report-2026-12-01", 10_000, 0))
+        .unwrap()
+        .unwrap();
+    let fence = lease.fence();
+    // Another instance skips meanwhile: a skip records nothing.
+    assert!(b
+        .acquire(&ms("report-2026-12-01", 10_000, 0))
+        .unwrap()
+        .is_none());
+    assert_eq!(lease.release().ended, Ended::Released);
+    // A run whose task failed, kept for the rest of atLeast.
+    let lease = b
+        .acquire(&ms("report-2026-12-02", 10_000, 5_000))
+        .unwrap()
+        .unwrap();
+    let ending = lease.release_after(TaskResult::Failed);
+    assert!(matches!(ending.ended, Ended::KeptForAtLeast { .. }));
+    // A run that outlived atMost: the lock was gone at release.
+    let lease = a
+        .acquire(&ms("report-2026-12-03", 100, 0))
+        .unwrap()
+        .unwrap();
+    thread::sleep(Duration::from_millis(300));
+    assert_eq!(lease.release().ended, Ended::NoLongerOurs);
+    // One script call per acquire and one per release; the 3 records were made by them (the
+    // commands a script runs count in commandstats too).
+    let evals = server.calls("evalsha") + server.calls("eval") - evals_before;
+    assert_eq!(evals, 4 + 3, "3 acquires won, 1 skipped, 3 releases");
+    assert_eq!(
+        server.calls("xadd"),
+        3,
+        "one record per release, none per skip"
+    );
+
+    let runs = a.history("report", 10).unwrap();
+    assert_eq!(runs.len(), 3, "{runs:#?}");
+    let (lost, failed, ok) = (&runs[0], &runs[1], &runs[2]);
+    assert_eq!(ok.name, "report-2026-12-01");
+    assert_eq!(ok.ended, RunEnded::Released);
+    assert_eq!(ok.task, Some(TaskResult::Succeeded));
+    assert!(ok.succeeded());
+    assert_eq!(ok.instance.as_deref(), Some("pod-a"));
+    assert_eq!(ok.pid, std::process::id());
+    assert_eq!(ok.fence, fence);
+    assert!(ok.started_at_unix_ms > 1_700_000_000_000);
+    assert_eq!(failed.name, "report-2026-12-02");
+    assert_eq!(failed.ended, RunEnded::KeptForAtLeast);
+    assert_eq!(failed.task, Some(TaskResult::Failed));
+    assert_eq!(failed.instance, None);
+    assert_eq!(lost.ended, RunEnded::NoLongerOurs);
+    assert!(lost.duration_ms >= 300, "{lost:?}");
+    assert!(ok.recorded_at_unix_ms <= failed.recorded_at_unix_ms);
+
+    let jobs = a.jobs(10).unwrap();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].name, "report");
+    assert_eq!(jobs[0].last_recorded_unix_ms, lost.recorded_at_unix_ms);
+}
+
+#[test]
+fn a_forced_release_deletes_only_the_token_shown_and_is_recorded() {
+    let server = RedisServer::start();
+    let locker = locker_with(&server, &[]);
+    let lease = locker.acquire(&ms("sync", 60_000, 0)).unwrap().unwrap();
+    let other = locker
+        .acquire(&ms("other-job", 60_000, 0))
+        .unwrap()
+        .unwrap();
+
+    let held = locker.locks("*", 100).unwrap();
+    assert_eq!(
+        held.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
+        ["other-job", "sync"],
+        "sorted by name; history keys are no locks"
+    );
+    let sync = &held[1];
+    assert_eq!(sync.state.holder.as_ref().unwrap().pid, std::process::id());
+    assert!(sync.state.remaining_ms.unwrap() > 50_000);
+    let token = sync.token.clone().expect("dibs's value");
+    assert!(lease.value().starts_with(&token));
+    assert_eq!(
+        locker.locks("syn?", 100).unwrap().len(),
+        1,
+        "a glob over names"
+    );
+
+    // A wrong token (a lock that changed hands since it was listed) is left alone.
+    let stale = uuid_like(&token);
+    assert_eq!(
+        locker.force_release("sync", &stale, "ops@test").unwrap(),
+        ForcedRelease::OtherHolder
+    );
+    assert!(server.exists("dibs:sync"));
+    assert_eq!(
+        locker.force_release("sync", &token, "ops@test").unwrap(),
+        ForcedRelease::Released
+    );
+    assert!(!server.exists("dibs:sync"));
+    assert_eq!(
+        locker.force_release("sync", &token, "ops@test").unwrap(),
+        ForcedRelease::Free
+    );
+    // The holder's own release then finds the lock gone, and says so.
+    assert_eq!(lease.release().ended, Ended::NoLongerOurs);
+    let _ = other.release();
+
+    let runs = locker.history("sync", 10).unwrap();
+    assert_eq!(runs.len(), 2, "{runs:#?}");
+    assert_eq!(runs[0].ended, RunEnded::NoLongerOurs);
+    let forced = &runs[1];
+    assert_eq!(forced.ended, RunEnded::Forced);
+    assert_eq!(forced.forced_by.as_deref(), Some("ops@test"));
+    assert_eq!(forced.pid, std::process::id(), "the holder it found");
+    assert_eq!(forced.task, None);
+    assert!(!forced.succeeded());
+
+    let bad = locker
+        .force_release("sync", "not-a-token", "ops")
+        .unwrap_err();
+    assert!(
+        matches!(bad, dibs::Error::InvalidArgument { arg: "token", .. }),
+        "{bad}"
+    );
+}
+
+/// Another valid token: the same but one hex digit.
+fn uuid_like(token: &str) -> String {
+    let last = token.chars().last().unwrap();
+    let swapped = if last == '0' { '1' } else { '0' };
+    format!("{}{swapped}", &token[..35])
+}
+
+#[test]
+fn ten_thousand_per_tick_names_leave_two_keys_that_expire() {
+    let server = RedisServer::start();
+    let locker = locker_with(&server, &[]);
+    for tick in 0..10_000u64 {
+        let name = format!("tick-{}", 1_764_547_200 + tick);
+        let lease = locker.acquire(&ms(&name, 60_000, 0)).unwrap().unwrap();
+        let _ = lease.release();
+    }
+    let mut admin = server.admin();
+    let keys: Vec<String> = admin.keys("*").unwrap();
+    assert_eq!(keys.len(), 2, "the job's stream and the index: {keys:?}");
+    for key in &keys {
+        let ttl: i64 = admin.pttl(key).unwrap();
+        assert!(ttl > 0, "{key:?} expires: {ttl}");
+    }
+    let length: u64 = redis::cmd("XLEN")
+        .arg("dibs:\u{1f}history:tick")
+        .query(&mut admin)
+        .unwrap();
+    // MAXLEN ~ trims whole radix-tree nodes (100 entries by default): at most one node more.
+    assert!(
+        (u64::from(HISTORY_LENGTH)..=u64::from(HISTORY_LENGTH) + 100).contains(&length),
+        "{length}"
+    );
+    let memory: u64 = redis::cmd("MEMORY")
+        .arg("USAGE")
+        .arg("dibs:\u{1f}history:tick")
+        .query(&mut admin)
+        .unwrap();
+    eprintln!("10,000 per-tick runs: 2 keys; the stream holds {length} entries in {memory} bytes");
+    assert_eq!(
+        locker.history("tick", 1).unwrap()[0].name,
+        "tick-1764557199"
+    );
+}
+
+#[test]
+fn the_jobs_index_keeps_the_most_recent_thousand() {
+    let server = RedisServer::start();
+    let locker = locker_with(&server, &[]);
+    let mut admin = server.admin();
+    // Seeded past the bound (the script trims it at the next record).
+    let members: Vec<(u64, String)> = (0..1_005).map(|i| (i, format!("job{i:04}x"))).collect();
+    let _: () = admin.zadd_multiple("dibs:\u{1f}jobs", &members).unwrap();
+    let _ = locker
+        .acquire(&ms("fresh", 1_000, 0))
+        .unwrap()
+        .unwrap()
+        .release();
+    let jobs = locker.jobs(2_000).unwrap();
+    assert_eq!(jobs.len(), dibs::MAX_JOBS as usize);
+    assert_eq!(jobs[0].name, "fresh");
+    assert!(
+        !jobs.iter().any(|j| j.name == "job0000x"),
+        "the oldest go first"
+    );
+}
+
+#[test]
+fn history_off_writes_nothing() {
+    let server = RedisServer::start();
+    let locker = locker_with(&server, &[("history", SpecValue::Bool(false))]);
+    let _ = locker
+        .acquire(&ms("quiet", 1_000, 0))
+        .unwrap()
+        .unwrap()
+        .release();
+    let keys: Vec<String> = server.admin().keys("*").unwrap();
+    assert!(keys.is_empty(), "{keys:?}");
+}
+
+#[test]
+fn a_server_that_refuses_the_history_still_releases_and_says_so_once() {
+    let server = RedisServer::start();
+    // An ACL user for locks only: no stream commands.
+    let _: () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("locks")
+        .arg("on")
+        .arg(">pw")
+        .arg("~*")
+        .arg("+@all")
+        .arg("-@stream")
+        .query(&mut server.admin())
+        .unwrap();
+    let uri = server.uri().replace("redis://", "redis://locks:pw@");
+    let locker = Locker::new(ConnSpec::from_uri(&uri).unwrap()).unwrap();
+    let first = locker
+        .acquire(&ms("job", 10_000, 0))
+        .unwrap()
+        .unwrap()
+        .release();
+    assert_eq!(first.ended, Ended::Released);
+    let warning = first.warning().expect("said");
+    assert!(warning.contains("could not be recorded"), "{warning}");
+    assert!(warning.contains("'history' to false"), "{warning}");
+    let second = locker
+        .acquire(&ms("job", 10_000, 0))
+        .unwrap()
+        .unwrap()
+        .release();
+    assert_eq!(second.ended, Ended::Released);
+    assert_eq!(second.warning(), None, "said once");
+    assert!(!server.exists("dibs:job"));
+}

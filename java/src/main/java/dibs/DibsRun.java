@@ -1,0 +1,124 @@
+package dibs;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * One recorded run of a job, from its history in Redis ({@link DibsClient#history}): which
+ * instance ran it, when, for how long, and how it ended. Every release records one, inside its
+ * own script (no extra round trip); an operator's forced release is recorded too.
+ */
+public final class DibsRun {
+    private static final int FIELDS = 11;
+
+    private final Instant recordedAt;
+    private final String lockName;
+    private final String host;
+    private final long pid;
+    private final String instanceId;
+    private final Instant startedAt;
+    private final Duration duration;
+    private final long fencingToken;
+    private final String ended;
+    private final Boolean taskSucceeded;
+    private final String forcedBy;
+
+    private DibsRun(String[] f, int at) {
+        recordedAt = Instant.ofEpochMilli(Long.parseLong(f[at]));
+        lockName = f[at + 1];
+        host = f[at + 2];
+        pid = Long.parseLong(f[at + 3]);
+        instanceId = f[at + 4];
+        startedAt = Instant.ofEpochMilli(Long.parseLong(f[at + 5]));
+        duration = Duration.ofMillis(Long.parseLong(f[at + 6]));
+        fencingToken = Long.parseLong(f[at + 7]);
+        ended = f[at + 8];
+        taskSucceeded = f[at + 9] == null ? null : Boolean.valueOf(f[at + 9]);
+        forcedBy = f[at + 10];
+    }
+
+    /** Reads the native side's table: {@value #FIELDS} cells per run. */
+    static List<DibsRun> fromTable(String[] cells) {
+        List<DibsRun> runs = new ArrayList<>(cells.length / FIELDS);
+        for (int at = 0; at + FIELDS <= cells.length; at += FIELDS) {
+            runs.add(new DibsRun(cells, at));
+        }
+        return Collections.unmodifiableList(runs);
+    }
+
+    /** @return when the release recorded the run, by the Redis server's clock */
+    public Instant recordedAt() {
+        return recordedAt;
+    }
+
+    /** @return the lock's whole name, its tick included ({@code report-2026-12-01}) */
+    public String lockName() {
+        return lockName;
+    }
+
+    /** @return the host name of the instance that ran it */
+    public String host() {
+        return host;
+    }
+
+    /** @return the process id of the instance that ran it */
+    public long pid() {
+        return pid;
+    }
+
+    /** @return the {@code instance-id} of the conn that ran it, if it had one */
+    public Optional<String> instanceId() {
+        return Optional.ofNullable(instanceId);
+    }
+
+    /** @return when the lock was acquired, by the holder's clock */
+    public Instant startedAt() {
+        return startedAt;
+    }
+
+    /** @return from acquisition to release; zero for a forced release */
+    public Duration duration() {
+        return duration;
+    }
+
+    /** @return the run's fencing token; 0 for a forced release */
+    public long fencingToken() {
+        return fencingToken;
+    }
+
+    /**
+     * @return what became of the lock: {@code released}, {@code kept} (for the rest of atLeast),
+     *     {@code no-longer-ours}, {@code lost} (keep-alive saw it taken), {@code unproven}, or
+     *     {@code forced} (an operator's forced release)
+     */
+    public String ended() {
+        return ended;
+    }
+
+    /** @return whether the lock was ours from acquisition to release */
+    public boolean ownedToTheEnd() {
+        return "released".equals(ended) || "kept".equals(ended);
+    }
+
+    /** @return whether the task ran to success: false when it threw, and for a forced release */
+    public boolean succeeded() {
+        return Boolean.TRUE.equals(taskSucceeded);
+    }
+
+    /** @return who forced the release ({@code user@host}), for a forced one */
+    public Optional<String> forcedBy() {
+        return Optional.ofNullable(forcedBy);
+    }
+
+    @Override
+    public String toString() {
+        return "DibsRun[" + lockName + " at " + recordedAt + " on " + host + " pid " + pid
+                + (instanceId == null ? "" : " (" + instanceId + ")") + ", took " + duration.toMillis()
+                + " ms, task " + (taskSucceeded == null ? "-" : taskSucceeded ? "ok" : "failed") + ", lock "
+                + ended + (forcedBy == null ? "" : " by " + forcedBy) + "]";
+    }
+}
