@@ -118,8 +118,9 @@ pub fn split_tick(name: &str) -> Option<(&str, &str)> {
     (1..bytes.len()).find_map(|i| {
         let after_separator = matches!(bytes[i - 1], b'-' | b'_' | b'.' | b':' | b'/');
         let tick = after_separator && bytes[i].is_ascii_digit() && (date_at(i) || digits(i) >= 8);
-        let job = &name[..i - 1];
-        (tick && !job.is_empty() && !name[i..].contains('@')).then(|| (job, &name[i..]))
+        // Only sliced after an ASCII separator, so at a char boundary: a name such as
+        // "Bericht für März" must not panic here (every release of it once did).
+        (tick && i > 1 && !name[i..].contains('@')).then(|| (&name[..i - 1], &name[i..]))
     })
 }
 
@@ -224,6 +225,18 @@ mod tests {
             Some(("direct", "1764547200"))
         );
         assert_eq!(split_tick("sync_20261201"), Some(("sync", "20261201")));
+        assert_eq!(
+            split_tick("Bericht für März-2026-12-01"),
+            Some(("Bericht für März", "2026-12-01"))
+        );
+        for multibyte in [
+            "€€€-1",
+            "日本語のジョブ -28102-130",
+            "emoji 🔒 -28102-130",
+            "für",
+        ] {
+            assert_eq!(split_tick(multibyte), None, "{multibyte}");
+        }
         for none in [
             "shard-7",
             "s3-sync",

@@ -68,6 +68,80 @@ public final class DibsScheduledTick {
         return Optional.empty();
     }
 
+    /**
+     * How often the innermost {@code @Scheduled} method on this thread's stack runs: a
+     * {@code fixedRate} or {@code fixedDelay}, or a cron's longest gap between fire times over
+     * its next 64 (a weekday cron's is its weekend). A Spring proxy's frame is looked up on the
+     * class it proxies, so that a ShedLock {@code @SchedulerLock} method is found too. Empty
+     * outside one, or when the period cannot be read.
+     */
+    static Optional<Scheduled> currentScheduled() {
+        return StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
+                .walk(frames -> frames.map(f -> scheduledOf(f.getDeclaringClass(), f.getMethodName()))
+                        .flatMap(Optional::stream).findFirst());
+    }
+
+    private static Optional<Scheduled> scheduledOf(Class<?> type, String name) {
+        for (Class<?> c = type; c != null && c != Object.class; c = c.getName().contains("$$") ? c.getSuperclass() : null) {
+            for (Method m : c.getDeclaredMethods()) {
+                if (m.getName().equals(name) && m.getParameterCount() == 0) {
+                    Schedules all = m.getAnnotation(Schedules.class);
+                    Scheduled one = all != null && all.value().length > 0 ? all.value()[0] : m.getAnnotation(Scheduled.class);
+                    if (one != null) {
+                        return Optional.of(one);
+                    }
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The period of one {@code @Scheduled}; see {@link #currentScheduled()}. */
+    static Optional<Duration> periodOf(Scheduled s) {
+        try {
+            if (!s.cron().isEmpty()) {
+                String cron = placeholders.apply(s.cron());
+                if (cron.equals(Scheduled.CRON_DISABLED) || !CronExpression.isValidExpression(cron)) {
+                    return Optional.empty();
+                }
+                String zone = placeholders.apply(s.zone());
+                ZonedDateTime t = ZonedDateTime.now(zone.isEmpty() ? ZoneId.systemDefault() : ZoneId.of(zone));
+                CronExpression expression = CronExpression.parse(cron);
+                Duration longest = Duration.ZERO;
+                for (int i = 0; i < 64; i++) {
+                    ZonedDateTime next = expression.next(t);
+                    if (next == null) {
+                        break;
+                    }
+                    if (i > 0) { // the first gap is from now, not from a fire time
+                        Duration gap = Duration.between(t, next);
+                        longest = gap.compareTo(longest) > 0 ? gap : longest;
+                    }
+                    t = next;
+                }
+                return longest.isZero() ? Optional.empty() : Optional.of(longest);
+            }
+            long rate = fixed(s.fixedRate(), s.fixedRateString(), s);
+            long delay = fixed(s.fixedDelay(), s.fixedDelayString(), s);
+            long millis = rate > 0 ? rate : delay;
+            return millis > 0 ? Optional.of(Duration.ofMillis(millis)) : Optional.empty();
+        } catch (RuntimeException e) { // an unresolvable placeholder, an unknown zone
+            return Optional.empty();
+        }
+    }
+
+    /** A fixedRate/fixedDelay in milliseconds (its number, else its string: a number or ISO-8601). */
+    private static long fixed(long value, String text, Scheduled s) {
+        if (value < 0 && !text.isEmpty()) {
+            String resolved = placeholders.apply(text).trim();
+            if (resolved.startsWith("P") || resolved.startsWith("p")) {
+                return Duration.parse(resolved).toMillis();
+            }
+            value = Long.parseLong(resolved);
+        }
+        return value < 0 ? -1 : s.timeUnit().toMillis(value);
+    }
+
     private static Optional<String> tickOf(Scheduled scheduled) {
         try {
             String cron = placeholders.apply(scheduled.cron());

@@ -1,0 +1,108 @@
+package dibs;
+
+import static dibs.TestSupport.uniqueName;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The run history from Java: what {@link DibsClient#history} reads after runs, a task that threw,
+ * a skip and a forced release; {@link DibsClient#locks}; {@link Dibs#jobOf}.
+ */
+@Timeout(60)
+class HistoryTest extends RedisTestBase {
+    @Test
+    void eachCallIsRecordedWithItsInstanceAndHowItsTaskEnded() {
+        // A job name without digits: uniqueName's would be rolled up (its pid is a segment).
+        String job = "hist-" + uniqueName("").replaceAll("[^0-9]", "").chars()
+                .mapToObj(c -> String.valueOf((char) ('a' + c - '0'))).reduce("", String::concat);
+        try (DibsClient a = Dibs.client(local().instanceId("pod-a").build());
+                DibsClient b = Dibs.client(local().build())) {
+            assertTrue(a.execute(job + "-2026-12-01", 10, 0, () -> {}));
+            RuntimeException boom = new RuntimeException("boom");
+            RuntimeException thrown = assertThrows(RuntimeException.class,
+                    () -> b.execute(job + "-2026-12-02", 10, 0, () -> {
+                        // A skip meanwhile records nothing.
+                        assertFalse(a.execute(job + "-2026-12-02", 10, 0, () -> {}));
+                        throw boom;
+                    }));
+            assertSame(boom, thrown, "the task's own exception");
+
+            List<DibsRun> runs = a.history(job, 10);
+            assertEquals(2, runs.size(), runs.toString());
+            DibsRun failed = runs.get(0);
+            DibsRun ok = runs.get(1);
+            assertEquals(job + "-2026-12-01", ok.lockName());
+            assertTrue(ok.succeeded());
+            assertTrue(ok.ownedToTheEnd());
+            assertEquals("released", ok.ended());
+            assertEquals(Optional.of("pod-a"), ok.instanceId());
+            assertEquals(ProcessHandle.current().pid(), ok.pid());
+            assertTrue(ok.fencingToken() > 0);
+            assertFalse(ok.startedAt().isAfter(ok.recordedAt().plusSeconds(1)));
+            assertFalse(failed.succeeded(), "the task threw");
+            assertEquals(Optional.empty(), failed.instanceId());
+            assertTrue(failed.toString().contains("task failed"), failed.toString());
+
+            Map<String, java.time.Instant> jobs = a.jobs(10);
+            assertTrue(jobs.containsKey(job), jobs.toString());
+            assertEquals(failed.recordedAt(), jobs.get(job));
+        }
+    }
+
+    @Test
+    void aForcedReleaseTakesTheTokenThatLocksShowsAndIsRecorded() throws Exception {
+        String name = uniqueName("forced");
+        try (DibsClient client = Dibs.client(local().build())) {
+            DibsLease lease = client.tryLock(name, java.time.Duration.ofMinutes(1), java.time.Duration.ZERO)
+                    .orElseThrow();
+            List<HeldLock> held = client.locks(name, 10);
+            assertEquals(1, held.size(), held.toString());
+            HeldLock lock = held.get(0);
+            assertEquals(name, lock.name());
+            String token = lock.token().orElseThrow();
+            assertFalse(lock.toString().contains(token), "toString never shows the token");
+            assertTrue(lock.remaining().orElseThrow().toSeconds() > 50);
+
+            assertTrue(client.forceRelease(name, token, "oncall@test"));
+            assertFalse(client.forceRelease(name, token, "oncall@test"), "free now");
+            assertFalse(lease.release(), "the holder finds it gone");
+
+            List<DibsRun> runs = client.history(Dibs.jobOf(name), 10);
+            assertEquals(2, runs.size(), runs.toString());
+            assertEquals("no-longer-ours", runs.get(0).ended());
+            assertEquals("forced", runs.get(1).ended());
+            assertEquals(Optional.of("oncall@test"), runs.get(1).forcedBy());
+            DibsArgumentException bad = assertThrows(DibsArgumentException.class,
+                    () -> client.forceRelease(name, "nope", "x"));
+            assertEquals("token", bad.argument());
+        }
+    }
+
+    @Test
+    void theHistoryCanBeTurnedOffAndTheLimitIsChecked() throws Exception {
+        String name = uniqueName("quiet");
+        try (DibsClient client = Dibs.client(local().history(false).build())) {
+            assertTrue(client.execute(name, 10, 0, () -> {}));
+            assertEquals(List.of(), client.history(name, 10));
+            DibsArgumentException e = assertThrows(DibsArgumentException.class, () -> client.history(name, 0));
+            assertEquals("limit", e.argument());
+        }
+    }
+
+    @Test
+    void jobOfRollsPerTickNamesUpLikeTheMetersTag() {
+        assertEquals("report", Dibs.jobOf("report-2026-12-01"));
+        assertEquals("tick", Dibs.jobOf("tick-1764547200"));
+        assertEquals("nightly-report", Dibs.jobOf("nightly-report"));
+        assertEquals("other", Dibs.jobOf("2026-12-01"));
+    }
+}
