@@ -1,6 +1,7 @@
 package dibs.spring;
 
 import dibs.DibsClient;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -30,8 +31,21 @@ public class DibsActuatorAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    public DibsEndpoint dibsEndpoint(DibsHeldLocks held, DibsClient client, DibsProperties properties) {
-        return new DibsEndpoint(held, client, properties);
+    public DibsEndpoint dibsEndpoint(DibsHeldLocks held, DibsClient client, DibsProperties properties,
+            ObjectProvider<DibsJobs> jobs) {
+        return new DibsEndpoint(held, client, properties, jobs.getIfAvailable());
+    }
+
+    /**
+     * @param jobs the fleet view
+     * @param properties {@code dibs.jobs.overdue-status}
+     * @return the check behind the {@code dibsJobs} health indicator
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(DibsJobs.class)
+    public DibsJobsHealthCheck dibsJobsHealthCheck(DibsJobs jobs, DibsProperties properties) {
+        return new DibsJobsHealthCheck(jobs, properties.jobs().overdueStatus());
     }
 
     /**
@@ -56,6 +70,13 @@ public class DibsActuatorAutoConfiguration {
         DibsHealthIndicatorBoot3 dibsHealthIndicator(DibsHealthCheck check) {
             return new DibsHealthIndicatorBoot3(check);
         }
+
+        @Bean
+        @ConditionalOnMissingBean(name = "dibsJobsHealthIndicator")
+        @ConditionalOnBean(DibsJobsHealthCheck.class)
+        DibsJobsHealthIndicatorBoot3 dibsJobsHealthIndicator(DibsJobsHealthCheck check) {
+            return new DibsJobsHealthIndicatorBoot3(check);
+        }
     }
 
     /** Boot 4: org.springframework.boot.health.contributor. */
@@ -69,6 +90,13 @@ public class DibsActuatorAutoConfiguration {
         @ConditionalOnMissingBean(name = "dibsHealthIndicator")
         DibsHealthIndicatorBoot4 dibsHealthIndicator(DibsHealthCheck check) {
             return new DibsHealthIndicatorBoot4(check);
+        }
+
+        @Bean
+        @ConditionalOnMissingBean(name = "dibsJobsHealthIndicator")
+        @ConditionalOnBean(DibsJobsHealthCheck.class)
+        DibsJobsHealthIndicatorBoot4 dibsJobsHealthIndicator(DibsJobsHealthCheck check) {
+            return new DibsJobsHealthIndicatorBoot4(check);
         }
     }
 }

@@ -83,6 +83,12 @@ public class DibsAutoConfiguration {
             options.durable(properties.durable());
         }
         options.interruptOnLost(properties.interruptOnLost());
+        if (properties.history() != null) {
+            options.history(properties.history());
+        }
+        if (properties.instanceId() != null) {
+            options.instanceId(properties.instanceId());
+        }
         List<DibsListener> all = listeners.orderedStream().toList();
         if (!all.isEmpty()) {
             options.listener(all.size() == 1 ? all.get(0) : new CompositeListener(all));
@@ -102,10 +108,45 @@ public class DibsAutoConfiguration {
         return client;
     }
 
+    /**
+     * @param properties {@code dibs.jobs.expect-every}
+     * @return how often each job must run; a listener that finds the periods of
+     *     {@code @Scheduled} jobs
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public DibsExpectations dibsExpectations(DibsProperties properties) {
+        return new DibsExpectations(properties.jobs().expectEvery());
+    }
+
+    /**
+     * @param client the client
+     * @param expectations how often each job must run
+     * @param properties {@code dibs.jobs.*}
+     * @return the fleet view, read from the run history every {@code dibs.jobs.refresh}
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public DibsJobs dibsJobs(DibsClient client, DibsExpectations expectations, DibsProperties properties) {
+        return new DibsJobs(client, expectations, properties.jobs(), java.time.Clock.systemUTC());
+    }
+
     /** Where the client's Redis is, without credentials; for the health indicator. */
     @Bean
     @ConditionalOnMissingBean
     DibsTarget dibsTarget(RedisSettings redis) {
         return new DibsTarget(redis.describe());
+    }
+
+    /** The fleet view's gauges, where Micrometer is: bound by Boot to every registry. */
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.core.instrument.binder.MeterBinder")
+    @ConditionalOnProperty(prefix = "dibs.metrics", name = "enabled", havingValue = "true", matchIfMissing = true)
+    static class JobMeters {
+        @Bean
+        @ConditionalOnMissingBean
+        DibsJobsMeters dibsJobsMeters(DibsJobs jobs) {
+            return new DibsJobsMeters(jobs);
+        }
     }
 }

@@ -2,24 +2,36 @@ package dibs.spring;
 
 import dibs.DibsClient;
 import dibs.DibsException;
+import dibs.DibsRun;
 import dibs.LockInfo;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 /**
  * {@code /actuator/dibs}: the locks whose tasks run on this instance now, with how long each has
  * been held, its remaining TTL in Redis (one {@code inspect} per lock) and whether keep-alive
- * extends it. Never a token or a password. Expose it as any endpoint
+ * extends it; and the fleet view: each job's last runs on any instance (which instance ran each
+ * tick, how it ended) and whether it is overdue. {@code /actuator/dibs/{name}} shows who holds
+ * a lock fleet-wide, with its token: what the write operation (a POST of {@code name} and
+ * {@code token}) takes to force-release it, once {@code dibs.actuator.force-release=true}. No
+ * other output shows a token, and none a password. Expose it as any endpoint
  * ({@code management.endpoints.web.exposure.include=health,dibs}).
  */
 @Endpoint(id = "dibs")
 public final class DibsEndpoint {
+    /** Jobs shown, at most. */
+    private static final int JOBS = 100;
+
     private final DibsHeldLocks held;
     private final DibsClient client;
     private final boolean keepAlive;
+    private final DibsJobs jobs;
+    private final boolean forceRelease;
 
     /**
      * @param held the locks held now
@@ -27,9 +39,15 @@ public final class DibsEndpoint {
      * @param properties for keep-alive
      */
     public DibsEndpoint(DibsHeldLocks held, DibsClient client, DibsProperties properties) {
+        this(held, client, properties, null);
+    }
+
+    DibsEndpoint(DibsHeldLocks held, DibsClient client, DibsProperties properties, DibsJobs jobs) {
         this.held = held;
         this.client = client;
         this.keepAlive = properties.keepAlive();
+        this.jobs = jobs;
+        this.forceRelease = properties.actuator().forceRelease();
     }
 
     /** @return the locks held now */
@@ -47,16 +65,155 @@ public final class DibsEndpoint {
             locks.add(new HeldLock(e.name(), e.since().toString(), e.heldFor().toMillis(), remaining, keepAlive,
                     e.fencingToken()));
         }
-        return new Locks(locks.size(), locks);
+        List<JobView> views = new ArrayList<>();
+        String failure = jobs(views);
+        return new Locks(locks.size(), locks, views, failure);
     }
+
+    /** Fills {@code views} with the fleet view; returns why it could not be read, or null. */
+    private String jobs(List<JobView> views) {
+        if (jobs == null) {
+            return null;
+        }
+        try {
+            for (DibsJobs.Job j : jobs.all(JOBS)) {
+                List<RunView> runs = j.runs().stream().map(RunView::of).toList();
+                views.add(new JobView(j.name(), j.expected() == null ? null : j.expected().every().toMillis(),
+                        j.overdueOrNull(), j.lastSuccess().map(r -> r.recordedAt().toString()).orElse(null),
+                        j.lastSuccessAge().map(Duration::toMillis).orElse(null), runs));
+            }
+        } catch (DibsException | IllegalArgumentException | IllegalStateException e) {
+            return e.getMessage(); // Redis unreachable, or a Cluster (no history)
+        }
+        return null;
+    }
+
+    /**
+     * Who holds a lock now, fleet-wide, with its token: asked for by name only.
+     *
+     * @param name the lock's name
+     * @return its holder, or {@code held=false}
+     */
+    @ReadOperation
+    public LockHolder holder(@Selector String name) {
+        for (dibs.HeldLock lock : client.locks(glob(name), 1)) {
+            if (lock.name().equals(name)) {
+                return new LockHolder(name, true, lock.host().orElse(null),
+                        lock.pid().isPresent() ? lock.pid().getAsLong() : null,
+                        lock.acquiredAt().map(Object::toString).orElse(null),
+                        lock.remaining().map(Duration::toMillis).orElse(null), lock.token().orElse(null));
+            }
+        }
+        return new LockHolder(name, false, null, null, null, null, null);
+    }
+
+    /**
+     * Force-releases a lock if it holds {@code token} (as {@code /actuator/dibs/{name}} shows it),
+     * recorded in its job's history as forced by {@code actuator@<host>}. Off unless
+     * {@code dibs.actuator.force-release=true}: then nothing is touched.
+     *
+     * @param name the lock's name
+     * @param token its holder's token
+     * @return what was done
+     */
+    @WriteOperation
+    public ForcedRelease release(String name, String token) {
+        if (!forceRelease) {
+            return new ForcedRelease(name, false,
+                    "force-release is off: set dibs.actuator.force-release=true to allow it");
+        }
+        boolean released = client.forceRelease(name, token, "actuator@" + host());
+        return new ForcedRelease(name, released, released ? "released; recorded in the history as forced"
+                : "not held by that token (free, or taken since by another holder); not touched");
+    }
+
+    private static String host() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+    }
+
+    /** A lock name as a Redis glob that matches only itself. */
+    private static String glob(String name) {
+        StringBuilder glob = new StringBuilder(name.length() + 4);
+        for (char c : name.toCharArray()) {
+            if ("*?[]\\".indexOf(c) >= 0) {
+                glob.append('\\');
+            }
+            glob.append(c);
+        }
+        return glob.toString();
+    }
+
+    /**
+     * A job in the fleet view.
+     *
+     * @param name the job (a lock name without its per-tick part)
+     * @param expectEveryMs its expected period, if any
+     * @param overdue whether it is overdue; null without an expected period
+     * @param lastSuccessAt when its last successful run was recorded
+     * @param lastSuccessAgeMs how long ago
+     * @param runs its last runs on any instance, newest first
+     */
+    public record JobView(String name, Long expectEveryMs, Boolean overdue, String lastSuccessAt,
+            Long lastSuccessAgeMs, List<RunView> runs) {}
+
+    /**
+     * One recorded run.
+     *
+     * @param lockName the lock's whole name (its tick included)
+     * @param recordedAt when its release recorded it
+     * @param instanceId the instance id of the instance that ran it, if set
+     * @param host its host
+     * @param pid its process id
+     * @param durationMs from acquisition to release
+     * @param task {@code ok}, {@code failed}, or null for a forced release
+     * @param ended what became of the lock ({@code released}, {@code kept}, {@code forced}, ...)
+     * @param forcedBy who forced a forced release
+     */
+    public record RunView(String lockName, String recordedAt, String instanceId, String host, long pid,
+            long durationMs, String task, String ended, String forcedBy) {
+        static RunView of(DibsRun r) {
+            String task = "forced".equals(r.ended()) ? null : r.succeeded() ? "ok" : "failed";
+            return new RunView(r.lockName(), r.recordedAt().toString(), r.instanceId().orElse(null), r.host(),
+                    r.pid(), r.duration().toMillis(), task, r.ended(), r.forcedBy().orElse(null));
+        }
+    }
+
+    /**
+     * A lock's holder, fleet-wide.
+     *
+     * @param name the lock's name
+     * @param held whether anyone holds it
+     * @param host the holder's host
+     * @param pid the holder's process id
+     * @param acquiredAt when the holder acquired it
+     * @param remainingTtlMs its remaining TTL
+     * @param token the holder's token, for a forced release
+     */
+    public record LockHolder(String name, boolean held, String host, Long pid, String acquiredAt, Long remainingTtlMs,
+            String token) {}
+
+    /**
+     * What a forced release did.
+     *
+     * @param name the lock's name
+     * @param released whether it was deleted
+     * @param message why, or why not
+     */
+    public record ForcedRelease(String name, boolean released, String message) {}
 
     /**
      * The endpoint's answer.
      *
      * @param count how many locks are held
      * @param locks the locks, the longest-held first
+     * @param jobs each job with a recorded run, and each expected job: its last runs fleet-wide
+     * @param jobsFailure why the jobs could not be read, or null
      */
-    public record Locks(int count, List<HeldLock> locks) {}
+    public record Locks(int count, List<HeldLock> locks, List<JobView> jobs, String jobsFailure) {}
 
     /**
      * One lock held now.

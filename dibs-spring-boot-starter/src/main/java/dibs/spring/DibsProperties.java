@@ -1,5 +1,7 @@
 package dibs.spring;
 
+import java.time.Duration;
+import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
@@ -21,11 +23,38 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     "off", a number of replicas, "aof" or "aof:N" (WAITAOF, Redis 7.2+). Unset, dibs's own
  *     default applies ("auto").
  * @param metrics dibs's Micrometer meters.
+ * @param history Whether each release records its run in its job's history in Redis (about 100
+ *     runs per job, kept 40 days; no extra round trip). Unset, dibs's own default applies (true).
+ * @param instanceId Names this instance in the run history, beside its host and pid: a pod name.
+ * @param jobs The fleet view: expected periods and the overdue check.
+ * @param actuator What /actuator/dibs may change.
  */
 @ConfigurationProperties(DibsProperties.PREFIX)
 public record DibsProperties(@DefaultValue("true") boolean enabled, String keyPrefix, boolean keepAlive,
-        boolean interruptOnLost, String durable, @DefaultValue Metrics metrics) {
+        boolean interruptOnLost, String durable, @DefaultValue Metrics metrics, Boolean history, String instanceId,
+        @DefaultValue Jobs jobs, @DefaultValue Actuator actuator) {
     static final String PREFIX = "dibs";
+
+    /**
+     * {@code dibs.jobs.*}.
+     *
+     * @param expectEvery How often each job must run, by job name (a lock name without its
+     *     per-tick part): dibs.jobs.expect-every.nightly-report=24h. Jobs locked from a
+     *     {@code @Scheduled} method get theirs from it.
+     * @param grace How much longer than its period a job may go without a successful run before it
+     *     is overdue. Unset: half the period, at most 1 hour.
+     * @param refresh How often the expected jobs' last runs are read from Redis.
+     * @param overdueStatus The status of the dibsJobs health contributor while a job is overdue.
+     */
+    public record Jobs(@DefaultValue Map<String, Duration> expectEvery, Duration grace,
+            @DefaultValue("10s") Duration refresh, @DefaultValue("OUT_OF_SERVICE") String overdueStatus) {}
+
+    /**
+     * {@code dibs.actuator.*}.
+     *
+     * @param forceRelease Whether the write operation of /actuator/dibs may force-release a lock.
+     */
+    public record Actuator(boolean forceRelease) {}
 
     /**
      * {@code dibs.metrics.*}.

@@ -1,0 +1,178 @@
+package dibs.spring;
+
+import dibs.DibsClient;
+import dibs.DibsException;
+import dibs.DibsRun;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The fleet view: each job's last runs on any instance, from the run history in Redis, and
+ * whether a job with an expected period ({@link DibsExpectations}) is overdue: its last run that
+ * succeeded was recorded longer ago than its period plus a grace ({@code dibs.jobs.grace}, by
+ * default half the period and at most an hour), or none was recorded within that time of this
+ * instance starting to expect it. Read every {@code dibs.jobs.refresh} (10 s by default) by a
+ * daemon thread: one round trip per expected job. Feeds the {@code dibs.job.*} gauges, the
+ * {@code dibsJobs} health and {@code /actuator/dibs}.
+ */
+public final class DibsJobs implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("dibs.spring");
+    /** Runs read per job. */
+    static final int RUNS = 5;
+
+    private final DibsClient client;
+    private final DibsExpectations expectations;
+    private final Duration grace;
+    private final Clock clock;
+    private final ScheduledExecutorService refresher;
+    private volatile Map<String, Job> view = Map.of();
+    private volatile String failure;
+    private final List<java.util.function.Consumer<Map<String, Job>>> hooks = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    DibsJobs(DibsClient client, DibsExpectations expectations, DibsProperties.Jobs properties, Clock clock) {
+        this.client = client;
+        this.expectations = expectations;
+        this.grace = properties.grace();
+        this.clock = clock;
+        this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "dibs-jobs");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = properties.refresh().toMillis();
+        refresher.scheduleWithFixedDelay(this::refreshQuietly, 0, every, TimeUnit.MILLISECONDS);
+    }
+
+    /** @return the expected jobs as last read, by name */
+    public Map<String, Job> expected() {
+        return view;
+    }
+
+    /** @return the expected jobs that are overdue now */
+    public List<Job> overdue() {
+        List<Job> overdue = new ArrayList<>();
+        for (Job j : view.values()) {
+            if (j.overdue()) {
+                overdue.add(j);
+            }
+        }
+        return overdue;
+    }
+
+    /** Calls {@code hook} with the view after each read (the gauges register new jobs so). */
+    void onRefresh(java.util.function.Consumer<Map<String, Job>> hook) {
+        hooks.add(hook);
+    }
+
+    /** @return why the last read failed (Redis unreachable), or null */
+    public String failure() {
+        return failure;
+    }
+
+    /**
+     * Every job with a recorded run (the most recent first, at most {@code limit}), and every
+     * expected job, read now: for the endpoint.
+     */
+    List<Job> all(int limit) {
+        Map<String, Job> jobs = new LinkedHashMap<>();
+        for (String name : client.jobs(limit).keySet()) {
+            jobs.put(name, read(name));
+        }
+        for (String name : expectations.all().keySet()) {
+            jobs.computeIfAbsent(name, this::read);
+        }
+        return new ArrayList<>(jobs.values());
+    }
+
+    /** Reads the expected jobs now (the refresher's work, also for tests). */
+    void refresh() {
+        Map<String, Job> fresh = new LinkedHashMap<>();
+        for (String name : expectations.all().keySet()) {
+            fresh.put(name, read(name));
+        }
+        view = Map.copyOf(fresh);
+        failure = null;
+        for (java.util.function.Consumer<Map<String, Job>> hook : hooks) {
+            hook.accept(view);
+        }
+    }
+
+    private void refreshQuietly() {
+        try {
+            refresh();
+        } catch (DibsException | IllegalStateException e) {
+            // The view keeps its last state; the health says why it is stale.
+            if (failure == null) {
+                LOG.log(System.Logger.Level.WARNING, "dibs: the fleet view could not be read: " + e.getMessage());
+            }
+            failure = e.getMessage();
+        } catch (RuntimeException e) {
+            failure = String.valueOf(e);
+        }
+    }
+
+    private Job read(String name) {
+        List<DibsRun> runs = client.history(name, RUNS);
+        DibsExpectations.Expectation expected = expectations.all().get(name);
+        DibsRun lastSuccess = runs.stream().filter(DibsRun::succeeded).findFirst().orElse(null);
+        if (lastSuccess == null && runs.size() == RUNS && expected != null) {
+            // Its last few runs failed: its last success may lie further back.
+            lastSuccess = client.history(name, 100).stream().filter(DibsRun::succeeded).findFirst().orElse(null);
+        }
+        Instant now = clock.instant();
+        Boolean overdue = null;
+        Duration allowed = null;
+        if (expected != null) {
+            allowed = expected.every().plus(graceFor(expected.every()));
+            Instant from = lastSuccess != null ? lastSuccess.recordedAt() : expected.since();
+            overdue = Duration.between(from, now).compareTo(allowed) > 0;
+        }
+        return new Job(name, runs, Optional.ofNullable(lastSuccess), expected, allowed, overdue, now);
+    }
+
+    Duration graceFor(Duration period) {
+        if (grace != null) {
+            return grace;
+        }
+        Duration half = period.dividedBy(2);
+        return half.compareTo(Duration.ofHours(1)) > 0 ? Duration.ofHours(1) : half;
+    }
+
+    @Override
+    public void close() {
+        refresher.shutdownNow();
+    }
+
+    /**
+     * One job as read.
+     *
+     * @param name the job
+     * @param runs its last runs fleet-wide, newest first
+     * @param lastSuccess its last run whose task succeeded
+     * @param expected its expected period, if any
+     * @param allowed the period plus the grace: the longest time without a success
+     * @param overdueOrNull whether it is overdue; null without an expected period
+     * @param readAt when it was read
+     */
+    public record Job(String name, List<DibsRun> runs, Optional<DibsRun> lastSuccess,
+            DibsExpectations.Expectation expected, Duration allowed, Boolean overdueOrNull, Instant readAt) {
+        /** @return whether the job is overdue (false without an expected period) */
+        public boolean overdue() {
+            return Boolean.TRUE.equals(overdueOrNull);
+        }
+
+        /** @return how long ago its last success was recorded, as of the read */
+        public Optional<Duration> lastSuccessAge() {
+            return lastSuccess.map(r -> Duration.between(r.recordedAt(), readAt));
+        }
+    }
+}

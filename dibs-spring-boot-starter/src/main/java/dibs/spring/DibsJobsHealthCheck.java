@@ -1,0 +1,52 @@
+package dibs.spring;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The {@code dibsJobs} health, whatever Boot's health API: UP while no expected job is overdue,
+ * {@code dibs.jobs.overdue-status} ({@code OUT_OF_SERVICE} by default) while one is, with each
+ * overdue job and how long it has gone without a successful run on any instance. Boot's
+ * liveness and readiness groups do not include it: a pod is not restarted or taken out of a
+ * load balancer because a job is late, but {@code /actuator/health} says so.
+ */
+public final class DibsJobsHealthCheck {
+    private final DibsJobs jobs;
+    private final String overdueStatus;
+
+    DibsJobsHealthCheck(DibsJobs jobs, String overdueStatus) {
+        this.jobs = jobs;
+        this.overdueStatus = overdueStatus;
+    }
+
+    /** @return the status code and the details; never a token or a password */
+    public Result check() {
+        Map<String, Object> details = new LinkedHashMap<>();
+        List<DibsJobs.Job> overdue = jobs.overdue();
+        Map<String, Object> each = new LinkedHashMap<>();
+        for (DibsJobs.Job j : jobs.expected().values()) {
+            Map<String, Object> job = new LinkedHashMap<>();
+            job.put("overdue", j.overdue());
+            job.put("expectEvery", j.expected().every().toString());
+            job.put("lastSuccess", j.lastSuccess().map(r -> r.recordedAt().toString()).orElse(null));
+            job.put("lastSuccessAgeMs", j.lastSuccessAge().map(d -> d.toMillis()).orElse(null));
+            each.put(j.name(), job);
+        }
+        details.put("jobs", each);
+        if (jobs.failure() != null) {
+            details.put("readFailure", jobs.failure());
+        }
+        if (overdue.isEmpty()) {
+            return new Result("UP", details);
+        }
+        details.put("overdue", overdue.stream().map(DibsJobs.Job::name).toList());
+        return new Result(overdueStatus, details);
+    }
+
+    /**
+     * @param status a status code (UP, or the configured overdue status)
+     * @param details each expected job
+     */
+    public record Result(String status, Map<String, Object> details) {}
+}

@@ -1,0 +1,49 @@
+package dibs.spring;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Two gauges per expected job, tagged {@code job}: {@code dibs.job.last.run.age} (seconds since
+ * its last successful run on any instance was recorded; NaN before one is) and
+ * {@code dibs.job.overdue} (1 while overdue, else 0). Registered as each job becomes known.
+ */
+public final class DibsJobsMeters implements MeterBinder {
+    private final DibsJobs jobs;
+    private final Set<String> registered = ConcurrentHashMap.newKeySet();
+
+    DibsJobsMeters(DibsJobs jobs) {
+        this.jobs = jobs;
+    }
+
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        jobs.onRefresh(view -> register(registry, view));
+        register(registry, jobs.expected());
+    }
+
+    private void register(MeterRegistry registry, Map<String, DibsJobs.Job> view) {
+        for (String name : view.keySet()) {
+            if (!registered.add(name)) {
+                continue;
+            }
+            Gauge.builder("dibs.job.last.run.age", jobs, j -> age(j, name))
+                    .description("Seconds since the job's last successful run on any instance was recorded")
+                    .baseUnit("seconds").tag("job", name).register(registry);
+            Gauge.builder("dibs.job.overdue", jobs, j -> {
+                DibsJobs.Job job = j.expected().get(name);
+                return job != null && job.overdue() ? 1 : 0;
+            }).description("1 while the job is overdue on every instance, else 0").tag("job", name).register(registry);
+        }
+    }
+
+    private static double age(DibsJobs jobs, String name) {
+        DibsJobs.Job job = jobs.expected().get(name);
+        return job == null ? Double.NaN
+                : job.lastSuccessAge().map(d -> d.toMillis() / 1000.0).orElse(Double.NaN);
+    }
+}

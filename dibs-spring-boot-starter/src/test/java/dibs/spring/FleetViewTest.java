@@ -1,0 +1,223 @@
+package dibs.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dibs.DibsClient;
+import dibs.DibsRun;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.scheduling.annotation.EnableScheduling;
+import org.springframework.scheduling.annotation.Scheduled;
+
+/**
+ * The fleet view on 3 instances of a service (3 contexts, each its own client and instance id)
+ * whose {@code @Scheduled(fixedRate = 2000)} job locks one tick every 2 s: each tick's runner is
+ * in the history and {@code /actuator/dibs}; when no instance runs the job any more, it is
+ * reported overdue (gauge, health, {@code dibs check}) within one period of its first missed
+ * tick; when it runs again, it is no longer overdue. Against a real redis-server.
+ */
+@Timeout(120)
+class FleetViewTest extends RedisFixture {
+    static final long PERIOD_MS = 2_000;
+    /** Whether the instances run the job: cleared to stop it everywhere. */
+    static final AtomicBoolean RUNNING = new AtomicBoolean(true);
+
+    /** The job: one tick per 2 s window; the winner holds the tick's lock past the window. */
+    public static class Beat {
+        private final DibsClient dibs;
+
+        public Beat(DibsClient dibs) {
+            this.dibs = dibs;
+        }
+
+        @Scheduled(fixedRate = PERIOD_MS)
+        public void beat() {
+            if (RUNNING.get()) {
+                long tick = System.currentTimeMillis() / PERIOD_MS;
+                dibs.execute("beat-" + tick * 2, Duration.ofSeconds(3), Duration.ofSeconds(3), () -> {});
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableScheduling
+    static class Service {
+        @Bean
+        Beat beat(DibsClient dibs) {
+            return new Beat(dibs);
+        }
+    }
+
+    interface Body {
+        void run(List<ApplicationContext> instances) throws Exception;
+    }
+
+    /** Runs {@code body} with 3 instances up at once. */
+    private static void withInstances(Body body, String... extra) {
+        run(body, List.of(), extra);
+    }
+
+    private static void run(Body body, List<ApplicationContext> up, String... extra) {
+        if (up.size() == 3) {
+            try {
+                body.run(up);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+            return;
+        }
+        String[] properties = new String[extra.length + 3];
+        properties[0] = "spring.data.redis.port=" + redis.port();
+        properties[1] = "dibs.instance-id=i" + (up.size() + 1);
+        properties[2] = "dibs.jobs.refresh=100ms";
+        System.arraycopy(extra, 0, properties, 3, extra.length);
+        Contexts.runner().withUserConfiguration(Service.class).withPropertyValues(properties).run(context -> {
+            assertThat(context).hasNotFailed();
+            List<ApplicationContext> more = new java.util.ArrayList<>(up);
+            more.add(context);
+            run(body, more, extra);
+        });
+    }
+
+    private static void await(String what, long timeoutMs, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    private static DibsJobs.Job beat(ApplicationContext c) {
+        return c.getBean(DibsJobs.class).expected().get("beat");
+    }
+
+    private static boolean allOverdue(List<ApplicationContext> instances, boolean overdue) {
+        return instances.stream().allMatch(c -> beat(c) != null && beat(c).overdue() == overdue);
+    }
+
+    /** {@code dibs check beat --within W}: its exit code. */
+    private static int check(String within) throws Exception {
+        Path cli = Paths.get(System.getProperty("dibs.root", "..")).resolve("target/release/dibs").toAbsolutePath();
+        assertThat(Files.isExecutable(cli)).as("the dibs CLI (cargo build --release --bins): " + cli).isTrue();
+        Process p = new ProcessBuilder(cli.toString(), "check", "beat", "--within", within, "--redis",
+                "redis://127.0.0.1:" + redis.port()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        System.out.println("dibs check beat --within " + within + ": " + out.trim());
+        return p.exitValue();
+    }
+
+    @Test
+    void aJobThatStopsRunningEverywhereIsOverdueWithinOnePeriodAndRecoversWhenItRunsAgain() {
+        RUNNING.set(true);
+        withInstances(instances -> {
+            // The period comes from the @Scheduled method, on every instance.
+            await("every instance expects the job and sees it run", 15_000, () -> instances.stream()
+                    .allMatch(c -> beat(c) != null && beat(c).lastSuccess().isPresent()));
+            for (ApplicationContext c : instances) {
+                DibsExpectations.Expectation e = c.getBean(DibsExpectations.class).all().get("beat");
+                assertThat(e.every()).isEqualTo(Duration.ofMillis(PERIOD_MS));
+                assertThat(e.source()).isEqualTo("@Scheduled");
+            }
+            // A few ticks: each tick ran once, fleet-wide, and the history says where.
+            Thread.sleep(3 * PERIOD_MS);
+            assertThat(allOverdue(instances, false)).isTrue();
+            DibsClient client = instances.get(0).getBean(DibsClient.class);
+            List<DibsRun> runs = client.history("beat", 100);
+            assertThat(runs.size()).isGreaterThanOrEqualTo(3);
+            Set<String> ticks = runs.stream().map(DibsRun::lockName).collect(Collectors.toSet());
+            assertThat(ticks).as("one run per tick").hasSize(runs.size());
+            assertThat(runs).allMatch(r -> r.succeeded() && r.ownedToTheEnd() && r.instanceId().isPresent());
+            assertThat(runs.stream().map(r -> r.instanceId().get())).allMatch(Set.of("i1", "i2", "i3")::contains);
+            DibsEndpoint.JobView view = instances.get(1).getBean(DibsEndpoint.class).locks().jobs().stream()
+                    .filter(j -> j.name().equals("beat")).findFirst().orElseThrow();
+            assertThat(view.overdue()).isFalse();
+            assertThat(view.expectEveryMs()).isEqualTo(PERIOD_MS);
+            assertThat(view.runs().get(0).lockName()).isEqualTo(runs.get(0).lockName());
+            assertThat(view.runs().get(0).instanceId()).isEqualTo(runs.get(0).instanceId().get());
+            SimpleMeterRegistry meters = new SimpleMeterRegistry();
+            instances.get(2).getBean(DibsJobsMeters.class).bindTo(meters);
+            assertThat(meters.get("dibs.job.overdue").tag("job", "beat").gauge().value()).isZero();
+            assertThat(meters.get("dibs.job.last.run.age").tag("job", "beat").gauge().value())
+                    .isBetween(0.0, PERIOD_MS / 1000.0 + 1);
+            assertThat(instances.get(0).getBean(DibsJobsHealthCheck.class).check().status()).isEqualTo("UP");
+            assertThat(check("10s")).isZero();
+
+            // Every instance stops running it.
+            RUNNING.set(false);
+            Instant lastRun = client.history("beat", 1).get(0).recordedAt();
+            await("overdue on every instance", 10_000, () -> allOverdue(instances, true));
+            Duration late = Duration.between(lastRun.plusMillis(PERIOD_MS), Instant.now());
+            System.out.println("overdue " + late.toMillis() + " ms after the first missed tick (period "
+                    + PERIOD_MS + " ms, grace " + PERIOD_MS / 2 + " ms, refresh 100 ms)");
+            assertThat(late).as("flagged within one period of the first missed tick")
+                    .isLessThanOrEqualTo(Duration.ofMillis(PERIOD_MS));
+            assertThat(meters.get("dibs.job.overdue").tag("job", "beat").gauge().value()).isEqualTo(1.0);
+            assertThat(meters.get("dibs.job.last.run.age").tag("job", "beat").gauge().value())
+                    .isGreaterThan(PERIOD_MS * 1.5 / 1000);
+            DibsJobsHealthCheck.Result health = instances.get(0).getBean(DibsJobsHealthCheck.class).check();
+            assertThat(health.status()).isEqualTo("OUT_OF_SERVICE");
+            assertThat(health.details().get("overdue")).isEqualTo(List.of("beat"));
+            assertThat(check("3s")).isEqualTo(1);
+
+            // It runs again: no longer overdue.
+            RUNNING.set(true);
+            await("no longer overdue on any instance", 10_000, () -> allOverdue(instances, false));
+            assertThat(meters.get("dibs.job.overdue").tag("job", "beat").gauge().value()).isZero();
+            assertThat(instances.get(0).getBean(DibsJobsHealthCheck.class).check().status()).isEqualTo("UP");
+            assertThat(check("3s")).isZero();
+        });
+    }
+
+    @Test
+    void theEndpointShowsTheTokenOnlyWhenAskedAndForceReleasesOnlyWhenEnabled() {
+        RUNNING.set(false);
+        Contexts.runner().withPropertyValues("spring.data.redis.port=" + redis.port()).run(context -> {
+            DibsClient client = context.getBean(DibsClient.class);
+            DibsEndpoint endpoint = context.getBean(DibsEndpoint.class);
+            var lease = client.tryLock("stuck-report", Duration.ofMinutes(1), Duration.ZERO).orElseThrow();
+            DibsEndpoint.LockHolder holder = endpoint.holder("stuck-report");
+            assertThat(holder.held()).isTrue();
+            assertThat(holder.pid()).isEqualTo(ProcessHandle.current().pid());
+            assertThat(holder.token()).hasSize(36);
+            assertThat(endpoint.locks().toString()).doesNotContain(holder.token());
+            DibsEndpoint.ForcedRelease off = endpoint.release("stuck-report", holder.token());
+            assertThat(off.released()).isFalse();
+            assertThat(off.message()).contains("dibs.actuator.force-release=true");
+            assertThat(endpoint.holder("stuck-report").held()).as("off by default: untouched").isTrue();
+            lease.release();
+        });
+        Contexts.runner().withPropertyValues("spring.data.redis.port=" + redis.port(),
+                "dibs.actuator.force-release=true").run(context -> {
+            DibsClient client = context.getBean(DibsClient.class);
+            DibsEndpoint endpoint = context.getBean(DibsEndpoint.class);
+            var lease = client.tryLock("stuck-report", Duration.ofMinutes(1), Duration.ZERO).orElseThrow();
+            String token = endpoint.holder("stuck-report").token();
+            DibsEndpoint.ForcedRelease done = endpoint.release("stuck-report", token);
+            assertThat(done.released()).isTrue();
+            assertThat(endpoint.holder("stuck-report").held()).isFalse();
+            assertThat(lease.release()).isFalse();
+            List<DibsRun> runs = client.history("stuck-report", 5);
+            assertThat(runs.get(1).ended()).isEqualTo("forced");
+            assertThat(runs.get(1).forcedBy().orElseThrow()).startsWith("actuator@");
+            Map<String, ?> none = Map.of();
+            assertThat(none).isEmpty();
+        });
+    }
+}
