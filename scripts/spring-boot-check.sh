@@ -8,6 +8,9 @@
 #   - through the actuator: each instance's health (dibs's indicator UP); the meters, where the
 #     sum over the 3 instances of dibs.lock.execution{lock=tick} equals the ticks in the ledger;
 #     and /actuator/dibs while a long job runs, which lists its lock on exactly one instance;
+#   - the fleet view: the runner of each of the last ticks, as `dibs history tick` and the jobs of
+#     /actuator/dibs tell it (from the run history in Redis), is the ledger's; the job is expected
+#     every second (its @Scheduled fixedRate) and not overdue;
 #   - SIGTERM while a locked 3 s job runs: the graceful shutdown lets it finish, then its lock is
 #     released the normal way;
 #   - no JVM native-access warning and no Spring or dibs WARN/ERROR in the instances' logs.
@@ -72,6 +75,8 @@ echo "== building dibs, the starter and the example (the root reactor, -pl examp
 mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true ${DIBS_NATIVES:+-Ddibs.natives=$DIBS_NATIVES} \
   -pl examples/spring-boot -am package
 [ -f "$jar" ] || fail "no $jar after the build"
+dibs_cli=$PWD/target/release/dibs
+[ -x "$dibs_cli" ] || cargo build -q --release -p dibs-cli
 
 # One whole run: $1 its name, $2 the java, $3 spring.threads.virtual.enabled.
 run() {
@@ -109,7 +114,7 @@ run() {
     # warning check below proves that it works. Every instance also runs the long job (lock
     # long-tick), for the /actuator/dibs check.
     "$java_bin" "${jvm_flags[@]}" -jar "$jar" "${common[@]}" --server.port="${http[$((i - 1))]}" \
-      --demo.instance="app-$i" --demo.long-job=true --demo.long-job-name=long-tick \
+      --demo.instance="app-$i" --dibs.instance-id="app-$i" --demo.long-job=true --demo.long-job-name=long-tick \
       >"$work/app-$i.log" 2>&1 &
     app_pids+=($!)
     pids+=($!)
@@ -224,6 +229,40 @@ PY
   done
   echo "$meters"
   [ "$matched" = 1 ] || fail "the executions counted by the meters never matched the ledger ($meters)"
+
+  # The fleet view: who ran each tick, as the run history says, through the CLI and through
+  # /actuator/dibs, against the ledger (what the job itself wrote).
+  redis-cli -p "$port" --raw lrange demo:ticks 0 -1 >"$work/ledger-now.txt"
+  "$dibs_cli" history tick --limit 10 --redis "redis://127.0.0.1:$port" >"$work/history.txt" ||
+    fail "dibs history failed: $(cat "$work/history.txt")"
+  actuator "${http[0]}" dibs >"$work/fleet.json" || fail "app-1: no /actuator/dibs"
+  python3 - "$work" <<'PY' || fail "the run history disagrees with the ledger"
+import json, re, sys
+work = sys.argv[1]
+ledger = {}
+for line in open(f"{work}/ledger-now.txt"):
+    who, tick = line.split()
+    ledger[f"tick-{tick}"] = who
+# `dibs history`: NAME then INSTANCE ("app-2 (host pid 123)") on each row after the header.
+rows = open(f"{work}/history.txt").read().splitlines()[2:]
+cli = {}
+for row in rows:
+    m = re.search(r"(tick-\d+)\s+(app-\d+) \(", row)
+    assert m, f"unexpected history row: {row!r}"
+    cli[m.group(1)] = m.group(2)
+view = json.load(open(f"{work}/fleet.json"))
+job = next(j for j in view["jobs"] if j["name"] == "tick")
+assert job["expectEveryMs"] == 1000, job   # from @Scheduled(fixedRate = 1000)
+assert job["overdue"] is False, job
+actuator = {r["lockName"]: r["instanceId"] for r in job["runs"]}
+for source, runners in (("dibs history", cli), ("/actuator/dibs", actuator)):
+    known = {name: who for name, who in runners.items() if name in ledger}
+    assert len(known) >= 4, f"{source}: too few ticks that the ledger has: {runners}"
+    wrong = {n: (w, ledger[n]) for n, w in known.items() if w != ledger[n]}
+    assert not wrong, f"{source}: runner differs from the ledger: {wrong}"
+    print(f"{source}: the last {len(known)} ticks' runners match the ledger "
+          f"({', '.join(f'{n}={w}' for n, w in sorted(known.items())[-3:])}, ...)")
+PY
 
   local stop_at last
   stop_at=$(date +%s.%N)

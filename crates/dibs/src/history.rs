@@ -6,15 +6,20 @@
 //! - names made per tick (`report-2026-12-01`) roll up under their job ([`job_of`]), so a job
 //!   has one stream, however many ticks it runs; each stream keeps about [`HISTORY_LENGTH`]
 //!   entries (`XADD MAXLEN ~`);
-//! - every key expires: a stream [`HISTORY_TTL`] after its last entry, and so does the index of
-//!   jobs (a sorted set of each job's last record time, at most [`MAX_JOBS`] kept).
+//! - every stream expires [`HISTORY_TTL`] after its last entry.
 //!
-//! The keys are the spec's key prefix, then a unit separator (U+001F), then `history:JOB` or
-//! `jobs`. Neither lock names nor key prefixes may hold a control character, so no lock key
-//! can ever be a history key.
+//! There is no index of jobs to keep up: [`crate::Locker::jobs`] finds the streams by `SCAN`,
+//! which only an operator's read pays for, not every release.
+//!
+//! A stream's key is the spec's key prefix, then a unit separator (U+001F), then
+//! `history:JOB`. Neither lock names nor key prefixes may hold a control character, so no lock
+//! key can ever be a history key.
+//!
+//! An entry is one field, `run`: `ended;task;ms;fence;start;pid;host;instance;by;name`, the
+//! name last since it alone may hold a `;`.
 //!
 //! A Redis Cluster keeps no history yet: a script may only touch keys of one slot, and a job's
-//! stream and its index are in other slots than the lock.
+//! stream is in another slot than its locks.
 
 use std::fmt;
 use std::time::Duration;
@@ -26,9 +31,6 @@ pub const HISTORY_LENGTH: u32 = 100;
 /// How long a job's history outlives its last entry: longer than a monthly job's period, so that
 /// `dibs check report --within 32d` still finds last month's run.
 pub const HISTORY_TTL: Duration = Duration::from_secs(40 * 24 * 3600);
-
-/// Jobs kept in the index, the most recently run first.
-pub const MAX_JOBS: u32 = 1000;
 
 /// The job a lock name belongs to, for the history and the meters' `lock` tag: the name without
 /// its trailing segments that hold a digit, a segment being what follows the last `-`, `_`, `.`,
@@ -59,9 +61,48 @@ pub(crate) fn history_key(prefix: &str, job: &str) -> String {
     [prefix, "\u{1f}history:", job].concat()
 }
 
-/// The index of jobs: a sorted set of each job's last record time (Unix ms).
-pub(crate) fn jobs_key(prefix: &str) -> String {
-    [prefix, "\u{1f}jobs"].concat()
+/// The `SCAN` glob of every job's stream under `prefix`.
+pub(crate) fn history_glob(prefix: &str) -> String {
+    let mut glob = escape_glob(prefix);
+    glob.push_str("\u{1f}history:*");
+    glob
+}
+
+/// `text` as a Redis glob that matches only itself.
+pub(crate) fn escape_glob(text: &str) -> String {
+    let mut glob = String::with_capacity(text.len() + 4);
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            glob.push('\\');
+        }
+        glob.push(c);
+    }
+    glob
+}
+
+/// The job of a stream's key under `prefix`.
+pub(crate) fn job_of_key<'k>(prefix: &str, key: &'k str) -> Option<&'k str> {
+    key.strip_prefix(prefix)?.strip_prefix("\u{1f}history:")
+}
+
+/// A run's record after its ending, as the release script stores it (see the module docs).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn record(
+    task: &str,
+    ms: u64,
+    fence: u64,
+    start: &str,
+    pid: &str,
+    host: &str,
+    instance: &str,
+    name: &str,
+) -> String {
+    format!("{task};{ms};{fence};{start};{pid};{host};{instance};;{name}")
+}
+
+/// Who forced a release, as a record field: no `;` in it.
+pub(crate) fn field(text: &str) -> String {
+    text.replace(';', "_")
 }
 
 /// Whether a key under `prefix` is one of the history's, not a lock.
@@ -174,30 +215,42 @@ impl Run {
     /// Reads one stream entry (`XREVRANGE`'s id and fields); `None` when it is not dibs's.
     pub(crate) fn parse(id: &str, fields: &[String]) -> Option<Run> {
         let recorded_at_unix_ms = id.split('-').next()?.parse().ok()?;
-        let get = |name: &str| {
-            fields
-                .chunks_exact(2)
-                .find(|pair| pair[0] == name)
-                .map(|pair| pair[1].as_str())
+        let [field, run] = fields else {
+            return None;
         };
-        let number = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        let ended = RunEnded::parse(get("ended")?)?;
+        if field != "run" {
+            return None;
+        }
+        let mut f = run.splitn(10, ';');
+        let mut next = || f.next();
+        let ended = RunEnded::parse(next()?)?;
+        let task = match next()? {
+            "ok" => Some(TaskResult::Succeeded),
+            "failed" => Some(TaskResult::Failed),
+            _ => None,
+        };
+        let number = |v: &str| v.parse::<u64>().unwrap_or(0);
+        let duration_ms = number(next()?);
+        let fence = number(next()?);
+        let started_at_unix_ms = number(next()?);
+        let pid = next()?.parse().unwrap_or(0);
+        let host = next()?.to_owned();
+        let some = |v: &str| (!v.is_empty()).then(|| v.to_owned());
+        let instance = some(next()?);
+        let forced_by = some(next()?);
+        let name = next()?.to_owned();
         Some(Run {
             recorded_at_unix_ms,
-            name: get("name")?.to_owned(),
-            host: get("host").unwrap_or_default().to_owned(),
-            pid: get("pid").and_then(|p| p.parse().ok()).unwrap_or(0),
-            instance: get("instance").map(str::to_owned),
-            started_at_unix_ms: number("start"),
-            duration_ms: number("ms"),
-            fence: number("fence"),
+            name,
+            host,
+            pid,
+            instance,
+            started_at_unix_ms,
+            duration_ms,
+            fence,
             ended,
-            task: match get("task") {
-                Some("ok") => Some(TaskResult::Succeeded),
-                Some("failed") => Some(TaskResult::Failed),
-                _ => None,
-            },
-            forced_by: get("by").map(str::to_owned),
+            task,
+            forced_by,
         })
     }
 }
@@ -282,6 +335,8 @@ mod tests {
         assert_eq!(run.task, Some(TaskResult::Failed));
         assert_eq!((run.pid, run.fence, run.duration_ms), (42, 99, 7));
         assert_eq!(run.instance.as_deref(), Some("i-1"));
+        assert_eq!(run.name, "report;2026-12-01", "a name may hold a ';'");
+        assert_eq!(run.forced_by, None);
         assert!(!run.succeeded());
         assert_eq!(Run::parse("1-0", &["x".to_owned(), "y".to_owned()]), None);
     }

@@ -37,9 +37,7 @@ pub use connspec::{
 };
 pub use ending::{Ended, Ending};
 pub use error::{Error, Result};
-pub use history::{
-    job_of, HeldLock, Job, Run, RunEnded, TaskResult, HISTORY_LENGTH, HISTORY_TTL, MAX_JOBS,
-};
+pub use history::{job_of, HeldLock, Job, Run, RunEnded, TaskResult, HISTORY_LENGTH, HISTORY_TTL};
 pub use holder::{Holder, LockState};
 pub use lock::{
     ForcedRelease, Lease, LockParams, Locker, Outcome, MAX_NAME_BYTES, MAX_TICK_BYTES, SCAN_BUDGET,

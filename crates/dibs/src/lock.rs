@@ -225,8 +225,6 @@ pub struct Lease {
 /// What a lease's release needs to record its run (see `history`).
 struct Record {
     stream: String,
-    index: String,
-    job: String,
     instance: Option<String>,
     /// The locker's, shared by its leases: set once the server refused the history's writes.
     refused: Arc<std::sync::atomic::AtomicBool>,
@@ -364,7 +362,7 @@ impl Lease {
             let Some(record) = record else {
                 return script::RELEASE.run::<i64>(conn, key, value, remaining_ms);
             };
-            let keys = [key.as_str(), &record.stream, &record.index];
+            let keys = [key.as_str(), record.stream.as_str()];
             // `host;pid;start` from the value: `token;host;pid;acquired-at-unix-ms`.
             let mut holder = value.splitn(4, ';').skip(1);
             let (host, pid, start) = (
@@ -372,32 +370,24 @@ impl Lease {
                 holder.next().unwrap_or_default(),
                 holder.next().unwrap_or_default(),
             );
-            script::RELEASE.run_with(conn, &keys, value.len() + self.name.len() + 160, |cmd| {
+            let run = history::record(
+                task.as_str(),
+                elapsed.as_millis() as u64,
+                fence,
+                start,
+                pid,
+                host,
+                record.instance.as_deref().unwrap_or_default(),
+                &self.name,
+            );
+            script::RELEASE.run_with(conn, &keys, value.len() + run.len() + 48, |cmd| {
                 cmd.arg(value)
                     .arg(remaining_ms)
                     .arg(u8::from(retry))
                     .arg(u8::from(lost))
-                    .arg(&record.job)
                     .arg(history::HISTORY_LENGTH)
                     .arg(history::HISTORY_TTL.as_millis() as u64)
-                    .arg(history::MAX_JOBS)
-                    .arg("name")
-                    .arg(&self.name)
-                    .arg("host")
-                    .arg(host)
-                    .arg("pid")
-                    .arg(pid)
-                    .arg("start")
-                    .arg(start)
-                    .arg("task")
-                    .arg(task.as_str())
-                    .arg("ms")
-                    .arg(elapsed.as_millis() as u64)
-                    .arg("fence")
-                    .arg(fence);
-                if let Some(instance) = &record.instance {
-                    cmd.arg("instance").arg(instance);
-                }
+                    .arg(&run);
             })
         };
         // The retry follows a first try whose reply was lost. A spent value (1) can only be that
@@ -435,8 +425,8 @@ impl Lease {
                 let refusal = format!(
                     "the run of lock '{name}' could not be recorded in its job's history: the \
                      server refused XADD (an ACL without +@stream, or a server without streams); \
-                     the locks work as before. Grant +xadd +pexpire +zadd +zremrangebyrank \
-                     +xrevrange +zrevrange, or set 'history' to false. (Said once.)"
+                     the locks work as before. Grant +xadd and +pexpire (and +xrevrange and +scan \
+                     to read it), or set 'history' to false. (Said once.)"
                 );
                 Some(advice.map_or(refusal.clone(), |a| format!("{a}; {refusal}")))
             }
@@ -998,8 +988,6 @@ impl Locker {
         let job = history::job_of(name);
         Some(Record {
             stream: history::history_key(self.spec.key_prefix(), job),
-            index: history::jobs_key(self.spec.key_prefix()),
-            job: job.to_owned(),
             instance: self.spec.instance_id().map(str::to_owned),
             refused: self.history_refused.clone(),
         })
@@ -1037,28 +1025,65 @@ impl Locker {
             .collect())
     }
 
-    /// The jobs with a recorded run, the most recently recorded first, at most `limit` of them.
+    /// The jobs with a recorded run, the most recently recorded first, at most `limit` of them:
+    /// found by `SCAN` over the history's streams (at most [`SCAN_BUDGET`] keys looked at), and
+    /// the last entry of each, pipelined.
     pub fn jobs(&self, limit: usize) -> Result<Vec<Job>> {
         self.history_on()?;
-        let key = history::jobs_key(self.spec.key_prefix());
-        let read = |conn: &mut Conn| -> RedisResult<Vec<(String, f64)>> {
-            redis::cmd("ZREVRANGE")
-                .arg(&key)
-                .arg(0)
-                .arg(limit.max(1) - 1)
-                .arg("WITHSCORES")
-                .query(conn)
+        let prefix = self.spec.key_prefix();
+        let glob = history::history_glob(prefix);
+        let read = |conn: &mut Conn| -> RedisResult<Vec<Job>> {
+            let (mut cursor, mut seen, mut jobs) = (0u64, 0usize, Vec::new());
+            loop {
+                let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&glob)
+                    .arg("COUNT")
+                    .arg(SCAN_BATCH)
+                    .query(conn)?;
+                seen += SCAN_BATCH;
+                if !keys.is_empty() {
+                    let mut pipe = redis::pipe();
+                    for key in &keys {
+                        pipe.cmd("XREVRANGE")
+                            .arg(key)
+                            .arg("+")
+                            .arg("-")
+                            .arg("COUNT")
+                            .arg(1);
+                    }
+                    let lasts: Vec<Vec<(String, Vec<String>)>> = pipe.query(conn)?;
+                    for (key, last) in keys.iter().zip(lasts) {
+                        let (Some(job), Some((id, _))) =
+                            (history::job_of_key(prefix, key), last.first())
+                        else {
+                            continue; // expired meanwhile
+                        };
+                        jobs.push(Job {
+                            name: job.to_owned(),
+                            last_recorded_unix_ms: id
+                                .split('-')
+                                .next()
+                                .and_then(|ms| ms.parse().ok())
+                                .unwrap_or(0),
+                        });
+                    }
+                }
+                cursor = next;
+                if cursor == 0 || seen >= SCAN_BUDGET {
+                    break;
+                }
+            }
+            jobs.sort_by(|a, b| {
+                (b.last_recorded_unix_ms, &a.name).cmp(&(a.last_recorded_unix_ms, &b.name))
+            });
+            jobs.dedup_by(|a, b| a.name == b.name);
+            jobs.truncate(limit.max(1));
+            Ok(jobs)
         };
-        let jobs = self
-            .pool
-            .run(&format_args!("reading the index of jobs"), read, read)?;
-        Ok(jobs
-            .into_iter()
-            .map(|(name, at)| Job {
-                name,
-                last_recorded_unix_ms: at as u64,
-            })
-            .collect())
+        self.pool
+            .run(&format_args!("listing the jobs with a history"), read, read)
     }
 
     fn history_on(&self) -> Result<()> {
@@ -1077,13 +1102,7 @@ impl Locker {
     pub fn locks(&self, pattern: &str, limit: usize) -> Result<Vec<HeldLock>> {
         self.history_on()?;
         let prefix = self.spec.key_prefix();
-        let mut glob = String::with_capacity(prefix.len() * 2 + pattern.len());
-        for c in prefix.chars() {
-            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-                glob.push('\\');
-            }
-            glob.push(c);
-        }
+        let mut glob = history::escape_glob(prefix);
         glob.push_str(pattern);
         let scan = |conn: &mut Conn| -> RedisResult<Vec<HeldLock>> {
             let (mut cursor, mut seen, mut found) = (0u64, 0usize, Vec::new());
@@ -1156,21 +1175,17 @@ impl Locker {
             ));
         }
         let key = self.key(name);
-        let job = history::job_of(name);
-        let stream = history::history_key(self.spec.key_prefix(), job);
-        let index = history::jobs_key(self.spec.key_prefix());
-        let keys = [key.as_str(), &stream, &index];
+        let stream = history::history_key(self.spec.key_prefix(), history::job_of(name));
+        let keys = [key.as_str(), stream.as_str()];
+        // The record's fields around the holder's start, pid and host (`history::record`).
+        let (before, after) = ("forced;;0;0;", format!(";{};{name}", history::field(by)));
         let force = |conn: &mut Conn| -> RedisResult<i64> {
-            script::FORCE_RELEASE.run_with(conn, &keys, name.len() + by.len() + 128, |cmd| {
+            script::FORCE_RELEASE.run_with(conn, &keys, after.len() + 96, |cmd| {
                 cmd.arg(token)
-                    .arg(job)
                     .arg(history::HISTORY_LENGTH)
                     .arg(history::HISTORY_TTL.as_millis() as u64)
-                    .arg(history::MAX_JOBS)
-                    .arg("name")
-                    .arg(name)
-                    .arg("by")
-                    .arg(by);
+                    .arg(before)
+                    .arg(&after);
             })
         };
         let found = self
