@@ -300,35 +300,19 @@ mod tests {
     fn history_keys_are_never_lock_keys() {
         let key = history_key("dibs:", "report");
         assert!(is_history_key("dibs:", &key));
-        assert!(is_history_key("dibs:", &jobs_key("dibs:")));
         assert!(!is_history_key("dibs:", "dibs:history:report"));
         assert!(!is_history_key("app:", &key));
+        assert_eq!(job_of_key("dibs:", &key), Some("report"));
+        assert_eq!(history_glob("a*b:"), "a\\*b:\u{1f}history:*");
     }
 
     #[test]
     fn entries_parse_back() {
-        let fields: Vec<String> = [
-            "ended",
-            "kept",
-            "name",
-            "report-2026-12-01",
-            "host",
-            "h1",
-            "pid",
-            "42",
-            "start",
-            "1000",
-            "task",
-            "failed",
-            "ms",
-            "7",
-            "fence",
-            "99",
-            "instance",
-            "i-1",
-        ]
-        .map(str::to_owned)
-        .to_vec();
+        let run = format!(
+            "kept;{}",
+            record("failed", 7, 99, "1000", "42", "h1", "i-1", "report;2026-12-01")
+        );
+        let fields = vec!["run".to_owned(), run];
         let run = Run::parse("1764547200123-0", &fields).expect("parses");
         assert_eq!(run.recorded_at_unix_ms, 1_764_547_200_123);
         assert_eq!(run.ended, RunEnded::KeptForAtLeast);
