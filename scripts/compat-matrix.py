@@ -13,6 +13,8 @@ DIBS_REDIS_SERVER / DIBS_REDIS_CLI (Rust) and -Dredis.server (Java) pointing at 
                            renamed INFO/SCRIPT/CONFIG/CLIENT)
   Sentinel (TLS, auth)     Rust: tests/topology.rs, its sentinel_* tests
   Cluster (TLS)            Rust: tests/topology.rs, the others (TLS, MOVED, ASK, frozen master)
+  run history              Rust: tests/history.rs (XADD in the release script, SCAN, an ACL
+                           without streams)
 
 Writes target/compat-matrix.md, then checks that README.md's table (between the
 compat-matrix markers) is the same; `--write` puts it there instead. Exits 1 when a suite
@@ -39,11 +41,13 @@ COLUMNS = [
     "ACL, refused commands",
     "Sentinel (TLS, auth)",
     "Cluster (TLS)",
+    "run history",
 ]
 RUST = {
     "single-server faults": ["lock", "keepalive", "pileup"],
     "TLS, client certificates required": ["tls"],
     "ACL, refused commands": ["conn", "durable"],
+    "run history": ["history"],
 }
 JAVA_CONTRACT = "DibsContractTest,DibsClientContractTest,DibsLeaseContractTest"
 # One suite of one server, at most (they take 5 to 60 s): a hung one fails instead of hanging.

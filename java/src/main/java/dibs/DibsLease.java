@@ -229,11 +229,24 @@ public final class DibsLease implements AutoCloseable {
      * @throws IllegalStateException if the lease was released already
      */
     public boolean release() {
-        return release(false);
+        return releaseRecording(false);
     }
 
-    /** {@link #release()}, recording in the run history whether the task threw. */
-    boolean release(boolean taskFailed) {
+    /**
+     * {@link #release()}, telling the run history how the task ended: a lease's caller knows,
+     * dibs does not ({@link #release()} records it as succeeded).
+     *
+     * @param taskFailure what the task threw, or null when it succeeded (only whether there is
+     *     one is recorded, never its message)
+     * @return true if the lock was ours until this release
+     * @throws IllegalStateException if the lease was released already
+     */
+    public boolean release(Throwable taskFailure) {
+        return releaseRecording(taskFailure != null);
+    }
+
+    /** The release, recording in the run history whether the task threw. */
+    boolean releaseRecording(boolean taskFailed) {
         State s = state;
         s.guard.lock();
         try {
@@ -256,7 +269,7 @@ public final class DibsLease implements AutoCloseable {
         s.guard.lock();
         try {
             if (!s.released) {
-                release();
+                releaseRecording(false);
             }
         } finally {
             s.guard.unlock();

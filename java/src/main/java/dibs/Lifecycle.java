@@ -46,7 +46,7 @@ final class Lifecycle {
         }
         boolean owned;
         try {
-            owned = lease.release(thrown != null);
+            owned = lease.releaseRecording(thrown != null);
         } catch (Throwable e) {
             // Only the JVM failing (out of memory) or a broken lease gets here (the lease told
             // the listener releaseFailed): the task's own outcome still wins, and the release

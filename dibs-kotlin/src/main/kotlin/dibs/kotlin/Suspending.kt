@@ -174,7 +174,7 @@ private suspend fun release(lease: DibsLease, failure: Throwable?): Boolean {
     var owned = false
     try {
         withContext(NonCancellable + Dispatchers.IO) {
-            owned = lease.release()
+            owned = lease.release(failure)
         }
     } catch (c: CancellationException) {
         if (failure == null) throw c

@@ -49,6 +49,18 @@ class SuspendingTest {
     private fun exists(name: String): String = redis.command("EXISTS", RedisServer.lockKey(name))
 
     @Test
+    fun theRunHistoryTellsABlockThatThrewFromOneThatReturned(): Unit = runBlocking {
+        client.attemptSuspending("suspend-history", Duration.ofSeconds(10)) { delay(1) }
+        val boom = IllegalStateException("boom")
+        val thrown = assertThrows(IllegalStateException::class.java) {
+            runBlocking { client.attemptSuspending("suspend-history", Duration.ofSeconds(10)) { throw boom } }
+        }
+        assertSame(boom, thrown)
+        val runs = client.history("suspend-history", 10)
+        assertEquals(listOf(false, true), runs.map { it.succeeded() }, runs.toString())
+    }
+
+    @Test
     fun theBlockSeesAFencingTokenGreaterThanTheLastOne(): Unit = runBlocking {
         var last = 0L
         repeat(20) {

@@ -28,4 +28,18 @@ class DibsLockTagTest {
         assertThat(DibsLockTag.DEFAULT.apply("2026-12-01")).isEqualTo("other");
         assertThat(DibsLockTag.DEFAULT.apply("42")).isEqualTo("other");
     }
+
+    /**
+     * The meters' tag and the run history's job are one rule ({@code dibs::job_of}, Rust's, which
+     * the history uses): the tag's Java copy, kept so that a meter event costs no native call,
+     * must agree with it on every name.
+     */
+    @Test
+    void theDefaultIsTheRunHistorysJob() {
+        for (String name : java.util.List.of("report-2026-12-01", "tick-1764547200", "billing.invoice_run:2026W48",
+                "shard-7", "cleanup-2026-12-01T03", "nightly-report", "s3-sync", "s3-sync-42", "job-", "2026-12-01",
+                "42", "a.b:c/d", "x__1", "Bericht für März-2026", "日本語-١٢", "-", "--1", "v2")) {
+            assertThat(DibsLockTag.DEFAULT.apply(name)).as(name).isEqualTo(dibs.Dibs.jobOf(name));
+        }
+    }
 }

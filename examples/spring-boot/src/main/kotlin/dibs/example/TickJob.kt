@@ -28,6 +28,8 @@ class TickJob(
     // Only for record()'s own connection to the ledger, not for dibs.
     @Value("\${spring.data.redis.url}") private val redisUrl: String,
     @Value("\${demo.instance}") private val instance: String,
+    // POST /demo/pause and /demo/resume: the demo stops this instance's ticks with it.
+    private val pause: DemoPause,
 ) {
     private val log = LoggerFactory.getLogger(TickJob::class.java)
 
@@ -39,6 +41,10 @@ class TickJob(
             // scripts/spring-boot-check.sh reads which kind of thread runs the job.
             threadShown = true
             println("TICK THREAD ${Thread.currentThread()}")
+        }
+        if (pause.paused) {
+            // Paused for the demo: not even tried, so no instance runs it and it goes overdue.
+            return
         }
         val second = Instant.now().epochSecond
         try {
