@@ -7,9 +7,11 @@
 # job meanwhile, so the fleet view flags it overdue and clears it once it runs again. The
 # instances read the fleet view every 500 ms (dibs.jobs.refresh) instead of every 10 s.
 # Checks, and exits non-zero otherwise:
-#   - dibs_job_overdue{job="tick"} was 0 on every instance before the pause, reached 1 on every
+#   - dibs_job_overdue{lock="tick"} was 0 on every instance before the pause, reached 1 on every
 #     instance during it and went back to 0 on every instance after the resume;
-#   - no tick ran during the pause (dibs_lock_execution_seconds_count flat), and ticks ran again.
+#   - no tick ran during the pause (dibs_lock_execution_seconds_count flat), and ticks ran again;
+#   - /actuator/health's dibsJobs contributor said OUT_OF_SERVICE, naming the job, on every
+#     instance while it was overdue.
 # Then scripts/plot-dashboard.py draws the dashboard's panels from the scrapes into
 # target/dashboard-shot/dashboard.png (matplotlib: no Grafana runs here). It ends with one line:
 #   dashboard-shot: ok in N s: overdue flagged A-B ms after the pause, cleared C-D ms after resume (...)
@@ -199,7 +201,7 @@ wait_exit "$redis_pid" 10 || fail "redis-server still running 10 s after SIGTERM
 
 # The checks, on the scrapes themselves (what the picture shows), and the summary's figures.
 summary=$(python3 - "$work" <<'PY'
-import glob, json, os, re, sys
+import collections, glob, json, os, re, sys
 
 work = sys.argv[1]
 ev = json.load(open(f"{work}/events.json"))
@@ -214,17 +216,17 @@ problems, runs_end, paused_runs = [], 0, 0
 for name in ev["targets"]:
     files = sorted(glob.glob(f"{work}/scrapes/{name}/*.prom"), key=lambda p: int(os.path.basename(p)[:-5]))
     series = [(int(os.path.basename(p)[:-5]), p) for p in files]
-    od = [(t, value(p, "dibs_job_overdue", 'job="tick"')) for t, p in series]
+    od = [(t, value(p, "dibs_job_overdue", 'lock="tick"')) for t, p in series]
     runs = [(t, value(p, "dibs_lock_execution_seconds_count", 'lock="tick"')) for t, p in series]
     before = [v for t, v in od if t < pause]
     during = [v for t, v in od if pause <= t < resume]
     after = [v for t, v in od if t >= resume]
     if not before or before[-1] != 0.0:
-        problems.append(f"{name}: dibs_job_overdue{{job=\"tick\"}} was {before[-1:] or 'absent'} just before the pause, not 0")
+        problems.append(f"{name}: dibs_job_overdue{{lock=\"tick\"}} was {before[-1:] or 'absent'} just before the pause, not 0")
     if 1.0 not in during:
-        problems.append(f"{name}: dibs_job_overdue{{job=\"tick\"}} never reached 1 during the pause: {during}")
+        problems.append(f"{name}: dibs_job_overdue{{lock=\"tick\"}} never reached 1 during the pause: {during}")
     if not after or after[-1] != 0.0:
-        problems.append(f"{name}: dibs_job_overdue{{job=\"tick\"}} is {after[-1:] or 'absent'} at the end, not back to 0")
+        problems.append(f"{name}: dibs_job_overdue{{lock=\"tick\"}} is {after[-1:] or 'absent'} at the end, not back to 0")
     # Runs during the pause: from the first scrape a second into it (a run in flight at the pause
     # may still end) to the last one before the resume.
     quiet = [v for t, v in runs if pause + 1000 <= t < resume]
@@ -243,11 +245,19 @@ if not ev["runs_after"]:
 if problems:
     print("\n".join(problems), file=sys.stderr)
     sys.exit(1)
-health = []
+# What /actuator/health said once all 3 flagged the job: the dibsJobs contributor must say
+# OUT_OF_SERVICE (dibs.jobs.overdue-status's default), naming the job.
+health = collections.defaultdict(list)
 for name in ev["targets"]:
     h = json.load(open(f"{work}/health-paused-{name}.json"))
     jobs = h.get("components", {}).get("dibsJobs")
-    health.append(f"{name} {h.get('status')} (dibsJobs {jobs['status'] if jobs else 'absent'})")
+    if not jobs or jobs.get("status") != "OUT_OF_SERVICE" or "tick" not in jobs.get("details", {}).get("overdue", []):
+        problems.append(f"{name}: dibsJobs health while overdue: {jobs}")
+    health[f"{h.get('status')} (dibsJobs {jobs['status'] if jobs else 'absent'})"].append(name)
+health = [f"{answer} on {' '.join(names)}" for answer, names in health.items()]
+if problems:
+    print("\n".join(problems), file=sys.stderr)
+    sys.exit(1)
 f, c = ev["flagged"].values(), ev["cleared"].values()
 print(f"overdue flagged {min(f)}-{max(f)} ms after the pause and cleared {min(c)}-{max(c)} ms after resume "
       f"on all {len(ev['targets'])} instances; runs counted {int(runs_end)} (0 during the {(resume - pause) / 1000:.1f} s pause); "

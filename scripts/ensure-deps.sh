@@ -21,3 +21,5 @@ fi
 for tool in cargo java mvn python3; do
   command -v "$tool" >/dev/null || { echo "missing $tool: install it first (see README)" >&2; exit 1; }
 done
+# The dashboard's picture (scripts/plot-dashboard.py) draws with matplotlib, from PyPI when missing.
+python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install -q matplotlib

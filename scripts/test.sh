@@ -60,6 +60,10 @@ python3 scripts/check-natives.py --jar "$(bash scripts/library-jar.sh)"
 echo "== Spring Boot example: 3 instances, each tick runs exactly once"
 bash scripts/spring-boot-check.sh
 
+echo "== The dashboard's picture: the example's 3 instances scraped while the tick job stops and"
+echo "   starts again (overdue in the gauges and the dibsJobs health); target/dashboard-shot/dashboard.png"
+bash scripts/dashboard-shot.sh
+
 echo "== No JNI warnings, no leaked password"
 bash scripts/check-jni-warnings.sh target/maven.log
 bash scripts/check-no-leaks.sh target/cargo-test.log target/cargo-fuzz.log target/maven.log \

@@ -246,8 +246,7 @@ fn run(command: Command) -> Result<u8, Error> {
             let (token, shown) = match token {
                 Some(token) => (token, None),
                 None => {
-                    let found = locker.locks(&glob_escape(&lock), 1)?;
-                    let Some(held) = found.into_iter().find(|l| l.name == lock) else {
+                    let Some(held) = locker.held_lock(&lock)? else {
                         println!("lock '{lock}' is not held; nothing to release");
                         return Ok(0);
                     };
@@ -351,18 +350,6 @@ fn print_table(rows: &[Vec<String>]) {
         }
         println!("{line}");
     }
-}
-
-/// A lock name as a `SCAN` glob that matches only itself.
-fn glob_escape(name: &str) -> String {
-    let mut glob = String::with_capacity(name.len() + 4);
-    for c in name.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-            glob.push('\\');
-        }
-        glob.push(c);
-    }
-    glob
 }
 
 /// Who forces a release, for the history: `user@host`.

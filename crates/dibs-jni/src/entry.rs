@@ -336,7 +336,7 @@ fn string_table(env: &mut JNIEnv, cells: &[Option<String>]) -> Result<jobject, F
     Ok(array.into_raw())
 }
 
-/// The last `limit` recorded runs of `job`, newest first: 11 fields each (see `dibs.DibsRun`).
+/// The last `limit` recorded runs of `job`, newest first: 12 fields each (see `dibs.DibsRun`).
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_history<'l>(
     mut env: JNIEnv<'l>,
@@ -348,7 +348,7 @@ pub extern "system" fn Java_dibs_NativeLib_history<'l>(
     entry(&mut env, |env| {
         let job = read_string(env, &job, "job")?;
         let runs = handles::locker(handle)?.history(&job, limit.max(1) as usize)?;
-        let mut cells = Vec::with_capacity(runs.len() * 11);
+        let mut cells = Vec::with_capacity(runs.len() * 12);
         for run in runs {
             cells.extend([
                 Some(run.recorded_at_unix_ms.to_string()),
@@ -362,6 +362,7 @@ pub extern "system" fn Java_dibs_NativeLib_history<'l>(
                 Some(run.ended.as_str().to_owned()),
                 run.task.map(|t| (t == TaskResult::Succeeded).to_string()),
                 run.forced_by,
+                Some(run.at_least_ms.to_string()),
             ]);
         }
         string_table(env, &cells)
@@ -398,20 +399,40 @@ pub extern "system" fn Java_dibs_NativeLib_locks<'l>(
     entry(&mut env, |env| {
         let pattern = read_string(env, &pattern, "pattern")?;
         let locks = handles::locker(handle)?.locks(&pattern, limit.max(1) as usize)?;
-        let mut cells = Vec::with_capacity(locks.len() * 6);
-        for lock in locks {
-            let holder = lock.state.holder;
-            cells.extend([
-                Some(lock.name),
-                holder.as_ref().map(|h| h.host.clone()),
-                holder.as_ref().map(|h| h.pid.to_string()),
-                holder.as_ref().map(|h| h.acquired_at_unix_ms.to_string()),
-                lock.state.remaining_ms.map(|ms| ms.to_string()),
-                lock.token,
-            ]);
-        }
+        let cells: Vec<Option<String>> = locks.into_iter().flat_map(held_lock_cells).collect();
         string_table(env, &cells)
     })
+}
+
+/// The lock `lockName` with its holder's token, as one row of `locks`'s table; empty when free.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_heldLock<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    lock_name: JString<'l>,
+) -> jobject {
+    entry(&mut env, |env| {
+        let name = read_string(env, &lock_name, "lockName")?;
+        let cells: Vec<Option<String>> = handles::locker(handle)?
+            .held_lock(&name)?
+            .into_iter()
+            .flat_map(held_lock_cells)
+            .collect();
+        string_table(env, &cells)
+    })
+}
+
+fn held_lock_cells(lock: dibs_core::HeldLock) -> [Option<String>; 6] {
+    let holder = lock.state.holder;
+    [
+        Some(lock.name),
+        holder.as_ref().map(|h| h.host.clone()),
+        holder.as_ref().map(|h| h.pid.to_string()),
+        holder.as_ref().map(|h| h.acquired_at_unix_ms.to_string()),
+        lock.state.remaining_ms.map(|ms| ms.to_string()),
+        lock.token,
+    ]
 }
 
 /// An operator's forced release of `lockName` if it holds `token`: 1 released, 0 free, -1

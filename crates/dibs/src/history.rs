@@ -15,8 +15,8 @@
 //! `history:JOB`. Neither lock names nor key prefixes may hold a control character, so no lock
 //! key can ever be a history key.
 //!
-//! An entry is one field, `run`: `ended;task;ms;fence;start;pid;host;instance;by;name`, the
-//! name last since it alone may hold a `;`.
+//! An entry is one field, `run`: `ended;task;ms;least;fence;start;pid;host;instance;by;name`
+//! (`least` is the run's atLeast, in ms), the name last since it alone may hold a `;`.
 //!
 //! A Redis Cluster keeps no history yet: a script may only touch keys of one slot, and a job's
 //! stream is in another slot than its locks.
@@ -90,6 +90,7 @@ pub(crate) fn job_of_key<'k>(prefix: &str, key: &'k str) -> Option<&'k str> {
 pub(crate) fn record(
     task: &str,
     ms: u64,
+    least: u64,
     fence: u64,
     start: &str,
     pid: &str,
@@ -97,7 +98,7 @@ pub(crate) fn record(
     instance: &str,
     name: &str,
 ) -> String {
-    format!("{task};{ms};{fence};{start};{pid};{host};{instance};;{name}")
+    format!("{task};{ms};{least};{fence};{start};{pid};{host};{instance};;{name}")
 }
 
 /// Who forced a release, as a record field: no `;` in it.
@@ -196,6 +197,9 @@ pub struct Run {
     pub started_at_unix_ms: u64,
     /// From acquisition to release; 0 for a forced release.
     pub duration_ms: u64,
+    /// The run's atLeast: its lock stayed taken at least that long from acquisition, so the
+    /// next run of the same name could not start before; 0 for a forced release.
+    pub at_least_ms: u64,
     /// The fencing token; 0 for a forced release.
     pub fence: u64,
     pub ended: RunEnded,
@@ -221,7 +225,7 @@ impl Run {
         if field != "run" {
             return None;
         }
-        let mut f = run.splitn(10, ';');
+        let mut f = run.splitn(11, ';');
         let mut next = || f.next();
         let ended = RunEnded::parse(next()?)?;
         let task = match next()? {
@@ -231,6 +235,7 @@ impl Run {
         };
         let number = |v: &str| v.parse::<u64>().unwrap_or(0);
         let duration_ms = number(next()?);
+        let at_least_ms = number(next()?);
         let fence = number(next()?);
         let started_at_unix_ms = number(next()?);
         let pid = next()?.parse().unwrap_or(0);
@@ -247,6 +252,7 @@ impl Run {
             instance,
             started_at_unix_ms,
             duration_ms,
+            at_least_ms,
             fence,
             ended,
             task,
@@ -310,7 +316,17 @@ mod tests {
     fn entries_parse_back() {
         let run = format!(
             "kept;{}",
-            record("failed", 7, 99, "1000", "42", "h1", "i-1", "report;2026-12-01")
+            record(
+                "failed",
+                7,
+                5000,
+                99,
+                "1000",
+                "42",
+                "h1",
+                "i-1",
+                "report;2026-12-01"
+            )
         );
         let fields = vec!["run".to_owned(), run];
         let run = Run::parse("1764547200123-0", &fields).expect("parses");
@@ -318,6 +334,7 @@ mod tests {
         assert_eq!(run.ended, RunEnded::KeptForAtLeast);
         assert_eq!(run.task, Some(TaskResult::Failed));
         assert_eq!((run.pid, run.fence, run.duration_ms), (42, 99, 7));
+        assert_eq!(run.at_least_ms, 5000);
         assert_eq!(run.instance.as_deref(), Some("i-1"));
         assert_eq!(run.name, "report;2026-12-01", "a name may hold a ';'");
         assert_eq!(run.forced_by, None);

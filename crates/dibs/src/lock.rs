@@ -373,6 +373,7 @@ impl Lease {
             let run = history::record(
                 task.as_str(),
                 elapsed.as_millis() as u64,
+                self.at_least_ms,
                 fence,
                 start,
                 pid,
@@ -603,6 +604,19 @@ fn trip(
     unreachable!("EVAL never answers NOSCRIPT")
 }
 
+/// A held lock as its value and PTTL say.
+fn held(name: &str, value: &str, pttl: i64) -> HeldLock {
+    let holder = Holder::parse(value);
+    HeldLock {
+        name: name.to_owned(),
+        token: holder.as_ref().map(|_| value[..36].to_owned()),
+        state: LockState {
+            remaining_ms: u64::try_from(pttl).ok(),
+            holder,
+        },
+    }
+}
+
 /// What [`Locker::force_release`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ForcedRelease {
@@ -762,6 +776,11 @@ impl Locker {
     /// Who holds the lock `name`, and for how much longer; `None` when nobody does. One round
     /// trip (GET and PTTL, pipelined); it never changes the lock.
     pub fn inspect(&self, name: &str) -> Result<Option<LockState>> {
+        Ok(self.held_lock(name)?.map(|held| held.state))
+    }
+
+    /// [`Locker::inspect`], with the holder's token: what [`Locker::force_release`] takes.
+    pub fn held_lock(&self, name: &str) -> Result<Option<HeldLock>> {
         validate_name(name)?;
         let key = self.key(name);
         let read = |conn: &mut Conn| -> RedisResult<(Option<String>, i64)> {
@@ -779,10 +798,7 @@ impl Locker {
         let (value, pttl) = self
             .pool
             .run(&format_args!("inspecting lock '{name}'"), read, read)?;
-        Ok(value.map(|value| LockState {
-            remaining_ms: u64::try_from(pttl).ok(),
-            holder: Holder::parse(&value),
-        }))
+        Ok(value.map(|value| held(name, &value, pttl)))
     }
 
     /// `SET key value NX PX atMost` with its fencing token (`script::ACQUIRE`), and with durable
@@ -1087,11 +1103,12 @@ impl Locker {
     }
 
     fn history_on(&self) -> Result<()> {
+        self.not_on_cluster("a Redis Cluster keeps no run history (a script touches one slot only)")
+    }
+
+    fn not_on_cluster(&self, why: &'static str) -> Result<()> {
         if matches!(self.spec.address(), Address::Cluster { .. }) {
-            return Err(Error::invalid(
-                "conn",
-                "a Redis Cluster keeps no run history (a script touches one slot only)",
-            ));
+            return Err(Error::invalid("conn", why));
         }
         Ok(())
     }
@@ -1100,7 +1117,7 @@ impl Locker {
     /// key prefix: at most `limit` of them, and at most [`SCAN_BUDGET`] keys looked at, so that
     /// a big keyspace costs a bounded time. Sorted by name. Not on a Cluster.
     pub fn locks(&self, pattern: &str, limit: usize) -> Result<Vec<HeldLock>> {
-        self.history_on()?;
+        self.not_on_cluster("listing the locks of a Redis Cluster is not supported yet (SCAN is per node); inspect a lock by its name")?;
         let prefix = self.spec.key_prefix();
         let mut glob = history::escape_glob(prefix);
         glob.push_str(pattern);
@@ -1139,15 +1156,7 @@ impl Locker {
                             .ok()
                             .and_then(|v| redis::from_redis_value::<i64>(v.clone()).ok())
                             .unwrap_or(-1);
-                        let holder = Holder::parse(&value);
-                        found.push(HeldLock {
-                            name: key[prefix.len()..].to_owned(),
-                            token: holder.as_ref().map(|_| value[..36].to_owned()),
-                            state: LockState {
-                                remaining_ms: u64::try_from(pttl).ok(),
-                                holder,
-                            },
-                        });
+                        found.push(held(&key[prefix.len()..], &value, pttl));
                     }
                 }
                 cursor = next;
@@ -1178,7 +1187,7 @@ impl Locker {
         let stream = history::history_key(self.spec.key_prefix(), history::job_of(name));
         let keys = [key.as_str(), stream.as_str()];
         // The record's fields around the holder's start, pid and host (`history::record`).
-        let (before, after) = ("forced;;0;0;", format!(";{};{name}", history::field(by)));
+        let (before, after) = ("forced;;0;0;0;", format!(";{};{name}", history::field(by)));
         let force = |conn: &mut Conn| -> RedisResult<i64> {
             script::FORCE_RELEASE.run_with(conn, &keys, after.len() + 96, |cmd| {
                 cmd.arg(token)

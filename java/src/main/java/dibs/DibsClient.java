@@ -291,8 +291,23 @@ public final class DibsClient implements AutoCloseable {
     }
 
     /**
+     * The lock {@code lockName} as {@link #inspect} reads it, with its holder's token (one round
+     * trip): what {@link #forceRelease} takes.
+     *
+     * @param lockName the lock's name
+     * @return the held lock; empty when free
+     * @throws IllegalArgumentException if the name is {@code null} or invalid (before I/O)
+     * @throws DibsException if Redis could not be read
+     */
+    public Optional<HeldLock> heldLock(String lockName) {
+        checkOpen(lockName, this);
+        List<HeldLock> found = HeldLock.fromTable(NativeIo.heldLock(handle, lockName));
+        return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
+    }
+
+    /**
      * An operator's forced release: deletes the lock if it holds {@code token} (as
-     * {@link HeldLock#token()} shows it), and records that in its job's history with
+     * {@link HeldLock#token()} shows it, from {@link #heldLock} or {@link #locks}), and records that in its job's history with
      * {@code by}. A lock taken since by another holder is left alone.
      *
      * @param lockName the lock's name

@@ -13,7 +13,7 @@ import java.util.Optional;
  * own script (no extra round trip); an operator's forced release is recorded too.
  */
 public final class DibsRun {
-    private static final int FIELDS = 11;
+    private static final int FIELDS = 12;
 
     private final Instant recordedAt;
     private final String lockName;
@@ -26,6 +26,7 @@ public final class DibsRun {
     private final String ended;
     private final Boolean taskSucceeded;
     private final String forcedBy;
+    private final Duration atLeast;
 
     private DibsRun(String[] f, int at) {
         recordedAt = Instant.ofEpochMilli(Long.parseLong(f[at]));
@@ -39,6 +40,7 @@ public final class DibsRun {
         ended = f[at + 8];
         taskSucceeded = f[at + 9] == null ? null : Boolean.valueOf(f[at + 9]);
         forcedBy = f[at + 10];
+        atLeast = Duration.ofMillis(Long.parseLong(f[at + 11]));
     }
 
     /** Reads the native side's table: {@value #FIELDS} cells per run. */
@@ -83,6 +85,14 @@ public final class DibsRun {
     /** @return from acquisition to release; zero for a forced release */
     public Duration duration() {
         return duration;
+    }
+
+    /**
+     * @return the run's atLeast: its lock stayed taken at least that long from acquisition, so
+     *     another run of the same lock name could not start before; zero for a forced release
+     */
+    public Duration atLeast() {
+        return atLeast;
     }
 
     /** @return the run's fencing token; 0 for a forced release */

@@ -76,6 +76,13 @@ final class NativeIo {
         return offload(() -> NativeLib.locks(handle, pattern, limit));
     }
 
+    static String[] heldLock(long handle, String lockName) {
+        if (!isVirtual()) {
+            return NativeLib.heldLock(handle, lockName);
+        }
+        return offload(() -> NativeLib.heldLock(handle, lockName));
+    }
+
     static int forceRelease(long handle, String lockName, String token, String by) {
         if (!isVirtual()) {
             return NativeLib.forceRelease(handle, lockName, token, by);

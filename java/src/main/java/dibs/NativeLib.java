@@ -166,6 +166,9 @@ final class NativeLib {
     /** The held locks whose names match the glob {@code pattern}: {@link HeldLock}'s table. */
     static native String[] locks(long handle, String pattern, int limit);
 
+    /** The lock {@code lockName} with its token: one row of {@link HeldLock}'s table, none when free. */
+    static native String[] heldLock(long handle, String lockName);
+
     /** Deletes {@code lockName} if it holds {@code token}: 1 done, 0 free, -1 another holder's. */
     static native int forceRelease(long handle, String lockName, String token, String by);
 

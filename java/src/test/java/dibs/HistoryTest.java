@@ -71,9 +71,11 @@ class HistoryTest extends RedisTestBase {
             String token = lock.token().orElseThrow();
             assertFalse(lock.toString().contains(token), "toString never shows the token");
             assertTrue(lock.remaining().orElseThrow().toSeconds() > 50);
+            assertEquals(Optional.of(token), client.heldLock(name).orElseThrow().token());
 
             assertTrue(client.forceRelease(name, token, "oncall@test"));
             assertFalse(client.forceRelease(name, token, "oncall@test"), "free now");
+            assertEquals(Optional.empty(), client.heldLock(name));
             assertFalse(lease.release(), "the holder finds it gone");
 
             List<DibsRun> runs = client.history(Dibs.jobOf(name), 10);

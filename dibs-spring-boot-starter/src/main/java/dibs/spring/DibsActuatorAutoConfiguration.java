@@ -73,7 +73,8 @@ public class DibsActuatorAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean(name = "dibsJobsHealthIndicator")
-        @ConditionalOnBean(DibsJobsHealthCheck.class)
+        // Not on DibsJobsHealthCheck: this nested class is read before the outer one's beans.
+        @ConditionalOnBean(DibsJobs.class)
         DibsJobsHealthIndicatorBoot3 dibsJobsHealthIndicator(DibsJobsHealthCheck check) {
             return new DibsJobsHealthIndicatorBoot3(check);
         }
@@ -94,7 +95,7 @@ public class DibsActuatorAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean(name = "dibsJobsHealthIndicator")
-        @ConditionalOnBean(DibsJobsHealthCheck.class)
+        @ConditionalOnBean(DibsJobs.class)
         DibsJobsHealthIndicatorBoot4 dibsJobsHealthIndicator(DibsJobsHealthCheck check) {
             return new DibsJobsHealthIndicatorBoot4(check);
         }

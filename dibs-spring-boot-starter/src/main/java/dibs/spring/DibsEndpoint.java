@@ -80,7 +80,8 @@ public final class DibsEndpoint {
                 List<RunView> runs = j.runs().stream().map(RunView::of).toList();
                 views.add(new JobView(j.name(), j.expected() == null ? null : j.expected().every().toMillis(),
                         j.overdueOrNull(), j.lastSuccess().map(r -> r.recordedAt().toString()).orElse(null),
-                        j.lastSuccessAge().map(Duration::toMillis).orElse(null), runs));
+                        j.lastSuccessAge().map(Duration::toMillis).orElse(null),
+                        j.held().map(h -> h.host().orElse("?") + " pid " + h.pid().orElse(-1)).orElse(null), runs));
             }
         } catch (DibsException | IllegalArgumentException | IllegalStateException e) {
             return e.getMessage(); // Redis unreachable, or a Cluster (no history)
@@ -96,15 +97,11 @@ public final class DibsEndpoint {
      */
     @ReadOperation
     public LockHolder holder(@Selector String name) {
-        for (dibs.HeldLock lock : client.locks(glob(name), 1)) {
-            if (lock.name().equals(name)) {
-                return new LockHolder(name, true, lock.host().orElse(null),
-                        lock.pid().isPresent() ? lock.pid().getAsLong() : null,
-                        lock.acquiredAt().map(Object::toString).orElse(null),
-                        lock.remaining().map(Duration::toMillis).orElse(null), lock.token().orElse(null));
-            }
-        }
-        return new LockHolder(name, false, null, null, null, null, null);
+        return client.heldLock(name).map(lock -> new LockHolder(name, true, lock.host().orElse(null),
+                lock.pid().isPresent() ? lock.pid().getAsLong() : null,
+                lock.acquiredAt().map(Object::toString).orElse(null),
+                lock.remaining().map(Duration::toMillis).orElse(null), lock.token().orElse(null)))
+                .orElse(new LockHolder(name, false, null, null, null, null, null));
     }
 
     /**
@@ -135,18 +132,6 @@ public final class DibsEndpoint {
         }
     }
 
-    /** A lock name as a Redis glob that matches only itself. */
-    private static String glob(String name) {
-        StringBuilder glob = new StringBuilder(name.length() + 4);
-        for (char c : name.toCharArray()) {
-            if ("*?[]\\".indexOf(c) >= 0) {
-                glob.append('\\');
-            }
-            glob.append(c);
-        }
-        return glob.toString();
-    }
-
     /**
      * A job in the fleet view.
      *
@@ -155,10 +140,12 @@ public final class DibsEndpoint {
      * @param overdue whether it is overdue; null without an expected period
      * @param lastSuccessAt when its last successful run was recorded
      * @param lastSuccessAgeMs how long ago
+     * @param runningOn the holder of its lock now ({@code host pid N}), for a job locked by its own
+     *     name; null when free
      * @param runs its last runs on any instance, newest first
      */
     public record JobView(String name, Long expectEveryMs, Boolean overdue, String lastSuccessAt,
-            Long lastSuccessAgeMs, List<RunView> runs) {}
+            Long lastSuccessAgeMs, String runningOn, List<RunView> runs) {}
 
     /**
      * One recorded run.

@@ -3,6 +3,7 @@ package dibs.spring;
 import dibs.DibsClient;
 import dibs.DibsException;
 import dibs.DibsRun;
+import dibs.HeldLock;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,12 +18,16 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The fleet view: each job's last runs on any instance, from the run history in Redis, and
- * whether a job with an expected period ({@link DibsExpectations}) is overdue: its last run that
- * succeeded was recorded longer ago than its period plus a grace ({@code dibs.jobs.grace}, by
- * default half the period and at most an hour), or none was recorded within that time of this
- * instance starting to expect it. Read every {@code dibs.jobs.refresh} (10 s by default) by a
- * daemon thread: one round trip per expected job. Feeds the {@code dibs.job.*} gauges, the
- * {@code dibsJobs} health and {@code /actuator/dibs}.
+ * whether a job with an expected period ({@link DibsExpectations}) is overdue: no instance holds
+ * its lock now, and its lock has been free for longer than its period plus a grace
+ * ({@code dibs.jobs.grace}, by default half the period and at most an hour) since its last run
+ * that succeeded, or since this instance began to expect it when none is recorded. A lock is
+ * free from its run's release, or, for a job locked by its own name, from the end of the run's
+ * atLeast (no run could start before): so a job whose atLeast exceeds its period, or whose run
+ * outlasts it, is not called overdue while it does just that. Read every
+ * {@code dibs.jobs.refresh} (10 s by default) by a daemon thread: two round trips per expected
+ * job. Feeds the {@code dibs.job.*} gauges, the {@code dibsJobs} health and
+ * {@code /actuator/dibs}.
  */
 public final class DibsJobs implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("dibs.spring");
@@ -131,12 +136,29 @@ public final class DibsJobs implements AutoCloseable {
         Instant now = clock.instant();
         Boolean overdue = null;
         Duration allowed = null;
+        Optional<HeldLock> held = Optional.empty();
         if (expected != null) {
             allowed = expected.every().plus(graceFor(expected.every()));
-            Instant from = lastSuccess != null ? lastSuccess.recordedAt() : expected.since();
-            overdue = Duration.between(from, now).compareTo(allowed) > 0;
+            // A job locked by its own name runs now if its lock is held (per-tick names: unknown).
+            held = client.heldLock(name);
+            overdue = held.isEmpty() && Duration.between(freeSince(name, lastSuccess, expected), now)
+                    .compareTo(allowed) > 0;
         }
-        return new Job(name, runs, Optional.ofNullable(lastSuccess), expected, allowed, overdue, now);
+        return new Job(name, runs, Optional.ofNullable(lastSuccess), expected, allowed, overdue, held, now);
+    }
+
+    /** Since when the job's lock has been free for another run (see the class's comment). */
+    private static Instant freeSince(String job, DibsRun lastSuccess, DibsExpectations.Expectation expected) {
+        if (lastSuccess == null) {
+            return expected.since();
+        }
+        Instant released = lastSuccess.recordedAt();
+        if (!lastSuccess.lockName().equals(job)) {
+            return released; // a per-tick name: the next tick's lock is another one
+        }
+        // Kept for what was left of atLeast after the release (the server's clock throughout).
+        Duration kept = lastSuccess.atLeast().minus(lastSuccess.duration());
+        return kept.isNegative() ? released : released.plus(kept);
     }
 
     Duration graceFor(Duration period) {
@@ -161,10 +183,12 @@ public final class DibsJobs implements AutoCloseable {
      * @param expected its expected period, if any
      * @param allowed the period plus the grace: the longest time without a success
      * @param overdueOrNull whether it is overdue; null without an expected period
+     * @param held its lock, when held now by some instance (a job locked by its own name)
      * @param readAt when it was read
      */
     public record Job(String name, List<DibsRun> runs, Optional<DibsRun> lastSuccess,
-            DibsExpectations.Expectation expected, Duration allowed, Boolean overdueOrNull, Instant readAt) {
+            DibsExpectations.Expectation expected, Duration allowed, Boolean overdueOrNull, Optional<HeldLock> held,
+            Instant readAt) {
         /** @return whether the job is overdue (false without an expected period) */
         public boolean overdue() {
             return Boolean.TRUE.equals(overdueOrNull);

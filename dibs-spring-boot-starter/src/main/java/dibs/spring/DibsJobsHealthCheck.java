@@ -31,6 +31,7 @@ public final class DibsJobsHealthCheck {
             job.put("expectEvery", j.expected().every().toString());
             job.put("lastSuccess", j.lastSuccess().map(r -> r.recordedAt().toString()).orElse(null));
             job.put("lastSuccessAgeMs", j.lastSuccessAge().map(d -> d.toMillis()).orElse(null));
+            job.put("running", j.held().isPresent());
             each.put(j.name(), job);
         }
         details.put("jobs", each);

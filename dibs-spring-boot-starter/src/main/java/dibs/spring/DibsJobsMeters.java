@@ -8,7 +8,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Two gauges per expected job, tagged {@code job}: {@code dibs.job.last.run.age} (seconds since
+ * Two gauges per expected job, tagged {@code lock} with the job's name, as the lock meters are
+ * (Prometheus keeps a {@code job} label of its own): {@code dibs.job.last.run.age} (seconds since
  * its last successful run on any instance was recorded; NaN before one is) and
  * {@code dibs.job.overdue} (1 while overdue, else 0). Registered as each job becomes known.
  */
@@ -33,11 +34,11 @@ public final class DibsJobsMeters implements MeterBinder {
             }
             Gauge.builder("dibs.job.last.run.age", jobs, j -> age(j, name))
                     .description("Seconds since the job's last successful run on any instance was recorded")
-                    .baseUnit("seconds").tag("job", name).register(registry);
+                    .baseUnit("seconds").tag(DibsMetrics.TAG, name).register(registry);
             Gauge.builder("dibs.job.overdue", jobs, j -> {
                 DibsJobs.Job job = j.expected().get(name);
                 return job != null && job.overdue() ? 1 : 0;
-            }).description("1 while the job is overdue on every instance, else 0").tag("job", name).register(registry);
+            }).description("1 while the job is overdue on every instance, else 0").tag(DibsMetrics.TAG, name).register(registry);
         }
     }
 

@@ -157,8 +157,8 @@ class FleetViewTest extends RedisFixture {
             assertThat(view.runs().get(0).instanceId()).isEqualTo(runs.get(0).instanceId().get());
             SimpleMeterRegistry meters = new SimpleMeterRegistry();
             instances.get(2).getBean(DibsJobsMeters.class).bindTo(meters);
-            assertThat(meters.get("dibs.job.overdue").tag("job", "beat").gauge().value()).isZero();
-            assertThat(meters.get("dibs.job.last.run.age").tag("job", "beat").gauge().value())
+            assertThat(meters.get("dibs.job.overdue").tag("lock", "beat").gauge().value()).isZero();
+            assertThat(meters.get("dibs.job.last.run.age").tag("lock", "beat").gauge().value())
                     .isBetween(0.0, PERIOD_MS / 1000.0 + 1);
             assertThat(instances.get(0).getBean(DibsJobsHealthCheck.class).check().status()).isEqualTo("UP");
             assertThat(check("10s")).isZero();
@@ -172,8 +172,8 @@ class FleetViewTest extends RedisFixture {
                     + PERIOD_MS + " ms, grace " + PERIOD_MS / 2 + " ms, refresh 100 ms)");
             assertThat(late).as("flagged within one period of the first missed tick")
                     .isLessThanOrEqualTo(Duration.ofMillis(PERIOD_MS));
-            assertThat(meters.get("dibs.job.overdue").tag("job", "beat").gauge().value()).isEqualTo(1.0);
-            assertThat(meters.get("dibs.job.last.run.age").tag("job", "beat").gauge().value())
+            assertThat(meters.get("dibs.job.overdue").tag("lock", "beat").gauge().value()).isEqualTo(1.0);
+            assertThat(meters.get("dibs.job.last.run.age").tag("lock", "beat").gauge().value())
                     .isGreaterThan(PERIOD_MS * 1.5 / 1000);
             DibsJobsHealthCheck.Result health = instances.get(0).getBean(DibsJobsHealthCheck.class).check();
             assertThat(health.status()).isEqualTo("OUT_OF_SERVICE");
@@ -183,7 +183,7 @@ class FleetViewTest extends RedisFixture {
             // It runs again: no longer overdue.
             RUNNING.set(true);
             await("no longer overdue on any instance", 10_000, () -> allOverdue(instances, false));
-            assertThat(meters.get("dibs.job.overdue").tag("job", "beat").gauge().value()).isZero();
+            assertThat(meters.get("dibs.job.overdue").tag("lock", "beat").gauge().value()).isZero();
             assertThat(instances.get(0).getBean(DibsJobsHealthCheck.class).check().status()).isEqualTo("UP");
             assertThat(check("3s")).isZero();
         });
@@ -193,6 +193,8 @@ class FleetViewTest extends RedisFixture {
     void theEndpointShowsTheTokenOnlyWhenAskedAndForceReleasesOnlyWhenEnabled() {
         RUNNING.set(false);
         Contexts.runner().withPropertyValues("spring.data.redis.port=" + redis.port()).run(context -> {
+            // The health contributor exists (a condition on a bean made later once hid it).
+            assertThat(context).hasBean("dibsJobsHealthIndicator").hasSingleBean(DibsJobsMeters.class);
             DibsClient client = context.getBean(DibsClient.class);
             DibsEndpoint endpoint = context.getBean(DibsEndpoint.class);
             var lease = client.tryLock("stuck-report", Duration.ofMinutes(1), Duration.ZERO).orElseThrow();
@@ -220,6 +222,51 @@ class FleetViewTest extends RedisFixture {
             List<DibsRun> runs = client.history("stuck-report", 5);
             assertThat(runs.get(1).ended()).isEqualTo("forced");
             assertThat(runs.get(1).forcedBy().orElseThrow()).startsWith("actuator@");
+        });
+    }
+
+    /**
+     * A job locked by its own name whose atLeast (3 s) exceeds its period (1 s), tried every
+     * 300 ms: it runs every 3 s, as its atLeast allows, and is never overdue while it does (its
+     * lock is held, or freed less than a period ago); stopped, it is overdue once its lock has
+     * been free for its period plus the grace.
+     */
+    @Test
+    void aJobWhoseAtLeastOutlastsItsPeriodIsNotOverdueWhileItRuns() {
+        Contexts.runner().withPropertyValues("spring.data.redis.port=" + redis.port(), "dibs.jobs.refresh=100ms",
+                "dibs.jobs.expect-every.steady=1s").run(context -> {
+            DibsClient client = context.getBean(DibsClient.class);
+            DibsJobs jobs = context.getBean(DibsJobs.class);
+            AtomicBoolean trying = new AtomicBoolean(true);
+            Thread scheduler = new Thread(() -> {
+                while (trying.get()) {
+                    client.execute("steady", Duration.ofSeconds(10), Duration.ofSeconds(3), () -> {});
+                    try {
+                        Thread.sleep(300);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+            scheduler.start();
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(7);
+            int reads = 0;
+            while (System.nanoTime() < end) {
+                DibsJobs.Job job = jobs.expected().get("steady");
+                if (job != null) {
+                    assertThat(job.overdue()).as("overdue while it runs as its atLeast allows: " + job).isFalse();
+                    reads++;
+                }
+                Thread.sleep(50);
+            }
+            assertThat(reads).isGreaterThan(50);
+            assertThat(client.history("steady", 10)).hasSizeBetween(2, 4);
+            trying.set(false);
+            scheduler.join(5_000);
+            Instant stopped = Instant.now();
+            await("overdue once stopped", 10_000, () -> jobs.expected().get("steady").overdue());
+            System.out.println("steady: overdue " + Duration.between(stopped, Instant.now()).toMillis()
+                    + " ms after its last try (atLeast 3 s, period 1 s, grace 0.5 s)");
         });
     }
 }
