@@ -604,6 +604,30 @@ fn trip(
     unreachable!("EVAL never answers NOSCRIPT")
 }
 
+/// `SCAN` over `glob`, [`SCAN_BATCH`] keys a call, handing each batch to `batch` until the
+/// keyspace is done, [`SCAN_BUDGET`] keys were looked at, or `batch` says stop (false).
+fn scan(
+    conn: &mut Conn,
+    glob: &str,
+    mut batch: impl FnMut(&mut Conn, Vec<String>) -> RedisResult<bool>,
+) -> RedisResult<()> {
+    let (mut cursor, mut seen) = (0u64, 0usize);
+    loop {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(glob)
+            .arg("COUNT")
+            .arg(SCAN_BATCH)
+            .query(conn)?;
+        seen += SCAN_BATCH;
+        cursor = next;
+        if !batch(conn, keys)? || cursor == 0 || seen >= SCAN_BUDGET {
+            return Ok(());
+        }
+    }
+}
+
 /// A held lock as its value and PTTL say.
 fn held(name: &str, value: &str, pttl: i64) -> HeldLock {
     let holder = Holder::parse(value);
@@ -1049,16 +1073,8 @@ impl Locker {
         let prefix = self.spec.key_prefix();
         let glob = history::history_glob(prefix);
         let read = |conn: &mut Conn| -> RedisResult<Vec<Job>> {
-            let (mut cursor, mut seen, mut jobs) = (0u64, 0usize, Vec::new());
-            loop {
-                let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(&glob)
-                    .arg("COUNT")
-                    .arg(SCAN_BATCH)
-                    .query(conn)?;
-                seen += SCAN_BATCH;
+            let mut jobs = Vec::new();
+            scan(conn, &glob, |conn, keys| {
                 if !keys.is_empty() {
                     let mut pipe = redis::pipe();
                     for key in &keys {
@@ -1086,11 +1102,8 @@ impl Locker {
                         });
                     }
                 }
-                cursor = next;
-                if cursor == 0 || seen >= SCAN_BUDGET {
-                    break;
-                }
-            }
+                Ok(true)
+            })?;
             jobs.sort_by(|a, b| {
                 (b.last_recorded_unix_ms, &a.name).cmp(&(a.last_recorded_unix_ms, &b.name))
             });
@@ -1121,17 +1134,9 @@ impl Locker {
         let prefix = self.spec.key_prefix();
         let mut glob = history::escape_glob(prefix);
         glob.push_str(pattern);
-        let scan = |conn: &mut Conn| -> RedisResult<Vec<HeldLock>> {
-            let (mut cursor, mut seen, mut found) = (0u64, 0usize, Vec::new());
-            loop {
-                let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(&glob)
-                    .arg("COUNT")
-                    .arg(SCAN_BATCH)
-                    .query(conn)?;
-                seen += SCAN_BATCH;
+        let list = |conn: &mut Conn| -> RedisResult<Vec<HeldLock>> {
+            let mut found = Vec::new();
+            scan(conn, &glob, |conn, keys| {
                 let keys: Vec<String> = keys
                     .into_iter()
                     .filter(|k| !history::is_history_key(prefix, k))
@@ -1159,17 +1164,14 @@ impl Locker {
                         found.push(held(&key[prefix.len()..], &value, pttl));
                     }
                 }
-                cursor = next;
-                if cursor == 0 || found.len() >= limit || seen >= SCAN_BUDGET {
-                    break;
-                }
-            }
+                Ok(found.len() < limit)
+            })?;
             found.sort_by(|a, b| a.name.cmp(&b.name));
             found.truncate(limit);
             Ok(found)
         };
         self.pool
-            .run(&format_args!("listing the held locks"), scan, scan)
+            .run(&format_args!("listing the held locks"), list, list)
     }
 
     /// An operator's forced release of lock `name`: deletes it if it holds `token` (as
