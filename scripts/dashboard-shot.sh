@@ -136,7 +136,7 @@ def post(addr, path):
         return json.load(r)
 
 def overdue(addr):
-    m = json.loads(get(addr, "/actuator/metrics/dibs.job.overdue?tag=job:tick"))
+    m = json.loads(get(addr, "/actuator/metrics/dibs.job.overdue?tag=lock:tick"))
     return next(x["value"] for x in m["measurements"] if x["statistic"] == "VALUE")
 
 for name in targets:
