@@ -112,21 +112,16 @@ class NetworkPathFaultTest extends RedisTestBase {
 
     /**
      * The release reaches Redis and deletes the key, but its reply is lost: the retry finds no
-     * key. Nothing tells that apart from a lock that lapsed under its task, so the ending is
-     * unproven (issue 18), neither "no longer ours" nor owned to the end; the key is gone.
+     * key. Without the run history nothing tells that apart from a lock that lapsed under its
+     * task, so the ending is unproven (issue 18), neither "no longer ours" nor owned to the end;
+     * the key is gone.
      */
     @Test
-    void aReleaseWhoseReplyWasLostIsUnprovenNeitherReleasedNorNoLongerOurs() throws Exception {
+    void aReleaseWhoseReplyWasLostIsUnprovenWithoutTheHistory() throws Exception {
         try (FaultProxy proxy = FaultProxy.start(redis.port());
                 TestSupport.LogCapture log = new TestSupport.LogCapture()) {
-            Map<String, Object> conn = Map.of("uri", proxy.uri(), "timeout-ms", TIMEOUT_MS);
             String name = uniqueName("lost-reply");
-            DibsResult<String> r = Dibs.attempt(conn, name, java.time.Duration.ofSeconds(30), java.time.Duration.ZERO,
-                    () -> {
-                        proxy.halfOpenExisting(); // the release reaches Redis; its reply does not come back
-                        return "v";
-                    });
-            assertEquals("v", r.value());
+            DibsResult<String> r = releaseLosingItsReply(proxy, name, false);
             assertEquals(false, r.ownedToTheEnd(), "not proven: " + r);
             List<String> warnings = log.warningsAbout(name);
             assertEquals(1, warnings.size(), warnings.toString());
@@ -134,6 +129,38 @@ class NetworkPathFaultTest extends RedisTestBase {
                     warnings.get(0));
             assertEquals("0", redis.command("EXISTS", RedisServer.lockKey(name)));
         }
+    }
+
+    /**
+     * The same with the run history (the default, issue 20): the first try recorded its run in
+     * the same script as its DEL, and the retry finds that record: the release is proven, owned
+     * to the end, with no warning, and the run is recorded once.
+     */
+    @Test
+    void aReleaseWhoseReplyWasLostIsProvenByItsFirstTrysRecord() throws Exception {
+        try (FaultProxy proxy = FaultProxy.start(redis.port());
+                TestSupport.LogCapture log = new TestSupport.LogCapture()) {
+            String name = uniqueName("lost-reply-recorded");
+            DibsResult<String> r = releaseLosingItsReply(proxy, name, true);
+            assertEquals(true, r.ownedToTheEnd(), "proven by the record: " + r);
+            assertEquals(List.of(), log.warningsAbout(name));
+            assertEquals("0", redis.command("EXISTS", RedisServer.lockKey(name)));
+            try (DibsClient client = Dibs.client(redis.uri())) {
+                List<DibsRun> runs = client.history(Dibs.jobOf(name), 10);
+                assertEquals(1, runs.stream().filter(run -> run.lockName().equals(name)).count(), runs.toString());
+            }
+        }
+    }
+
+    private static DibsResult<String> releaseLosingItsReply(FaultProxy proxy, String name, boolean history) {
+        Map<String, Object> conn = Map.of("uri", proxy.uri(), "timeout-ms", TIMEOUT_MS, "history", history);
+        DibsResult<String> r = Dibs.attempt(conn, name, java.time.Duration.ofSeconds(30), java.time.Duration.ZERO,
+                () -> {
+                    proxy.halfOpenExisting(); // the release reaches Redis; its reply does not come back
+                    return "v";
+                });
+        assertEquals("v", r.value());
+        return r;
     }
 
     @Test
