@@ -1,6 +1,5 @@
 package dibs.spring;
 
-import dibs.Dibs;
 import dibs.DibsListener;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,7 +13,7 @@ import java.util.concurrent.ConcurrentMap;
  * {@code dibs.jobs.expect-every.<job>}, from {@link #expectEvery}, or found by itself: the first
  * time a job's lock is tried from a {@code @Scheduled} method, that method's {@code fixedRate},
  * {@code fixedDelay} or cron gives the period (a ShedLock {@code @SchedulerLock} method too). A
- * job is a lock name without its per-tick part ({@link Dibs#jobOf}).
+ * job is a lock name without its per-tick part ({@link dibs.Dibs#jobOf}).
  */
 public final class DibsExpectations implements DibsListener {
     /** Jobs whose {@code @Scheduled} method is looked for, at most: one stack walk per job. */
@@ -46,7 +45,8 @@ public final class DibsExpectations implements DibsListener {
 
     @Override
     public void attempt(String lockName) {
-        String job = Dibs.jobOf(lockName);
+        // On every locked call: the tag's Java copy of the rule, not a native call (Dibs.jobOf).
+        String job = DibsLockTag.stripVaryingSuffix(lockName);
         if (byJob.containsKey(job) || looked.size() >= MAX_LOOKED || looked.putIfAbsent(job, Boolean.TRUE) != null) {
             return;
         }

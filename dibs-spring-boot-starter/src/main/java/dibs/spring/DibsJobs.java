@@ -88,22 +88,19 @@ public final class DibsJobs implements AutoCloseable {
      * expected job, read now: for the endpoint.
      */
     List<Job> all(int limit) {
+        Map<String, DibsExpectations.Expectation> expected = expectations.all();
         Map<String, Job> jobs = new LinkedHashMap<>();
         for (String name : client.jobs(limit).keySet()) {
-            jobs.put(name, read(name));
+            jobs.put(name, read(name, expected.get(name)));
         }
-        for (String name : expectations.all().keySet()) {
-            jobs.computeIfAbsent(name, this::read);
-        }
+        expected.forEach((name, e) -> jobs.computeIfAbsent(name, n -> read(n, e)));
         return new ArrayList<>(jobs.values());
     }
 
     /** Reads the expected jobs now (the refresher's work, also for tests). */
     void refresh() {
         Map<String, Job> fresh = new LinkedHashMap<>();
-        for (String name : expectations.all().keySet()) {
-            fresh.put(name, read(name));
-        }
+        expectations.all().forEach((name, e) -> fresh.put(name, read(name, e)));
         view = Map.copyOf(fresh);
         failure = null;
         for (java.util.function.Consumer<Map<String, Job>> hook : hooks) {
@@ -125,9 +122,9 @@ public final class DibsJobs implements AutoCloseable {
         }
     }
 
-    private Job read(String name) {
+    /** One job, read now; {@code expected} is its expectation, or null. */
+    private Job read(String name, DibsExpectations.Expectation expected) {
         List<DibsRun> runs = client.history(name, RUNS);
-        DibsExpectations.Expectation expected = expectations.all().get(name);
         DibsRun lastSuccess = runs.stream().filter(DibsRun::succeeded).findFirst().orElse(null);
         if (lastSuccess == null && runs.size() == RUNS && expected != null) {
             // Its last few runs failed: its last success may lie further back.
