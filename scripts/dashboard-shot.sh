@@ -37,34 +37,7 @@ rm -rf "$work"
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 
-# Everything started here is killed on any exit; on success it has already stopped.
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do
-    kill -KILL "$pid" 2>/dev/null || true
-  done
-}
-trap cleanup EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  echo "logs and scrapes: $work" >&2
-  exit 1
-}
-
-# Waits up to $2 seconds for process $1 to exit; returns non-zero if it is still running.
-wait_exit() {
-  local pid=$1 deadline=$((SECONDS + $2))
-  while kill -0 "$pid" 2>/dev/null; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    sleep 0.1
-  done
-}
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. scripts/example-fleet.sh
 
 # The example jar, built when missing or older than the example's sources (the root reactor,
 # -pl examples/spring-boot -am). -Dcargo.skip: the native library already in target/natives.
@@ -75,42 +48,9 @@ if [ ! -f "$jar" ] || [ -n "$(find examples/spring-boot/pom.xml examples/spring-
   [ -f "$jar" ] || fail "no $jar after the build"
 fi
 
-port=$(free_port)
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
-  >"$work/redis.log" 2>&1 &
-redis_pid=$!
-pids+=("$redis_pid")
-deadline=$((SECONDS + 10))
-until [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; do
-  kill -0 "$redis_pid" 2>/dev/null || fail "redis-server did not start: $(tail -n 5 "$work/redis.log")"
-  [ "$SECONDS" -lt "$deadline" ] || fail "redis-server on port $port did not answer within 10 s"
-  sleep 0.1
-done
-
-# Three JVMs on a small machine: startup time matters, peak throughput does not.
-jvm_flags=(-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1)
-echo "== starting $instances instances, redis on port $port"
-app_pids=()
-http=()
-started=$SECONDS
-for i in $(seq 1 "$instances"); do
-  http+=("$(free_port)")
-  java "${jvm_flags[@]}" -jar "$jar" --spring.data.redis.url="redis://127.0.0.1:$port" \
-    --server.port="${http[$((i - 1))]}" --demo.instance="app-$i" --dibs.instance-id="app-$i" \
-    --dibs.jobs.refresh=500ms >"$work/app-$i.log" 2>&1 &
-  app_pids+=($!)
-  pids+=($!)
-done
-deadline=$((SECONDS + 120))
-for i in $(seq 1 "$instances"); do
-  until grep -qsx "READY app-$i" "$work/app-$i.log"; do
-    kill -0 "${app_pids[$((i - 1))]}" 2>/dev/null ||
-      fail "app-$i exited before READY: $(tail -n 20 "$work/app-$i.log")"
-    [ "$SECONDS" -lt "$deadline" ] || fail "app-$i not READY within 120 s"
-    sleep 0.1
-  done
-done
-echo "== all $instances READY in $((SECONDS - started)) s; scraping for 45 s (pause at 15 s, resume at 30 s)"
+start_redis
+start_example java "$instances" --spring.data.redis.url="redis://127.0.0.1:$port" --dibs.jobs.refresh=500ms
+echo "== scraping for 45 s (pause at 15 s, resume at 30 s)"
 
 # The timed part, in one process: a scrape of every instance each second; the pause and the
 # resume; and between them, the overdue gauge of each instance read every 100 ms until it flips,
@@ -185,19 +125,8 @@ json.dump(events, open(f"{work}/events.json", "w"), indent=1)
 PY
 
 # Stop everything: the instances first (graceful), then Redis.
-for pid in "${app_pids[@]}"; do
-  kill -TERM "$pid"
-done
-for i in $(seq 1 "$instances"); do
-  pid=${app_pids[$((i - 1))]}
-  wait_exit "$pid" 30 || fail "app-$i still running 30 s after SIGTERM"
-  status=0
-  wait "$pid" || status=$?
-  # 143 = 128 + SIGTERM: the JVM's exit code after a clean shutdown on that signal.
-  [ "$status" -eq 0 ] || [ "$status" -eq 143 ] || fail "app-$i exited with $status after SIGTERM"
-done
-kill -TERM "$redis_pid"
-wait_exit "$redis_pid" 10 || fail "redis-server still running 10 s after SIGTERM"
+stop_example
+stop_redis
 
 # The checks, on the scrapes themselves (what the picture shows), and the summary's figures.
 summary=$(python3 - "$work" <<'PY'

@@ -36,35 +36,8 @@ rm -rf "$root_work"
 mkdir -p "$root_work"
 root_work=$(cd "$root_work" && pwd)
 
-# Everything started here is killed on any exit; on success it has already stopped.
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do
-    kill -KILL "$pid" 2>/dev/null || true
-  done
-}
-trap cleanup EXIT
-
 work=$root_work
-fail() {
-  echo "FAIL: $*" >&2
-  echo "logs: $work" >&2
-  exit 1
-}
-
-# Waits up to $2 seconds for process $1 to exit; returns non-zero if it is still running.
-wait_exit() {
-  local pid=$1 deadline=$((SECONDS + $2))
-  while kill -0 "$pid" 2>/dev/null; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    sleep 0.1
-  done
-}
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. scripts/example-fleet.sh
 
 # GET an actuator path of the instance listening on port $1; prints the body.
 actuator() {
@@ -87,53 +60,21 @@ run() {
   echo
   echo "=== run '$label': $("$java_bin" -version 2>&1 | head -n 1), spring.threads.virtual.enabled=$virtual"
 
-  local port
-  port=$(free_port)
-  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
-    >"$work/redis.log" 2>&1 &
-  local redis_pid=$!
-  pids+=("$redis_pid")
-  local deadline=$((SECONDS + 10))
-  until [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; do
-    kill -0 "$redis_pid" 2>/dev/null || fail "redis-server did not start: $(tail -n 5 "$work/redis.log")"
-    [ "$SECONDS" -lt "$deadline" ] || fail "redis-server on port $port did not answer within 10 s"
-    sleep 0.1
-  done
+  local port redis_pid app_pids http i
+  start_redis
 
-  # Three JVMs on a small machine: startup time matters, peak throughput does not.
-  local jvm_flags=(-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1)
   # Only Spring's own property names: the starter reads spring.data.redis.url like any Boot
   # service; nothing in the example's code names Redis for dibs.
   local common=(--spring.data.redis.url="redis://127.0.0.1:$port" --spring.threads.virtual.enabled="$virtual")
-  echo "== starting $instances instances, redis on port $port"
-  local app_pids=() http=() i
-  local started=$SECONDS
-  for i in $(seq 1 "$instances"); do
-    http+=("$(free_port)")
-    # No --enable-native-access flag even on JDK 24+: the jar's manifest carries it, and the
-    # warning check below proves that it works. Every instance also runs the long job (lock
-    # long-tick), for the /actuator/dibs check.
-    "$java_bin" "${jvm_flags[@]}" -jar "$jar" "${common[@]}" --server.port="${http[$((i - 1))]}" \
-      --demo.instance="app-$i" --dibs.instance-id="app-$i" --demo.long-job=true --demo.long-job-name=long-tick \
-      >"$work/app-$i.log" 2>&1 &
-    app_pids+=($!)
-    pids+=($!)
-  done
-
+  # No --enable-native-access flag even on JDK 24+: the jar's manifest carries it, and the
+  # warning check below proves that it works. Every instance also runs the long job (lock
+  # long-tick), for the /actuator/dibs check.
+  start_example "$java_bin" "$instances" "${common[@]}" --demo.long-job=true --demo.long-job-name=long-tick
   # Ticks count from the first whole second after every instance printed READY.
-  deadline=$((SECONDS + 120))
-  for i in $(seq 1 "$instances"); do
-    until grep -qsx "READY app-$i" "$work/app-$i.log"; do
-      kill -0 "${app_pids[$((i - 1))]}" 2>/dev/null ||
-        fail "app-$i exited before READY: $(tail -n 20 "$work/app-$i.log")"
-      [ "$SECONDS" -lt "$deadline" ] || fail "app-$i not READY within 120 s"
-      sleep 0.1
-    done
-  done
   local ready_at first
   ready_at=$(date +%s.%N)
   first=$(( ${ready_at%.*} + 1 ))
-  echo "== all $instances READY in $((SECONDS - started)) s; measuring ticks $first.. for $seconds s"
+  echo "== measuring ticks $first.. for $seconds s"
 
   # Which threads run the jobs: virtual ones exactly when asked for.
   for i in $(seq 1 "$instances"); do
@@ -269,18 +210,7 @@ PY
   last=$(( ${stop_at%.*} - 1 ))
   # The window ends where the measurement was due to end, not after the meter reads.
   last=$(( first + seconds - 1 < last ? first + seconds - 1 : last ))
-  local pid status
-  for pid in "${app_pids[@]}"; do
-    kill -TERM "$pid"
-  done
-  for i in $(seq 1 "$instances"); do
-    pid=${app_pids[$((i - 1))]}
-    wait_exit "$pid" 30 || fail "app-$i still running 30 s after SIGTERM"
-    status=0
-    wait "$pid" || status=$?
-    # 143 = 128 + SIGTERM: the JVM's exit code after a clean shutdown on that signal.
-    [ "$status" -eq 0 ] || [ "$status" -eq 143 ] || fail "app-$i exited with $status after SIGTERM"
-  done
+  stop_example
   # Every instance tries the tick lock every second; Redis saw one SET NX per try.
   local attempts
   attempts=$(redis-cli -p "$port" info commandstats | sed -n 's/^cmdstat_set:calls=\([0-9]*\).*/\1/p')
@@ -299,7 +229,7 @@ PY
     --demo.long-job-at-least-seconds=0 >"$work/app-long.log" 2>&1 &
   local long_pid=$!
   pids+=("$long_pid")
-  deadline=$((SECONDS + 90))
+  local deadline=$((SECONDS + 90))
   until grep -qsx "LONG STARTED" "$work/app-long.log"; do
     kill -0 "$long_pid" 2>/dev/null || fail "app-long exited before its job started: $(tail -n 20 "$work/app-long.log")"
     [ "$SECONDS" -lt "$deadline" ] || fail "app-long's job did not start within 90 s"
@@ -312,8 +242,7 @@ PY
   [ "$(redis-cli -p "$port" exists dibs:long-job)" = 0 ] || fail "the long job's lock was not released after it finished"
   echo "SIGTERM mid-task: the job finished, then its lock was released"
 
-  kill -TERM "$redis_pid"
-  wait_exit "$redis_pid" 10 || fail "redis-server still running 10 s after SIGTERM"
+  stop_redis
 
   # What a run must never log: the JVM's native-access warning (JDK 24+), and any Spring or
   # dibs WARN/ERROR (dibs warns when a lock expired mid-task or its release failed).
