@@ -67,6 +67,13 @@ impl Conn {
         }
     }
 
+    /// Whether a pipeline's replies come back each on its own, a server's error reply in its
+    /// place beside the others. A cluster connection folds any error reply into the whole
+    /// pipeline's error, and one after `ASKING` admits only its first keyed command.
+    pub(crate) fn keeps_each_reply(&self) -> bool {
+        matches!(self, Conn::Single(_) | Conn::Tls(_))
+    }
+
     /// Bounds the next commands by `deadline`: over TLS every read and write by what is left of
     /// it, else each command's timeouts.
     fn set_deadline(&mut self, deadline: Instant) -> RedisResult<()> {
@@ -117,7 +124,10 @@ impl ConnectionLike for Conn {
         count: usize,
     ) -> RedisResult<Vec<Value>> {
         match self {
-            Conn::Single(c) => c.req_packed_commands(cmd, offset, count),
+            Conn::Single(c) => {
+                c.send_packed_command(cmd)?;
+                read_replies(offset, count, || c.recv_response())
+            }
             Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),
             Conn::Tls(c) => c.req_packed_commands(cmd, offset, count),
             // One ASKING admits only the next command: the acquire's pipeline puts its one keyed
@@ -165,6 +175,36 @@ impl ConnectionLike for Conn {
             Conn::Tls(c) => c.is_open(),
         }
     }
+}
+
+/// Reads a pipeline's `offset + count` replies with `receive`, and keeps those from `offset` on:
+/// a server's error reply stays in its place beside the others (as the crate's own connection
+/// keeps it), and one to a command before `offset` (an `ASKING`, a `MULTI`'s queuing) is the
+/// call's error once all are read. A failed read ends it at once: the stream is unreadable from
+/// there, and the crate's own loop, which reads on, waits the whole read timeout once more for
+/// every reply left (a frozen server would hold a pipeline of n commands n times as long).
+pub(crate) fn read_replies(
+    offset: usize,
+    count: usize,
+    mut receive: impl FnMut() -> RedisResult<Value>,
+) -> RedisResult<Vec<Value>> {
+    let mut replies = Vec::with_capacity(count);
+    let mut first_error = None;
+    let mut read = 0;
+    while read < offset + count {
+        match receive()? {
+            // RESP3 may put push data between replies: not a reply.
+            Value::Push { .. } => continue,
+            value if read >= offset => replies.push(value),
+            value => {
+                if let Err(e) = value.extract_error() {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        read += 1;
+    }
+    first_error.map_or(Ok(replies), Err)
 }
 
 /// Knows how to open a connection for one spec. Building it does no I/O.

@@ -20,6 +20,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 
+use crate::conn::read_replies;
 use crate::connspec::ClientCert;
 use crate::error::{Error, Result};
 
@@ -332,20 +333,21 @@ impl TlsConn {
 
     /// One reply; a server error reply becomes an error, as the crate's connections make it.
     fn receive(&mut self) -> RedisResult<Value> {
-        match self.parser.parse_value(&mut self.stream) {
-            Ok(value) => value.extract_error(),
-            Err(e) => {
-                // A reply cut short or never read: what follows on this stream is unknown.
-                self.open = false;
-                match self.stream.conn.process_new_packets() {
-                    // Under TLS 1.3 the server checks the client's certificate after the
-                    // client's side of the handshake is done: its alert comes with the first
-                    // reply.
-                    Err(tls) => Err(explain_tls(tls, self.client_cert)),
-                    Ok(_) => Err(e),
-                }
+        self.receive_value()?.extract_error()
+    }
+
+    /// One reply as it came: a server error reply is a [`Value::ServerError`].
+    fn receive_value(&mut self) -> RedisResult<Value> {
+        self.parser.parse_value(&mut self.stream).map_err(|e| {
+            // A reply cut short or never read: what follows on this stream is unknown.
+            self.open = false;
+            match self.stream.conn.process_new_packets() {
+                // Under TLS 1.3 the server checks the client's certificate after the client's
+                // side of the handshake is done: its alert comes with the first reply.
+                Err(tls) => explain_tls(tls, self.client_cert),
+                Ok(_) => e,
             }
-        }
+        })
     }
 }
 
@@ -362,24 +364,7 @@ impl ConnectionLike for TlsConn {
         count: usize,
     ) -> RedisResult<Vec<Value>> {
         self.send(cmd)?;
-        let mut replies = Vec::with_capacity(count);
-        let mut first_error = None;
-        for i in 0..offset + count {
-            // Every reply is read, so that none is left for the next command; the first error
-            // is returned after.
-            match self.receive() {
-                Ok(value) if i >= offset => replies.push(value),
-                Ok(_) => {}
-                Err(e) if !self.open => return Err(e),
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                }
-            }
-        }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(replies),
-        }
+        read_replies(offset, count, || self.receive_value())
     }
 
     fn get_db(&self) -> i64 {
