@@ -22,8 +22,10 @@ import redis.clients.jedis.Jedis;
  * to results.md when there is one (replacing one from an earlier run).
  *
  * <p>Usage: {@code BeforeAfter --port P --before-jar JAR --before-label TEXT --after-label TEXT
- * [--jdk25 JAVA] [--rounds N] [--samples N] [--warmup-ms MS] [--window-ms MS] [--out DIR]}. The
- * "after" build is the dibs jar on this JVM's class path; "before" swaps in --before-jar.
+ * [--jdk25 JAVA] [--rounds N] [--samples N] [--warmup-ms MS] [--window-ms MS] [--out DIR]
+ * [--after-history false]}. The "after" build is the dibs jar on this JVM's class path; "before"
+ * swaps in --before-jar. {@code --after-history false} runs the after build's (a)-(c) with the run
+ * history off, to compare with a build from before it.
  */
 public final class BeforeAfter {
     private static final long SPAWN_TIMEOUT_S = 180;
@@ -120,8 +122,12 @@ public final class BeforeAfter {
             List<String> order = round % 2 == 0 ? List.of("before", "after") : List.of("after", "before");
             for (String version : order) {
                 String cp = classpaths.get(version);
-                Map<String, String> abc = spawn(version, javaHere(), List.of("-Xms1g", "-Xmx1g",
-                        "-XX:+AlwaysPreTouch"), cp, DibsRound.class.getName(), host, Integer.toString(port),
+                List<String> flags = new ArrayList<>(List.of("-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"));
+                if (version.equals("after") && opt.containsKey("--after-history")) {
+                    flags.add("-D" + DibsContender.HISTORY_PROPERTY + "=" + opt.get("--after-history"));
+                }
+                Map<String, String> abc = spawn(version, javaHere(), flags, cp, DibsRound.class.getName(), host,
+                        Integer.toString(port),
                         opt.getOrDefault("--samples", "20000"), opt.getOrDefault("--warmup-ms", "500"),
                         opt.getOrDefault("--window-ms", "2000"));
                 abc.forEach((k, v) -> add(version, k, Double.parseDouble(v)));
