@@ -6,7 +6,8 @@
 #   bash bench/run.sh --before-after d5586cc  # then dibs at that revision against the work tree's
 #   bash bench/run.sh --before-after d5586cc --before-rounds 5
 #   bash bench/run.sh --before-after d5586cc --skip-main   # only that section, into results.md
-#   bash bench/run.sh --before-after 3760421 --after-history false   # the work tree without the run history
+#   bash bench/run.sh --before-after 3760421 --history-off after   # the work tree without the run history
+#       (--history-off both: both builds without it)
 #   bash bench/run.sh --first-call-only [--before-after REV] [--first-call-rounds N]
 #       only (e), the first call in a fresh JVM: dibs (and dibs at REV) against ShedLock-Jedis,
 #       N rounds (7 by default) in rotating order, printed with medians; no results.md
@@ -38,7 +39,7 @@ before_rounds=3
 skip_main=false
 first_call_only=false
 first_call_rounds=7
-after_history=""
+history_off=""
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -49,7 +50,7 @@ while [ $# -gt 0 ]; do
     --skip-main) skip_main=true ;;
     --first-call-only) first_call_only=true ;;
     --first-call-rounds) first_call_rounds=${2:?--first-call-rounds needs a number}; shift ;;
-    --after-history) after_history=${2:?--after-history needs true or false}; shift ;;
+    --history-off) history_off=${2:?--history-off needs after or both}; shift ;;
     *) args+=("$1") ;;
   esac
   shift
@@ -94,7 +95,10 @@ if [ -n "$before_rev" ]; then
     dirty=", with uncommitted changes"
   fi
   after_label="the work tree (HEAD $(git rev-parse --short HEAD)$dirty)"
-  [ "$after_history" = false ] && after_label="$after_label, run history off"
+  case "$history_off" in
+    after) after_label="$after_label, run history off" ;;
+    both) after_label="$after_label, run history off in both" ;;
+  esac
 fi
 
 jdk25=${BENCH_JDK25:-$(ls -d /usr/lib/jvm/*25*/bin/java 2>/dev/null | head -n 1 || true)}
@@ -190,7 +194,7 @@ if [ -n "$before_jar" ]; then
   "${client_pin[@]}" java -Xmx256m -cp "$classpath" bench.BeforeAfter --port "$port" --before-jar "$before_jar" \
     --before-label "$before_label" --after-label "$after_label" --rounds "$before_rounds" --out "$out" \
     --after-main "$(! $skip_main && echo true || echo false)" \
-    ${after_history:+--after-history "$after_history"} "${jdk_args[@]}" "${shared[@]}"
+    ${history_off:+--history-off "$history_off"} "${jdk_args[@]}" "${shared[@]}"
 fi
 stop_redis
 

@@ -2,9 +2,8 @@
 //! (`scripts/call-cost.sh` runs both): `cargo bench -p dibs --bench core_cycle`.
 //!
 //! On 1 thread, against a throwaway redis-server: `Locker::execute` with a no-op task (the
-//! acquire, `SET NX PX` with the fencing token's `TIME` and the `GET` that proves it, pipelined;
-//! then the release script), and the skip path (the lock held by someone else: the acquire
-//! only).
+//! acquire script, `SET NX PX` and the fencing token's `TIME`, then the release script), and the
+//! skip path (the lock held by someone else: the acquire script only).
 //! Each is timed over `CYCLES` calls after `WARMUP` unmeasured ones. Lock params are built per
 //! call, as the JNI entry point does.
 //!
@@ -173,20 +172,20 @@ fn main() -> Res<()> {
     println!("|---|---:|---:|---:|---:|---:|");
     for (path, [p50, p99, mean, client, server]) in [
         (
-            "cycle: acquire (SET, TIME, GET), no-op task, release script recording the run",
+            "cycle: acquire script, no-op task, release script recording the run",
             cycle,
         ),
         (
             "cycle, history off: the same release script, no record",
             cycle_quiet,
         ),
-        ("skip: lock held by another, the acquire only", skip),
+        ("skip: lock held by another, the acquire script only", skip),
     ] {
         println!("| {path} | {p50:.1} | {p99:.1} | {mean:.1} | {client:.1} | {server:.1} |");
     }
     println!();
     println!(
-        "history on / off: cycle p50 {:.2}x, redis-server CPU {:+.1} µs per cycle; script calls per cycle (the release's; the acquire is plain commands, 2 round trips in all): {scripts_on:.2} on, {scripts_off:.2} off",
+        "history on / off: cycle p50 {:.2}x, redis-server CPU {:+.1} µs per cycle; script calls (round trips) per cycle: {scripts_on:.2} on, {scripts_off:.2} off",
         cycle[0] / cycle_quiet[0],
         cycle[4] - cycle_quiet[4]
     );

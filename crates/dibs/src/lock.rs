@@ -2,8 +2,7 @@
 //! [`Locker::execute`] the whole lifecycle on them: validate, acquire, run, release. The JVM uses
 //! the two primitives with its task in plain Java between them; the CLI uses `execute`.
 //!
-//! - Acquire: `SET key value NX PX atMost`, with the fencing token read in the same round trip
-//!   (see `trip`). The value holds a random UUID v4 made per call.
+//! - Acquire: one `SET key value NX PX atMost`. The value holds a random UUID v4 made per call.
 //! - Release: one token-checked Lua script (EVALSHA, falling back to EVAL on NOSCRIPT). If the
 //!   key still holds our value: keep it for `atLeast - elapsed` ms when that is positive (with
 //!   the token spent, see `script::RELEASE`), else `DEL` it. If the key is gone or someone
@@ -18,7 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use redis::{ConnectionLike, ErrorKind, RedisResult, ServerErrorKind, Value};
+use redis::{ErrorKind, RedisResult, ServerErrorKind};
 
 use crate::conn::Conn;
 use crate::connspec::{Address, ConnSpec, Durable, ServerSpec};
@@ -214,7 +213,7 @@ pub struct Lease {
     /// What the acquire found worth a warning (a keep-alive schedule that cannot hold, a server
     /// that refused durable acquire's `WAIT`).
     warning: Option<String>,
-    /// The fencing token the acquire minted (see `trip`).
+    /// The fencing token the acquire minted (`script::ACQUIRE`).
     fence: u64,
     /// Taken with [`LockParams::for_tick`].
     tick: bool,
@@ -259,8 +258,7 @@ impl Lease {
 
     /// The fencing token of this acquisition: greater than that of every earlier holder of the
     /// lock (see `script::ACQUIRE` for when that holds), for the guarded resource to check, e.g.
-    /// `UPDATE ... SET fence = ? WHERE fence < ?`. 0 when the server's ACL refuses `TIME` (or
-    /// `GET`, which proves it).
+    /// `UPDATE ... SET fence = ? WHERE fence < ?`. 0 when the server's ACL refuses `TIME`.
     pub fn fence(&self) -> u64 {
         self.fence
     }
@@ -482,30 +480,6 @@ struct Wait {
 }
 
 impl Wait {
-    /// `WAIT replicas budget`, or `WAITAOF 1 replicas budget`.
-    fn cmd(&self) -> redis::Cmd {
-        let mut cmd = redis::cmd(self.command());
-        if self.aof {
-            cmd.arg(1);
-        }
-        cmd.arg(self.replicas).arg(self.budget_ms);
-        cmd
-    }
-
-    /// What the reply to [`Wait::cmd`] acknowledged, or the server's refusal.
-    fn acked(&self, reply: RedisResult<Value>) -> RedisResult<Acked> {
-        let reply = reply?;
-        if self.aof {
-            let (local, replicas): (i64, i64) = redis::from_redis_value(reply)?;
-            Ok(Acked { local, replicas })
-        } else {
-            Ok(Acked {
-                local: 0,
-                replicas: redis::from_redis_value(reply)?,
-            })
-        }
-    }
-
     fn command(&self) -> &'static str {
         if self.aof {
             "WAITAOF"
@@ -552,151 +526,24 @@ impl Wait {
     }
 }
 
-/// Which try of an acquire a round trip is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Try {
-    /// The call's first.
-    First,
-    /// Another, after the first one's connection failed: with the same value (the first `SET`
-    /// may have landed, its reply lost: a key holding our value is ours), or a fresh one.
-    Again { same_value: bool },
-}
-
-/// The acquire's round trip: the lock's `SET` with its fencing token (see [`plain_trip`] and
-/// [`script_trip`] for the two forms), then `WAIT`/`WAITAOF` when `wait` says so, pipelined.
+/// The acquire's round trip: [`script::ACQUIRE`], then `WAIT`/`WAITAOF` when `wait` says so,
+/// pipelined; EVAL again on NOSCRIPT. `retry`: a key already holding `value` is won too.
 ///
-/// A first try is sent as plain commands, which cost the server less than a script, where the
-/// connection gives back each reply of a pipeline on its own and the server has run the acquire
-/// script since its connections were last found dead. Anything else goes as the script:
-/// - a second try: its `SET` may meet our own first one, which only a script tells apart
-///   atomically;
-/// - a Redis Cluster's connection: it folds one command's error reply into the whole
-///   pipeline's error, so a refused `TIME` would fail an acquire whose `SET` won;
-/// - the first call on a server (and the first after a restart or failover): a server that
-///   refuses scripts, which the release needs, then fails it before any task runs.
+/// With a `WAIT`, the script goes as EVAL (its whole text) until the pool knows the server has
+/// it: after a NOSCRIPT the pipeline's `WAIT` has already waited, and with a lagging replica
+/// that is the whole budget, spent for nothing (a new master after a failover has no scripts).
 fn trip(
     conn: &mut Conn,
     key: &str,
     value: &str,
     at_most_ms: u64,
-    attempt: Try,
-    wait: Option<Wait>,
-    pool: &Pool,
-) -> RedisResult<Trip> {
-    match attempt {
-        Try::First if conn.keeps_each_reply() && pool.scripts_cached() => {
-            plain_trip(conn, key, value, at_most_ms, wait)
-        }
-        Try::First => script_trip(conn, key, value, at_most_ms, false, wait, pool),
-        Try::Again { same_value } => {
-            script_trip(conn, key, value, at_most_ms, same_value, wait, pool)
-        }
-    }
-}
-
-/// `SET key value NX PX atMost`, `TIME`, `GET key` (and the `WAIT`), pipelined: no script.
-///
-/// The token is the `TIME` when the `SET` won and the `GET` still finds our value. Nothing but
-/// this `SET` ever writes that value (a fresh UUID), so the key held it without a break from the
-/// `SET` to the `GET`, and the `TIME` between them was read while the lock was ours. Every
-/// holder's token is read so, within its own hold, and holds never overlap: each token is greater
-/// than every earlier holder's, as with the script. A `GET` that finds another value means the
-/// lock was taken from us within the round trip (deleted by an operator, or an `atMost` shorter
-/// than the trip): not won. A `TIME` or `GET` the server refuses (an ACL) leaves the lock won
-/// with token 0, which no guarded write accepts.
-fn plain_trip(
-    conn: &mut Conn,
-    key: &str,
-    value: &str,
-    at_most_ms: u64,
-    wait: Option<Wait>,
-) -> RedisResult<Trip> {
-    // Packed by hand, sized up front: the crate's pipeline builds and copies each command.
-    let mut packed = Vec::with_capacity(2 * key.len() + value.len() + 96);
-    let mut at_most = itoa::Buffer::new();
-    pack(
-        &mut packed,
-        &[
-            b"SET",
-            key.as_bytes(),
-            value.as_bytes(),
-            b"NX",
-            b"PX",
-            at_most.format(at_most_ms).as_bytes(),
-        ],
-    );
-    pack(&mut packed, &[b"TIME"]);
-    pack(&mut packed, &[b"GET", key.as_bytes()]);
-    if let Some(wait) = wait {
-        wait.cmd().write_packed_command(&mut packed);
-    }
-    let mut replies = conn
-        .req_packed_commands(&packed, 0, if wait.is_some() { 4 } else { 3 })?
-        .into_iter();
-    let mut next = || replies.next().unwrap_or(Value::Nil).extract_error();
-    let (set, time, held) = (next()?, next(), next());
-    let acked = wait.map(|wait| wait.acked(next()));
-    let fence = match (set, held) {
-        (Value::Nil, _) => None,
-        (_, Err(_)) => Some(0),
-        (_, Ok(Value::BulkString(held))) if held == value.as_bytes() => {
-            Some(time.map_or(0, |time| micros(&time).unwrap_or(0)))
-        }
-        _ => None,
-    };
-    Ok(Trip { fence, acked })
-}
-
-/// Appends one command, in the protocol's own encoding.
-fn pack(out: &mut Vec<u8>, args: &[&[u8]]) {
-    let mut len = itoa::Buffer::new();
-    out.push(b'*');
-    out.extend_from_slice(len.format(args.len()).as_bytes());
-    out.extend_from_slice(b"\r\n");
-    for arg in args {
-        out.push(b'$');
-        out.extend_from_slice(len.format(arg.len()).as_bytes());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
-    }
-}
-
-/// `TIME`'s reply (seconds, then microseconds) in microseconds.
-fn micros(time: &Value) -> Option<u64> {
-    let Value::Array(parts) = time else {
-        return None;
-    };
-    let number = |part: &Value| match part {
-        Value::BulkString(digits) => std::str::from_utf8(digits).ok()?.parse::<u64>().ok(),
-        _ => None,
-    };
-    match parts.as_slice() {
-        [secs, micros] => number(secs)?
-            .checked_mul(1_000_000)?
-            .checked_add(number(micros)?),
-        _ => None,
-    }
-}
-
-/// The acquire script ([`script::ACQUIRE`]: `SET` and `TIME` in one step) and the `WAIT`,
-/// pipelined; EVAL again on NOSCRIPT. `same_value`: a key already holding `value` is won too.
-///
-/// With a `WAIT`, the script goes as EVAL (its whole text) until the pool knows the server has
-/// it: after a NOSCRIPT the pipeline's `WAIT` has already waited, and with a lagging replica
-/// that is the whole budget, spent for nothing (a new master after a failover has no scripts).
-fn script_trip(
-    conn: &mut Conn,
-    key: &str,
-    value: &str,
-    at_most_ms: u64,
-    same_value: bool,
+    retry: bool,
     wait: Option<Wait>,
     pool: &Pool,
 ) -> RedisResult<Trip> {
     let script = |cached: bool| {
         let mut cmd = script::ACQUIRE.call(cached, key, value.len() + 24);
-        cmd.arg(value).arg(at_most_ms).arg(u8::from(same_value));
+        cmd.arg(value).arg(at_most_ms).arg(u8::from(retry));
         cmd
     };
     let Some(wait) = wait else {
@@ -718,28 +565,63 @@ fn script_trip(
     for &cached in first {
         let mut pipe = redis::pipe();
         pipe.add_command(script(cached));
-        pipe.add_command(wait.cmd());
-        // A cluster connection hands an error reply back as the pipeline's error.
-        let mut replies: Vec<RedisResult<Value>> = match pipe.ignore_errors().query(conn) {
+        let ack = pipe.cmd(wait.command());
+        if wait.aof {
+            ack.arg(1);
+        }
+        ack.arg(wait.replicas).arg(wait.budget_ms);
+        let mut replies: Vec<RedisResult<redis::Value>> = match pipe.ignore_errors().query(conn) {
             Err(e) if cached && e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 continue
             }
+            // A cluster connection folds one reply's error into the whole pipeline's: a refused
+            // WAIT (an unknown command, an ACL's NOPERM) hides whether the script won, and
+            // would fail the call with the lock held. Give it back (token-checked), and ask
+            // once more without the WAIT: the script's own answer tells the two apart.
+            Err(e) if !conn.keeps_each_reply() && refusal(&e) => {
+                let _ = script::RELEASE.run::<i64>(conn, key, value, 0);
+                let fence = trip(conn, key, value, at_most_ms, retry, None, pool)?.fence;
+                return Ok(Trip {
+                    fence,
+                    acked: Some(Err(e)),
+                });
+            }
             replies => replies?,
         };
-        let acked = replies.pop().unwrap_or(Ok(Value::Nil));
-        let fence = match replies.pop().unwrap_or(Ok(Value::Nil)) {
+        let acked = replies.pop().unwrap_or(Ok(redis::Value::Nil));
+        let fence = match replies.pop().unwrap_or(Ok(redis::Value::Nil)) {
             Err(e) if cached && e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 continue
             }
             fence => redis::from_redis_value::<Option<u64>>(fence?)?,
         };
         pool.set_scripts_cached(true);
+        let acked = acked.and_then(|v| {
+            if wait.aof {
+                let (local, replicas): (i64, i64) = redis::from_redis_value(v)?;
+                Ok(Acked { local, replicas })
+            } else {
+                Ok(Acked {
+                    local: 0,
+                    replicas: redis::from_redis_value(v)?,
+                })
+            }
+        });
         return Ok(Trip {
             fence,
-            acked: Some(wait.acked(acked)),
+            acked: Some(acked),
         });
     }
     unreachable!("EVAL never answers NOSCRIPT")
+}
+
+/// Whether a server's error reply refuses a command outright (unknown, renamed away, or denied
+/// by the ACL), rather than redirects it or asks for a retry.
+fn refusal(e: &redis::RedisError) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::Server(ServerErrorKind::ResponseError | ServerErrorKind::NoPerm)
+    )
 }
 
 /// `SCAN` over `glob`, [`SCAN_BATCH`] keys a call, handing each batch to `batch` until the
@@ -963,7 +845,7 @@ impl Locker {
         Ok(value.map(|value| held(name, &value, pttl)))
     }
 
-    /// `SET key value NX PX atMost` with its fencing token (see `trip`), and with durable
+    /// `SET key value NX PX atMost` with its fencing token (`script::ACQUIRE`), and with durable
     /// acquire, `WAIT` (or `WAITAOF`) in the same round trip. `None` when someone else holds the
     /// lock. [`Error::Unconfirmed`] when the lock was won but the replicas did not acknowledge
     /// it in time: it was given back, and the task must not run. With keep-alive in the spec,
@@ -975,14 +857,14 @@ impl Locker {
         let wait = std::cell::Cell::new(None);
         // Set when a SET timed out and a delete of its value was queued behind it.
         let doomed = std::cell::Cell::new(false);
-        let set = |conn: &mut Conn, value: &str, attempt: Try| -> RedisResult<Trip> {
+        let set = |conn: &mut Conn, value: &str, retry: bool| -> RedisResult<Trip> {
             wait.set(self.wait(conn));
             let reply = trip(
                 conn,
                 &key,
                 value,
                 params.at_most_ms,
-                attempt,
+                retry,
                 wait.get(),
                 &self.pool,
             );
@@ -1003,19 +885,19 @@ impl Locker {
             if doomed.get() {
                 // The first value will be deleted if it ever lands: try with a new one.
                 let value = holder::new_value();
-                let found = set(conn, &value, Try::Again { same_value: false })?;
+                let found = set(conn, &value, false)?;
                 *retry_value.borrow_mut() = Some(value);
                 return Ok(found);
             }
             // After a dropped connection the first SET may have landed with its reply lost:
             // then the key holds our own value, and the lock is ours.
-            set(conn, &first_value, Try::Again { same_value: true })
+            set(conn, &first_value, true)
         };
         let name = &params.name;
         let sent = Instant::now();
         let found = self.pool.run(
             &format_args!("acquiring lock '{name}'"),
-            |conn| set(conn, &first_value, Try::First),
+            |conn| set(conn, &first_value, false),
             set_again,
         )?;
         let value = retry_value.into_inner().unwrap_or(first_value);
@@ -1284,7 +1166,8 @@ impl Locker {
                     for key in &keys {
                         pipe.get(key).pttl(key);
                     }
-                    let replies: Vec<RedisResult<Value>> = pipe.ignore_errors().query(conn)?;
+                    let replies: Vec<RedisResult<redis::Value>> =
+                        pipe.ignore_errors().query(conn)?;
                     for (key, pair) in keys.iter().zip(replies.chunks_exact(2)) {
                         // A key of another type (WRONGTYPE) is not a lock.
                         let value = pair[0].as_ref().ok().and_then(|v| {

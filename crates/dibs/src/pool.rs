@@ -29,9 +29,8 @@ pub(crate) struct Pool {
     replicas: AtomicI64,
     count_replicas: AtomicBool,
     wait_refused: AtomicBool,
-    /// Whether the server is known to have the acquire's script cached, and so to run scripts
-    /// (see `lock::trip`): false at first, and again once its connections were found dead (a
-    /// restart, a failover).
+    /// Whether the server is known to have the acquire's script cached (see `lock::trip`):
+    /// false at first, and again once its connections were found dead (a restart, a failover).
     scripts_cached: AtomicBool,
 }
 

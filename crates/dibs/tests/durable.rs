@@ -3,6 +3,8 @@
 //! that only go up (many acquisitions, and a restart with AOF on).
 
 mod common;
+#[path = "common/replication.rs"]
+mod replication;
 
 use std::thread::sleep;
 use std::time::{Duration, Instant};
@@ -12,6 +14,16 @@ use common::RedisServer;
 use dibs::{ConnSpec, Error, LockParams, Locker, SpecValue};
 
 fn locker(server_uri: &str, durable: Option<SpecValue>, read_timeout_ms: i128) -> Locker {
+    locker_with(server_uri, durable, read_timeout_ms, &[])
+}
+
+/// [`locker`] with more conn keys (TLS files).
+fn locker_with(
+    server_uri: &str,
+    durable: Option<SpecValue>,
+    read_timeout_ms: i128,
+    more: &[(&str, String)],
+) -> Locker {
     let mut entries = vec![
         ("uri".to_owned(), SpecValue::Str(server_uri.to_owned())),
         (
@@ -21,6 +33,9 @@ fn locker(server_uri: &str, durable: Option<SpecValue>, read_timeout_ms: i128) -
     ];
     if let Some(d) = durable {
         entries.push(("durable".to_owned(), d));
+    }
+    for (key, value) in more {
+        entries.push((key.to_string(), SpecValue::Str(value.clone())));
     }
     Locker::new(ConnSpec::from_map(&entries).unwrap()).unwrap()
 }
@@ -134,6 +149,48 @@ fn locker_off(master: &RedisServer) -> Locker {
     locker(&master.uri(), Some(SpecValue::Str("off".into())), 4000)
 }
 
+/// A frozen master (SIGSTOP): the acquire's script and `WAIT` are one pipeline, and its call gives
+/// up after one read timeout per try (the reused connection's, then a fresh one's), not one per
+/// command and try (the redis crate reads on after a timeout, each read waiting it again).
+#[test]
+fn a_frozen_master_bounds_a_durable_acquire_by_one_read_timeout_per_try() {
+    let master = RedisServer::start();
+    let _replica = replica_of(master.port, None);
+    wait_for_replicas(&master, "1");
+    let spec = ConnSpec::from_map(&[
+        ("uri".into(), SpecValue::Str(master.uri())),
+        ("read-timeout-ms".into(), SpecValue::Int(600)),
+        ("conn-timeout-ms".into(), SpecValue::Int(200)),
+    ])
+    .unwrap();
+    let locker = Locker::new(spec).unwrap();
+    for _ in 0..2 {
+        // Warm: the scripts ran, and the pool holds a connection that counted the replica.
+        let lease = locker.acquire(&ms("warm", 10_000)).unwrap().expect("won");
+        let _ = lease.release();
+    }
+    signal(master.pid(), "-STOP");
+    let started = Instant::now();
+    let frozen = locker.acquire(&ms("frozen", 10_000));
+    let took = started.elapsed();
+    signal(master.pid(), "-CONT");
+    assert!(matches!(frozen, Err(Error::Timeout(_))), "{frozen:?}");
+    eprintln!("the frozen master's call gave up after {took:?}");
+    // Two tries of 600 ms (1.2 s); reading on after a timeout took 1.8 s.
+    assert!(
+        took >= Duration::from_millis(1150) && took < Duration::from_millis(1600),
+        "{took:?}"
+    );
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
 #[test]
 fn a_lock_no_replica_acknowledged_is_given_back_within_half_the_read_timeout() {
     let master = RedisServer::start();
@@ -187,11 +244,72 @@ fn a_server_that_refuses_wait_is_warned_about_once_by_default_and_fails_an_expli
     let master = RedisServer::start_with(&["--rename-command", "WAIT", "\"\""]);
     let _replica = replica_of(master.port, None);
     wait_for_replicas(&master, "1");
-    let default = locker(&master.uri(), None, 4000);
+    refused_wait(&master.uri(), &[], |key| master.exists(key));
+}
+
+/// The same over TLS, whose connection read a pipeline's error replies as the call's error: the
+/// refused WAIT failed every call, with the lock left held for atMost.
+#[test]
+fn a_tls_server_that_refuses_wait_is_warned_about_once_by_default_and_fails_an_explicit_setting() {
+    let pki = common::pki::Pki::new();
+    let args = [
+        "--tls-replication",
+        "yes",
+        "--rename-command",
+        "WAIT",
+        "\"\"",
+    ];
+    let master = RedisServer::start_tls_with(&pki, &args);
+    let port = master.port.to_string();
+    let mut replica_args = args.to_vec();
+    replica_args.extend(["--replicaof", "127.0.0.1", &port]);
+    let replica = RedisServer::start_tls_with(&pki, &replica_args);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while info(&replica, "master_link_status") != "up" {
+        assert!(Instant::now() < deadline, "the replica never synced");
+        sleep(Duration::from_millis(50));
+    }
+    wait_for_replicas(&master, "1");
+    let uri = format!("rediss://127.0.0.1:{}", master.port);
+    refused_wait(&uri, &pki.conn_keys("client"), |key| master.exists(key));
+}
+
+/// The same on a Cluster with a replica per master, whose client folds one reply's error into
+/// the whole pipeline's: the refused WAIT hid whether the script won, failed every call and
+/// left the lock held for atMost.
+#[test]
+fn a_cluster_that_refuses_wait_is_warned_about_once_by_default_and_fails_an_explicit_setting() {
+    let nodes =
+        replication::start_cluster_with_replicas_and(2000, &["--rename-command", "WAIT", "\"\""]);
+    let seeds: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("127.0.0.1:{}", n.port))
+        .collect();
+    let uri = format!("redis+cluster://{}", seeds.join(","));
+    let cluster = redis::cluster::ClusterClient::new(
+        seeds
+            .iter()
+            .map(|s| format!("redis://{s}"))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    refused_wait(&uri, &[], |key| {
+        redis::cmd("EXISTS")
+            .arg(key)
+            .query(&mut cluster.get_connection().unwrap())
+            .unwrap()
+    });
+}
+
+/// A server with a replica that refuses `WAIT`: the default warns once and locks without it; an
+/// explicit `durable` fails the call, naming it, and leaves no lock behind.
+fn refused_wait(uri: &str, more: &[(&str, String)], exists: impl Fn(&str) -> bool) {
+    let default = locker_with(uri, None, 4000, more);
     let mut first = default
         .acquire(&ms("refused", 10_000))
         .unwrap()
         .expect("won");
+    assert!(first.fence() > 0, "with its fencing token");
     let warning = first.take_warning().expect("a warning");
     assert!(
         warning.contains("refused WAIT") && warning.contains("durable"),
@@ -204,8 +322,9 @@ fn a_server_that_refuses_wait_is_warned_about_once_by_default_and_fails_an_expli
         .expect("won");
     assert_eq!(second.take_warning(), None, "warned once");
     let _ = second.release();
+    assert!(!exists("dibs:refused"), "released");
 
-    let explicit = locker(&master.uri(), Some(SpecValue::Int(1)), 4000);
+    let explicit = locker_with(uri, Some(SpecValue::Int(1)), 4000, more);
     match explicit.acquire(&ms("insisted", 10_000)) {
         Err(Error::Server(message)) => {
             assert!(
@@ -215,7 +334,7 @@ fn a_server_that_refuses_wait_is_warned_about_once_by_default_and_fails_an_expli
         }
         other => panic!("expected a loud failure, got {other:?}"),
     }
-    assert!(!master.exists("dibs:insisted"), "the lock was given back");
+    assert!(!exists("dibs:insisted"), "the lock was given back");
 }
 
 #[test]

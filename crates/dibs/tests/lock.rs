@@ -151,22 +151,21 @@ fn the_lock_expires_after_at_most_even_if_never_released() {
 }
 
 #[test]
-fn the_first_call_runs_both_scripts_then_the_acquire_runs_none() {
+fn scripts_survive_script_flush_with_one_extra_round_trip_each() {
+    // Two scripts per call: the acquire's and the release's.
     let server = RedisServer::start();
     let locker = locker(&server);
-    // Commands run by a script count too: the scripts' own calls tell the two forms apart.
-    let counts = || ["evalsha", "eval"].map(|command| server.calls(command));
     locker.execute(&ms("s", 10_000, 0), || ()).unwrap();
     assert_eq!(
-        counts(),
-        [2, 2],
-        "the first call loads both scripts: the server runs scripts, as the release needs"
+        (server.calls("evalsha"), server.calls("eval")),
+        (2, 2),
+        "first call loads both scripts"
     );
     locker.execute(&ms("s", 10_000, 0), || ()).unwrap();
     assert_eq!(
-        counts(),
-        [3, 2],
-        "then the acquire runs no script (SET, TIME and GET), the release EVALSHA"
+        (server.calls("evalsha"), server.calls("eval")),
+        (4, 2),
+        "then EVALSHA alone"
     );
 
     let _: () = redis::cmd("SCRIPT")
@@ -178,54 +177,12 @@ fn the_first_call_runs_both_scripts_then_the_acquire_runs_none() {
         panic!()
     };
     assert_eq!(ending.ended, Ended::Released);
-    assert_eq!(counts(), [4, 3], "the release: EVALSHA, then one EVAL");
-    assert!(!server.exists("dibs:s"));
-}
-
-/// The acquire's `SET`, `TIME` and `GET` are three commands: the `GET` proves that the key held
-/// our value from the `SET` to it, so that the `TIME` between them was read while the lock was
-/// ours. Cut on its way after the `TIME`, the pipeline's `SET` wins; then an operator deletes
-/// the lock and another instance takes it, with a token read after ours; then the `GET` arrives.
-/// Counted as won, the first caller would hold a lock that is another's, with a smaller token
-/// than the holder's: it is not won.
-#[test]
-fn a_lock_taken_from_us_within_the_acquires_own_round_trip_is_not_won() {
-    let server = RedisServer::start();
-    let proxy = common::proxy::Proxy::start(server.port);
-    let ours = Arc::new(Locker::new(ConnSpec::from_uri(&proxy.uri()).unwrap()).unwrap());
-    let theirs = locker(&server);
-    // Warm: the server has run the scripts, so the acquire is plain commands from now on.
-    ours.execute(&ms("warm", 10_000, 0), || ()).unwrap();
-    proxy.hold_after(b"TIME\r\n");
-    let acquiring = {
-        let ours = ours.clone();
-        thread::spawn(move || ours.acquire(&ms("cut", 10_000, 0)))
-    };
-    let started = Instant::now();
-    while proxy.held_bytes() == 0 {
-        assert!(started.elapsed() < Duration::from_secs(5), "nothing held");
-        thread::sleep(Duration::from_millis(5));
-    }
-    let mut admin = server.admin();
-    let first: Option<String> = admin.get("dibs:cut").unwrap();
-    let first = first.expect("the first SET won before its GET was sent");
-    let _: () = admin.del("dibs:cut").unwrap();
-    let lease = theirs
-        .acquire(&ms("cut", 10_000, 0))
-        .unwrap()
-        .expect("the lock is free for another instance");
-    assert_ne!(lease.value(), first);
-    proxy.let_through();
-
-    let found = acquiring.join().unwrap().unwrap();
-    assert!(
-        found.is_none(),
-        "the first caller reports the lock not won: {found:?}"
+    assert_eq!(
+        (server.calls("evalsha"), server.calls("eval")),
+        (6, 4),
+        "each: EVALSHA, then one EVAL"
     );
-    let holder: Option<String> = admin.get("dibs:cut").unwrap();
-    assert_eq!(holder.as_deref(), Some(lease.value()), "the other holds it");
-    assert!(lease.fence() > 0);
-    assert_eq!(lease.release().ended, Ended::Released);
+    assert!(!server.exists("dibs:s"));
 }
 
 #[test]

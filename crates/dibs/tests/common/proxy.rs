@@ -13,8 +13,6 @@ struct Upstream {
     held: Option<Vec<u8>>,
     /// While muted, what the server answers is dropped: the replies are lost on the way back.
     muted: bool,
-    /// Once what the client sends holds these bytes, what follows them is held.
-    hold_after: Option<Vec<u8>>,
 }
 
 pub struct Proxy {
@@ -49,7 +47,6 @@ impl Proxy {
                     stream: server.try_clone().unwrap(),
                     held: None,
                     muted: false,
-                    hold_after: None,
                 }));
                 all.lock().unwrap().push(up.clone());
                 let (mut from_server, mut to_client) = (server, client.try_clone().unwrap());
@@ -78,18 +75,6 @@ impl Proxy {
                             Ok(n) => n,
                         };
                         let mut up = up.lock().unwrap();
-                        let cut = up.hold_after.as_ref().and_then(|marker| {
-                            let at = buf[..n].windows(marker.len()).position(|w| w == marker)?;
-                            Some(at + marker.len())
-                        });
-                        if let Some(cut) = cut {
-                            up.hold_after = None;
-                            up.held = Some(buf[cut..n].to_vec());
-                            if up.stream.write_all(&buf[..cut]).is_err() {
-                                break;
-                            }
-                            continue;
-                        }
                         match up.held.as_mut() {
                             Some(held) => held.extend_from_slice(&buf[..n]),
                             None => {
@@ -127,14 +112,6 @@ impl Proxy {
     pub fn hold_open_connections(&self) {
         for up in self.conns.lock().unwrap().iter() {
             up.lock().unwrap().held.get_or_insert_with(Vec::new);
-        }
-    }
-
-    /// From now on, on the connections open now, forwards what the client sends up to the end
-    /// of `marker`, and holds back what follows it: a pipeline cut in two on its way.
-    pub fn hold_after(&self, marker: &[u8]) {
-        for up in self.conns.lock().unwrap().iter() {
-            up.lock().unwrap().hold_after = Some(marker.to_vec());
         }
     }
 

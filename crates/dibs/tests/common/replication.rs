@@ -276,13 +276,19 @@ pub fn cluster_ok(port: u16) -> bool {
 /// back once every node sees 3 healthy masters and 3 healthy replicas, and every replica is
 /// in sync.
 pub fn start_cluster_with_replicas(node_timeout_ms: u64) -> Vec<RedisServer> {
+    start_cluster_with_replicas_and(node_timeout_ms, &[])
+}
+
+/// The same, with `extra` arguments to every node.
+pub fn start_cluster_with_replicas_and(node_timeout_ms: u64, extra: &[&str]) -> Vec<RedisServer> {
     let timeout = node_timeout_ms.to_string();
-    let args = [
+    let mut args = vec![
         "--cluster-enabled",
         "yes",
         "--cluster-node-timeout",
         &timeout,
     ];
+    args.extend_from_slice(extra);
     let nodes: Vec<RedisServer> = (0..6).map(|_| RedisServer::start_with(&args)).collect();
     let addrs: Vec<String> = nodes
         .iter()

@@ -23,9 +23,9 @@ import redis.clients.jedis.Jedis;
  *
  * <p>Usage: {@code BeforeAfter --port P --before-jar JAR --before-label TEXT --after-label TEXT
  * [--jdk25 JAVA] [--rounds N] [--samples N] [--warmup-ms MS] [--window-ms MS] [--out DIR]
- * [--after-history false]}. The "after" build is the dibs jar on this JVM's class path; "before"
- * swaps in --before-jar. {@code --after-history false} runs the after build's (a)-(c) with the run
- * history off, to compare with a build from before it.
+ * [--history-off after|both]}. The "after" build is the dibs jar on this JVM's class path;
+ * "before" swaps in --before-jar. {@code --history-off} runs (a)-(c) with the run history off: in
+ * the after build (to compare with a build from before the history), or in both.
  */
 public final class BeforeAfter {
     private static final long SPAWN_TIMEOUT_S = 180;
@@ -123,8 +123,9 @@ public final class BeforeAfter {
             for (String version : order) {
                 String cp = classpaths.get(version);
                 List<String> flags = new ArrayList<>(List.of("-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"));
-                if (version.equals("after") && opt.containsKey("--after-history")) {
-                    flags.add("-D" + DibsContender.HISTORY_PROPERTY + "=" + opt.get("--after-history"));
+                String historyOff = opt.getOrDefault("--history-off", "");
+                if (historyOff.equals("both") || historyOff.equals(version)) {
+                    flags.add("-D" + DibsContender.HISTORY_PROPERTY + "=false");
                 }
                 Map<String, String> abc = spawn(version, javaHere(), flags, cp, DibsRound.class.getName(), host,
                         Integer.toString(port),
