@@ -872,8 +872,11 @@ impl Locker {
                 // No answer in time: the SET may still run when a frozen server thaws, and hold
                 // the lock with nothing running. Queue a token-checked delete behind it on the
                 // same socket: Redis runs the two in order, so no lock of ours outlives this.
-                // A cluster connection has no such socket: the sweeper deletes it instead.
-                if !script::RELEASE.queue(conn, &key, value, 0) {
+                // Not behind a WAIT: the server blocks the connection there, finds it closed
+                // meanwhile and drops what follows. Nor on a cluster connection, which has no
+                // such socket. The sweeper deletes it then.
+                let queued = wait.get().is_none() && script::RELEASE.queue(conn, &key, value, 0);
+                if !queued {
                     sweeper::sweep(self.pool.clone(), key.clone(), value.to_owned());
                 }
                 doomed.set(true);

@@ -1,8 +1,10 @@
-//! The orphan sweeper, for Cluster. A `SET` that timed out may still run when its frozen node
-//! thaws, and then hold the lock for `atMost` with nothing running. On a single connection dibs
-//! queues a token-checked delete behind the `SET` on the same socket (`Conn::queue`); a cluster
-//! connection routes per command and has no such socket, so the delete is made here instead, on
-//! one process-wide thread: the doomed value is deleted (token-checked, so never someone else's
+//! The orphan sweeper, for Cluster and durable acquire. A `SET` that timed out may still run when
+//! its frozen node thaws, and then hold the lock for `atMost` with nothing running. On a single
+//! connection dibs queues a token-checked delete behind the `SET` on the same socket
+//! (`Conn::queue`); a cluster connection routes per command and has no such socket, and a delete
+//! queued behind durable acquire's `WAIT` is dropped (the server blocks the connection at the
+//! `WAIT` and finds it closed meanwhile), so the delete is made here instead, on one process-wide
+//! thread: the doomed value is deleted (token-checked, so never someone else's
 //! lock) as soon as the node answers, and again until the node has been seen answering twice,
 //! some time apart, without the value there. Redis reads every ready socket in an event-loop
 //! pass, so by the second answer it has read the stuck `SET` too.

@@ -193,9 +193,9 @@ fn a_failed_extension_is_retried_soon_and_the_lock_survives_a_short_freeze() {
     let outcome = holder
         .execute(&ms("frozen-extension", 1200), || {
             thread::sleep(Duration::from_millis(250));
-            signal(&server, "-STOP");
+            server.signal("-STOP");
             thread::sleep(Duration::from_millis(500));
-            signal(&server, "-CONT");
+            server.signal("-CONT");
             thread::sleep(Duration::from_millis(1500));
         })
         .unwrap();
@@ -224,12 +224,12 @@ fn a_lock_that_cannot_be_extended_is_known_lost_before_it_lapses() {
         "a schedule that holds is not warned about"
     );
     thread::sleep(Duration::from_millis(100));
-    signal(&server, "-STOP");
+    server.signal("-STOP");
     while !lease.is_lost() && acquired.elapsed() < Duration::from_secs(3) {
         thread::sleep(Duration::from_millis(5));
     }
     let seen = acquired.elapsed();
-    signal(&server, "-CONT");
+    server.signal("-CONT");
     eprintln!(
         "keep-alive: Redis frozen from 100 ms; the lease known lost at {seen:?} (lapse at 1500 ms)"
     );
@@ -287,15 +287,6 @@ fn keep_alive_locker(server: &RedisServer, timeout_ms: i128) -> Locker {
         .unwrap(),
     )
     .unwrap()
-}
-
-/// Sends `sig` (`-STOP`, `-CONT`) to the server.
-fn signal(server: &RedisServer, sig: &str) {
-    assert!(std::process::Command::new("kill")
-        .args([sig, &server.pid().to_string()])
-        .status()
-        .unwrap()
-        .success());
 }
 
 /// A keep-alive locker that reaches `server` through `proxy`.

@@ -408,14 +408,6 @@ fn shared_lockers_that_differ_only_in_prefix_or_keep_alive_share_one_pool() {
     assert_eq!(clients.lines().count(), 2, "{clients}");
 }
 
-fn signal(pid: u32, sig: &str) {
-    let ok = std::process::Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(ok.success());
-}
-
 #[test]
 fn a_frozen_server_is_a_timeout_and_a_full_pool_makes_callers_wait_boundedly() {
     let server = RedisServer::start();
@@ -448,7 +440,7 @@ fn a_frozen_server_is_a_timeout_and_a_full_pool_makes_callers_wait_boundedly() {
     let locker = Arc::new(Locker::new(spec).unwrap());
     locker.execute(&ms("warm", 10_000, 0), || ()).unwrap();
 
-    signal(server.pid(), "-STOP");
+    server.signal("-STOP");
     let frozen = {
         let locker = locker.clone();
         thread::spawn(move || {
@@ -464,7 +456,7 @@ fn a_frozen_server_is_a_timeout_and_a_full_pool_makes_callers_wait_boundedly() {
     let waited = locker.execute(&ms("g", 10_000, 0), || ());
     let waited_for = started.elapsed();
     let (frozen, frozen_for) = frozen.join().unwrap();
-    signal(server.pid(), "-CONT");
+    server.signal("-CONT");
 
     let err = frozen.unwrap_err();
     assert!(matches!(err, Error::Timeout(_)), "{err:?}");
@@ -496,11 +488,11 @@ fn a_new_connection_to_a_frozen_server_gives_up_within_the_connect_timeout() {
     ])
     .unwrap();
     let locker = Locker::new(spec).unwrap();
-    signal(server.pid(), "-STOP");
+    server.signal("-STOP");
     let started = Instant::now();
     let result = locker.execute(&ms("cold", 10_000, 0), || ());
     let took = started.elapsed();
-    signal(server.pid(), "-CONT");
+    server.signal("-CONT");
     let err = result.unwrap_err();
     assert!(matches!(err, Error::Timeout(_)), "{err:?}");
     assert!(err.message().contains("no answer within 500 ms"), "{err}");

@@ -24,14 +24,6 @@ fn fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
 }
 
-fn signal(server: &RedisServer, sig: &str) {
-    assert!(std::process::Command::new("kill")
-        .args([sig, &server.pid().to_string()])
-        .status()
-        .unwrap()
-        .success());
-}
-
 fn locker(uri: &str) -> Locker {
     Locker::new(
         ConnSpec::from_map(&[
@@ -83,7 +75,7 @@ fn retried_connects_to_a_frozen_unix_socket_server_leave_a_bounded_number_of_thr
         std::thread::sleep(Duration::from_millis(10));
     }
     // Frozen, with its listen backlog full: a unix connect then blocks until it thaws.
-    signal(&server, "-STOP");
+    server.signal("-STOP");
     let mut fillers = Vec::new();
     loop {
         let s = Socket::new(Domain::UNIX, Type::STREAM, None).unwrap();
@@ -98,7 +90,7 @@ fn retried_connects_to_a_frozen_unix_socket_server_leave_a_bounded_number_of_thr
         &locker(&format!("unix://{}", sock.display())),
         "frozen unix",
     );
-    signal(&server, "-CONT");
+    server.signal("-CONT");
     assert!(threads <= 2, "{threads} threads left behind");
     assert!(fds <= 2, "{fds} fds left behind");
     drop(fillers);
@@ -112,12 +104,12 @@ fn retried_connects_to_a_frozen_cluster_node_leave_a_bounded_number_of_threads_a
     // One cluster-enabled node is enough: the cluster client's connect talks to the seed first.
     // (With the redis crate 1.8, its connection setup times out before the unbounded PING.)
     let server = RedisServer::start_with(&["--cluster-enabled", "yes"]);
-    signal(&server, "-STOP");
+    server.signal("-STOP");
     let (threads, fds) = retry_against_frozen(
         &locker(&format!("redis+cluster://127.0.0.1:{}", server.port)),
         "frozen cluster node",
     );
-    signal(&server, "-CONT");
+    server.signal("-CONT");
     assert!(threads <= 2, "{threads} threads left behind");
     assert!(fds <= 2, "{fds} fds left behind");
 }

@@ -3,7 +3,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::pki::Pki;
 use common::RedisServer;
@@ -280,23 +279,15 @@ fn a_frozen_tls_server_is_given_up_within_the_connect_timeout_handshake_included
         Some(&pki.path("ca.pem")),
         &[("conn-timeout-ms", 300), ("read-timeout-ms", 3000)],
     );
-    let pid = server.pid().to_string();
-    let signal = |sig: &str| {
-        assert!(Command::new("kill")
-            .args([sig, &pid])
-            .status()
-            .unwrap()
-            .success())
-    };
     // The kernel still completes the TCP handshake of a frozen server; the TLS handshake then
     // gets no answer. It belongs to connecting: the connect timeout bounds it, not the read one.
-    signal("-STOP");
+    server.signal("-STOP");
     let started = std::time::Instant::now();
     let err = locker
         .execute(&LockParams::from_secs("frozen-tls", 10, 0).unwrap(), || ())
         .unwrap_err();
     let took = started.elapsed();
-    signal("-CONT");
+    server.signal("-CONT");
     eprintln!("frozen TLS server, connect 300 ms, read 3000 ms: gave up after {took:?}");
     assert!(matches!(err, Error::Timeout(_)), "{err:?}");
     assert!(err.to_string().contains("no answer within 300 ms"), "{err}");

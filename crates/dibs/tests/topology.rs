@@ -647,19 +647,12 @@ fn a_cluster_master_frozen_during_the_set_leaves_no_orphan_lock_after_the_thaw()
     let params = LockParams::from_secs("frozen-set", 60, 0).unwrap();
     locker.execute(&params, || ()).unwrap(); // the cluster connection exists
 
-    let signal = |sig: &str| {
-        let ok = Command::new("kill")
-            .args([sig, &owner.pid().to_string()])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-    };
-    signal("-STOP");
+    owner.signal("-STOP");
     let started = Instant::now();
     let failed = locker.execute(&params, || panic!("ran on a frozen master"));
     let waited = started.elapsed();
     sleep(Duration::from_millis(300));
-    signal("-CONT");
+    owner.signal("-CONT");
     assert!(failed.is_err(), "{failed:?}");
     // The thawed master runs the stuck SET; the sweeper's delete follows within its rounds.
     sleep(Duration::from_millis(1500));

@@ -243,6 +243,15 @@ impl RedisServer {
         self.child.as_ref().expect("server is running").id()
     }
 
+    /// Sends `sig` (`-STOP` freezes it, `-CONT` thaws it) to the server.
+    pub fn signal(&self, sig: &str) {
+        assert!(Command::new("kill")
+            .args([sig, &self.pid().to_string()])
+            .status()
+            .unwrap()
+            .success());
+    }
+
     /// `calls` of a command in INFO commandstats (0 when never called).
     pub fn calls(&self, command: &str) -> u64 {
         let info: String = redis::cmd("INFO")
