@@ -68,10 +68,14 @@ impl Conn {
     }
 
     /// Whether a pipeline's replies come back each on its own, a server's error reply in its
-    /// place beside the others. A cluster connection folds any error reply into the whole
-    /// pipeline's error, and one after `ASKING` admits only its first keyed command.
+    /// place beside the others (see [`read_replies`]). A cluster connection folds any error reply
+    /// into the whole pipeline's error.
     pub(crate) fn keeps_each_reply(&self) -> bool {
-        matches!(self, Conn::Single(_) | Conn::Tls(_))
+        match self {
+            Conn::Single(_) | Conn::Tls(_) => true,
+            Conn::Asking(c) => c.keeps_each_reply(),
+            Conn::Cluster(_) => false,
+        }
     }
 
     /// Bounds the next commands by `deadline`: over TLS every read and write by what is left of
@@ -179,8 +183,8 @@ impl ConnectionLike for Conn {
 
 /// Reads a pipeline's `offset + count` replies with `receive`, and keeps those from `offset` on:
 /// a server's error reply stays in its place beside the others (as the crate's own connection
-/// keeps it), and one to a command before `offset` (an `ASKING`, a `MULTI`'s queuing) is the
-/// call's error once all are read. A failed read ends it at once: the stream is unreadable from
+/// keeps it), and one to a command before `offset` (an `ASKING`) is the call's error once all
+/// are read. A failed read ends it at once: the stream is unreadable from
 /// there, and the crate's own loop, which reads on, waits the whole read timeout once more for
 /// every reply left (a frozen server would hold a pipeline of n commands n times as long).
 pub(crate) fn read_replies(
