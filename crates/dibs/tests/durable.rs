@@ -56,17 +56,18 @@ fn info(server: &RedisServer, field: &str) -> String {
         .to_owned()
 }
 
-fn pttl(server: &RedisServer, key: &str) -> i64 {
-    redis::cmd("PTTL")
-        .arg(key)
-        .query(&mut server.admin())
-        .unwrap()
-}
-
 /// A replica of `master` (directly, or through `via`'s port), in sync.
 fn replica_of(master_port: u16, via: Option<u16>) -> RedisServer {
     let port = via.unwrap_or(master_port).to_string();
-    let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &port]);
+    synced(RedisServer::start_with(&[
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+    ]))
+}
+
+/// `replica`, once it has synced with its master.
+fn synced(replica: RedisServer) -> RedisServer {
     let deadline = Instant::now() + Duration::from_secs(10);
     while info(&replica, "master_link_status") != "up" {
         assert!(Instant::now() < deadline, "the replica never synced");
@@ -195,7 +196,7 @@ fn a_frozen_master_bounds_a_durable_acquire_by_one_read_timeout_per_try() {
         assert!(
             thawed.elapsed() < Duration::from_millis(1500),
             "a lock left with nothing running: PTTL {} ms",
-            pttl(&master, "dibs:frozen")
+            master.pttl("dibs:frozen")
         );
         sleep(Duration::from_millis(20));
     }
@@ -274,12 +275,7 @@ fn a_tls_server_that_refuses_wait_is_warned_about_once_by_default_and_fails_an_e
     let port = master.port.to_string();
     let mut replica_args = args.to_vec();
     replica_args.extend(["--replicaof", "127.0.0.1", &port]);
-    let replica = RedisServer::start_tls_with(&pki, &replica_args);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while info(&replica, "master_link_status") != "up" {
-        assert!(Instant::now() < deadline, "the replica never synced");
-        sleep(Duration::from_millis(50));
-    }
+    let _replica = synced(RedisServer::start_tls_with(&pki, &replica_args));
     wait_for_replicas(&master, "1");
     let uri = format!("rediss://127.0.0.1:{}", master.port);
     refused_wait(&uri, &pki.conn_keys("client"), |key| master.exists(key));

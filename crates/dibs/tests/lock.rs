@@ -19,10 +19,6 @@ fn ms(name: &str, at_most: i64, at_least: i64) -> LockParams {
     LockParams::from_millis(name, at_most, at_least).unwrap()
 }
 
-fn pttl(server: &RedisServer, key: &str) -> i64 {
-    server.admin().pttl(key).unwrap()
-}
-
 #[test]
 fn acquire_is_one_set_nx_px_with_a_fresh_token_per_call() {
     let server = RedisServer::start();
@@ -31,7 +27,7 @@ fn acquire_is_one_set_nx_px_with_a_fresh_token_per_call() {
     assert_eq!(lease.key(), "dibs:job");
     let stored: String = server.admin().get("dibs:job").unwrap();
     assert_eq!(stored, lease.value());
-    let ttl = pttl(&server, "dibs:job");
+    let ttl = server.pttl("dibs:job");
     assert!((59_000..=60_000).contains(&ttl), "PTTL {ttl}");
     assert_eq!(server.calls("set"), 1);
 
@@ -99,7 +95,7 @@ fn a_holder_whose_ttl_expired_does_not_touch_the_new_holders_key() {
         "b's value must survive a's release"
     );
     assert!(
-        pttl(&server, "dibs:slow") > 59_000,
+        server.pttl("dibs:slow") > 59_000,
         "b's expiry must be untouched"
     );
     assert_eq!(b.release(b_lease).ended, Ended::Released);
@@ -124,7 +120,7 @@ fn at_least_keeps_the_key_for_the_remaining_time_and_zero_deletes_it() {
         (1_400..=1_500).contains(&remaining_ms),
         "remaining {remaining_ms}"
     );
-    let ttl = pttl(&server, "dibs:kept");
+    let ttl = server.pttl("dibs:kept");
     assert!((1_300..=1_500).contains(&ttl), "PTTL {ttl}");
     // Still held: another call is skipped until atLeast has passed.
     assert!(matches!(
@@ -527,7 +523,7 @@ fn a_release_kept_for_at_least_whose_reply_was_lost_is_still_reported_kept() {
         "{:?}",
         ending.ended
     );
-    let ttl = pttl(&server, "dibs:kept-lost-reply");
+    let ttl = server.pttl("dibs:kept-lost-reply");
     assert!((4_000..=5_000).contains(&ttl), "PTTL {ttl}");
 }
 
@@ -598,7 +594,7 @@ fn lost_reply_endings(history: bool) -> (Ended, Ended) {
     proxy2.mute_open_connections();
     let deleted = locker2.release(lease);
     assert_eq!(
-        pttl(&server, "dibs:deleted-lost-reply"),
+        server.pttl("dibs:deleted-lost-reply"),
         -2,
         "the key is gone all the same"
     );
@@ -624,7 +620,7 @@ fn a_ticks_lock_stays_as_its_done_marker_for_all_of_at_most() {
         panic!("the first instance runs the tick")
     };
     assert!(ending.owned_to_the_end());
-    let ttl = pttl(&server, "dibs:report@2026-12-01");
+    let ttl = server.pttl("dibs:report@2026-12-01");
     assert!((2_500..=3_000).contains(&ttl), "kept as done: PTTL {ttl}");
     assert!(matches!(
         locker.execute(&tick("2026-12-01"), || ()).unwrap(),

@@ -252,6 +252,14 @@ impl RedisServer {
             .success());
     }
 
+    /// The key's PTTL, ms (-2: no key).
+    pub fn pttl(&self, key: &str) -> i64 {
+        redis::cmd("PTTL")
+            .arg(key)
+            .query(&mut self.admin())
+            .unwrap()
+    }
+
     /// `calls` of a command in INFO commandstats (0 when never called).
     pub fn calls(&self, command: &str) -> u64 {
         let info: String = redis::cmd("INFO")
