@@ -8,6 +8,8 @@
 #   bash bench/run.sh --before-after d5586cc --skip-main   # only that section, into results.md
 #   bash bench/run.sh --before-after 3760421 --history-off after   # the work tree without the run history
 #       (--history-off both: both builds without it)
+#   bash bench/run.sh --before-after 3760421 --skip-main --control   # and the work tree's build a second
+#       time, as a third build: its ratio to the first is the noise of the same sitting
 #   bash bench/run.sh --first-call-only [--before-after REV] [--first-call-rounds N]
 #       only (e), the first call in a fresh JVM: dibs (and dibs at REV) against ShedLock-Jedis,
 #       N rounds (7 by default) in rotating order, printed with medians; no results.md
@@ -40,6 +42,7 @@ skip_main=false
 first_call_only=false
 first_call_rounds=7
 history_off=""
+control=false
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -51,6 +54,7 @@ while [ $# -gt 0 ]; do
     --first-call-only) first_call_only=true ;;
     --first-call-rounds) first_call_rounds=${2:?--first-call-rounds needs a number}; shift ;;
     --history-off) history_off=${2:?--history-off needs after or both}; shift ;;
+    --control) control=true ;;
     *) args+=("$1") ;;
   esac
   shift
@@ -194,7 +198,7 @@ if [ -n "$before_jar" ]; then
   "${client_pin[@]}" java -Xmx256m -cp "$classpath" bench.BeforeAfter --port "$port" --before-jar "$before_jar" \
     --before-label "$before_label" --after-label "$after_label" --rounds "$before_rounds" --out "$out" \
     --after-main "$(! $skip_main && echo true || echo false)" \
-    ${history_off:+--history-off "$history_off"} "${jdk_args[@]}" "${shared[@]}"
+    ${history_off:+--history-off "$history_off"} --control "$control" "${jdk_args[@]}" "${shared[@]}"
 fi
 stop_redis
 

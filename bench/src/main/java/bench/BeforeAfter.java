@@ -31,6 +31,8 @@ public final class BeforeAfter {
     private static final long SPAWN_TIMEOUT_S = 180;
     private static final int PIN_THREADS = VirtualPin.THREADS;
     private static final long PIN_SLEEP_MS = VirtualPin.SLEEP_MS;
+    /** The control arm (--control true): the after build again, in JVMs of its own, as a third build. */
+    private static final String AGAIN = "after again";
 
     /** A figure of the table: its key in the children's output, its label, and which way is better. */
     private static final class Figure {
@@ -54,6 +56,10 @@ public final class BeforeAfter {
             new Figure("a_cycle_p99_us", "", "cycle p99, µs", true, 1),
             new Figure("skip_p50_us", "skip path, 1 thread, held lock", "p50, µs", true, 1),
             new Figure("skip_p99_us", "", "p99, µs", true, 1),
+            new Figure("a_cycle_client_cpu_us", "CPU per call, 1 thread", "cycle: the calling thread, µs", true, 2),
+            new Figure("a_cycle_server_cpu_us", "", "cycle: redis-server, µs", true, 2),
+            new Figure("skip_client_cpu_us", "", "skip: the calling thread, µs", true, 2),
+            new Figure("skip_server_cpu_us", "", "skip: redis-server, µs", true, 2),
             new Figure("b_1_cycles_per_s", "(b) throughput, distinct names", "1 thread, cycles/s", false, 0),
             new Figure("b_4_cycles_per_s", "", "4 threads, cycles/s", false, 0),
             new Figure("b_16_cycles_per_s", "", "16 threads, cycles/s", false, 0),
@@ -115,16 +121,27 @@ public final class BeforeAfter {
         String own = System.getProperty("java.class.path");
         classpaths.put("before", swapDibsJar(own, required(opt, "--before-jar")));
         classpaths.put("after", own);
+        boolean control = Boolean.parseBoolean(opt.getOrDefault("--control", "false"));
+        if (control) {
+            classpaths.put(AGAIN, own);
+        }
+        List<String> versions = List.copyOf(classpaths.keySet());
         System.out.println();
         System.out.println("== before/after: " + opt.get("--before-label") + " against " + opt.get("--after-label")
                 + ", " + rounds + " rounds, each build in JVMs of its own");
         for (int round = 0; round < rounds; round++) {
-            List<String> order = round % 2 == 0 ? List.of("before", "after") : List.of("after", "before");
+            List<String> order = new ArrayList<>(versions);
+            if (control) { // each build first, second and third in turn
+                java.util.Collections.rotate(order, -round);
+            } else if (round % 2 == 1) {
+                java.util.Collections.reverse(order);
+            }
             for (String version : order) {
                 String cp = classpaths.get(version);
                 List<String> flags = new ArrayList<>(List.of("-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"));
                 String historyOff = opt.getOrDefault("--history-off", "");
-                if (historyOff.equals("both") || historyOff.equals(version)) {
+                String build = version.equals(AGAIN) ? "after" : version;
+                if (historyOff.equals("both") || historyOff.equals(build)) {
                     flags.add("-D" + DibsContender.HISTORY_PROPERTY + "=false");
                 }
                 Map<String, String> abc = spawn(version, javaHere(), flags, cp, DibsRound.class.getName(), host,
@@ -198,9 +215,14 @@ public final class BeforeAfter {
                         + " redis-server and with the same pinning."
                 : "Produced by `bash bench/run.sh --before-after REV --skip-main`: a run of its own, later than the"
                         + " tables above, on its own redis-server, with the same pinning.");
+        boolean control = values.containsKey(AGAIN);
         md.append(" dibs alone; each build in JVMs of its own (both jars hold"
-                + " the same classes), ").append(rounds).append(" rounds, interleaved with the order alternating"
-                + " (before, after; after, before; ...). Per round and build: one JVM for (a)-(c) (the workloads,"
+                + " the same classes), ").append(rounds).append(control
+                        ? " rounds, each build first, second and third in turn; with a control arm, `after again`:"
+                                + " the after build once more in JVMs of its own, whose ratio to `after` is this"
+                                + " sitting's noise."
+                        : " rounds, interleaved with the order alternating (before, after; after, before; ...).")
+                .append(" Per round and build: one JVM for (a)-(c) (the workloads,"
                 + " warm-up and parameters of the tables above), one JVM on ")
                 .append(jdk25 == null ? "(no JDK 25 found: (f) not run)" : "`" + jdk25 + "`")
                 .append(" for (f), with `-Djdk.virtualThreadScheduler.parallelism=2"
@@ -209,7 +231,7 @@ public final class BeforeAfter {
                         + " ms, and the same " + PIN_THREADS + " sleeps without dibs.\n\n");
         md.append(String.format(Locale.ROOT, "- before: %s (`%s`)\n- after: %s (the jar installed from the work tree)\n",
                 opt.get("--before-label"), opt.get("--before-jar"), opt.get("--after-label")));
-        for (String version : List.of("before", "after")) {
+        for (String version : values.keySet()) {
             double[] o = others.getOrDefault(version, List.of()).stream().mapToDouble(Double::doubleValue).toArray();
             md.append(String.format(Locale.ROOT, "- CPU taken by other processes while the %s JVMs ran: median %.1f%%,"
                     + " max %.1f%% of the machine\n", version, 100 * Samples.median(o),
@@ -217,29 +239,65 @@ public final class BeforeAfter {
         }
         md.append(String.format(Locale.ROOT, "- run time of this section: %.0f s\n", seconds));
         md.append("- ratio after / before per round, then their median: below 1 is faster after on latencies and"
-                + " times, above 1 on rates\n\n");
+                + " times, above 1 on rates");
+        md.append(control ? "; `worse in` counts the rounds in which the later build did worse on that figure"
+                + " (about half of them for two equal builds)\n\n" : "\n\n");
         md.append("| workload | figure | before, per round | after, per round | median before | median after"
-                + " | after / before, per round | median after / before |\n");
-        md.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
+                + " | after / before, per round | median after / before |");
+        md.append(control ? " after worse in | control: after again / after, per round | control median |"
+                + " control worse in |\n" : "\n");
+        md.append("|---|---|---:|---:|---:|---:|---:|---:|").append(control ? "---:|---:|---:|---:|\n" : "\n");
         for (Figure f : FIGURES) {
             List<Double> b = rounds("before", f.key);
             List<Double> a = rounds("after", f.key);
             if (b.isEmpty() && a.isEmpty()) {
                 continue;
             }
-            List<String> ratios = new ArrayList<>();
-            double[] r = new double[Math.min(a.size(), b.size())];
-            for (int i = 0; i < r.length; i++) {
-                r[i] = a.get(i) / b.get(i);
-                ratios.add(String.format(Locale.ROOT, "%.2f", r[i]));
-            }
             boolean noRatio = f.key.equals("others_pct");
-            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", f.workload,
+            Ratios r = new Ratios(b, a, f.lowerIsBetter);
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |", f.workload,
                     f.label, join(b, f.decimals), join(a, f.decimals), num(median(b), f.decimals),
-                    num(median(a), f.decimals), noRatio ? "" : String.join(" / ", ratios),
-                    noRatio ? "" : String.format(Locale.ROOT, "**%.2f×**", Samples.median(r))));
+                    num(median(a), f.decimals), noRatio ? "" : r.perRound(), noRatio ? "" : r.median()));
+            if (control) {
+                Ratios c = new Ratios(a, rounds(AGAIN, f.key), f.lowerIsBetter);
+                md.append(noRatio ? " | | | |" : String.format(Locale.ROOT, " %s | %s | %s | %s |", r.worseIn(),
+                        c.perRound(), c.median(), c.worseIn()));
+            }
+            md.append("\n");
         }
         return md.toString();
+    }
+
+    /** The per-round ratios of a later build's figure to an earlier one's. */
+    private static final class Ratios {
+        final double[] r;
+        final boolean lowerIsBetter;
+
+        Ratios(List<Double> earlier, List<Double> later, boolean lowerIsBetter) {
+            this.r = new double[Math.min(earlier.size(), later.size())];
+            for (int i = 0; i < r.length; i++) {
+                r[i] = later.get(i) / earlier.get(i);
+            }
+            this.lowerIsBetter = lowerIsBetter;
+        }
+
+        String perRound() {
+            List<String> s = new ArrayList<>();
+            for (double v : r) {
+                s.add(String.format(Locale.ROOT, "%.2f", v));
+            }
+            return String.join(" / ", s);
+        }
+
+        String median() {
+            return String.format(Locale.ROOT, "**%.2f×**", Samples.median(r.clone()));
+        }
+
+        /** In how many rounds the later build did worse: "k of n". */
+        String worseIn() {
+            long worse = java.util.Arrays.stream(r).filter(v -> lowerIsBetter ? v > 1 : v < 1).count();
+            return worse + " of " + r.length;
+        }
     }
 
     private String csv() {

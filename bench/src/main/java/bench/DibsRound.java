@@ -33,12 +33,20 @@ final class DibsRound {
             Workloads.latency(dibs, HELD, 5_000, 1, false);
             Workloads.window(dibs, 16, i -> "warm-up-" + i, 500, 500, false);
 
+            CallCpu cycleCpu = new CallCpu(host, port);
             Samples cycle = Workloads.latency(dibs, "cycle", Bench.CYCLE_WARMUP, samples, true);
+            cycleCpu.stop(Bench.CYCLE_WARMUP + samples);
+            CallCpu skipCpu = new CallCpu(host, port);
             Samples skip = Workloads.latency(dibs, HELD, Bench.CYCLE_WARMUP / 2, Bench.SKIP_SAMPLES, false);
+            skipCpu.stop(Bench.CYCLE_WARMUP / 2 + Bench.SKIP_SAMPLES);
             out.put("a_cycle_p50_us", cycle.p50());
             out.put("a_cycle_p99_us", cycle.p99());
             out.put("skip_p50_us", skip.p50());
             out.put("skip_p99_us", skip.p99());
+            out.put("a_cycle_client_cpu_us", cycleCpu.clientUs);
+            out.put("a_cycle_server_cpu_us", cycleCpu.serverUs);
+            out.put("skip_client_cpu_us", skipCpu.clientUs);
+            out.put("skip_server_cpu_us", skipCpu.serverUs);
             for (int threads : Results.THREADS) {
                 String prefix = "tp" + threads + "-";
                 Workloads.Window w = Workloads.window(dibs, threads, i -> prefix + i, warmupMs, windowMs, false);

@@ -1,0 +1,52 @@
+package bench;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+
+import redis.clients.jedis.Jedis;
+
+/**
+ * The CPU one thread's calls cost, per call: the calling thread's own (user and system, from the
+ * JVM) and the redis-server's (its {@code INFO cpu}, every thread, in microseconds). Steadier than
+ * latencies on a shared VM: a neighbour's load delays a call, it does not make it cost more.
+ * The server must serve nothing else meanwhile; the one {@code INFO} at each end is included.
+ */
+final class CallCpu {
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
+    private final String host;
+    private final int port;
+    private final long clientStartNs;
+    private final double serverStartS;
+    double clientUs = Double.NaN;
+    double serverUs = Double.NaN;
+
+    /** Starts counting, on the thread that will make the calls. */
+    CallCpu(String host, int port) {
+        this.host = host;
+        this.port = port;
+        this.serverStartS = serverSeconds(host, port);
+        this.clientStartNs = THREADS.getCurrentThreadCpuTime();
+    }
+
+    /** Stops counting after {@code calls} calls, on the same thread. */
+    void stop(int calls) {
+        long clientNs = THREADS.getCurrentThreadCpuTime() - clientStartNs;
+        double serverS = serverSeconds(host, port) - serverStartS;
+        clientUs = clientNs / 1e3 / calls;
+        serverUs = serverS * 1e6 / calls;
+    }
+
+    /** The server's {@code used_cpu_sys} plus {@code used_cpu_user}, in seconds. */
+    private static double serverSeconds(String host, int port) {
+        try (Jedis jedis = new Jedis(host, port)) {
+            double total = 0;
+            for (String line : jedis.info("cpu").split("\r?\n")) {
+                if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
+                    total += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+                }
+            }
+            return total;
+        }
+    }
+}
