@@ -7,9 +7,10 @@ import redis.clients.jedis.Jedis;
 
 /**
  * The CPU one thread's calls cost, per call: the calling thread's own (user and system, from the
- * JVM) and the redis-server's (its {@code INFO cpu}, every thread, in microseconds). Steadier than
- * latencies on a shared VM: a neighbour's load delays a call, it does not make it cost more.
- * The server must serve nothing else meanwhile; the one {@code INFO} at each end is included.
+ * JVM) and the redis-server's (its {@code INFO cpu}, every thread, in microseconds): what a call
+ * costs, where a latency also holds the waits between the two. On this VM it swings from round
+ * to round as much as the latencies do. The server must serve nothing else meanwhile; the one
+ * {@code INFO} at each end is included.
  */
 final class CallCpu {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
