@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -91,9 +93,7 @@ public final class BeforeAfter {
         try (Jedis jedis = new Jedis(host, port)) {
             info = jedis.info("server");
         }
-        long pid = Long.parseLong(info.lines().filter(l -> l.startsWith("process_id:")).findFirst()
-                .orElseThrow().substring("process_id:".length()).trim());
-        this.cpu = new CpuMonitor(pid);
+        this.cpu = new CpuMonitor(Long.parseLong(Bench.infoField(info, "process_id:")));
     }
 
     public static void main(String[] args) throws Exception {
@@ -132,9 +132,9 @@ public final class BeforeAfter {
         for (int round = 0; round < rounds; round++) {
             List<String> order = new ArrayList<>(versions);
             if (control) { // each build first, second and third in turn
-                java.util.Collections.rotate(order, -round);
+                Collections.rotate(order, -round);
             } else if (round % 2 == 1) {
-                java.util.Collections.reverse(order);
+                Collections.reverse(order);
             }
             for (String version : order) {
                 String cp = classpaths.get(version);
@@ -235,7 +235,7 @@ public final class BeforeAfter {
             double[] o = others.getOrDefault(version, List.of()).stream().mapToDouble(Double::doubleValue).toArray();
             md.append(String.format(Locale.ROOT, "- CPU taken by other processes while the %s JVMs ran: median %.1f%%,"
                     + " max %.1f%% of the machine\n", version, 100 * Samples.median(o),
-                    100 * java.util.Arrays.stream(o).max().orElse(Double.NaN)));
+                    100 * Arrays.stream(o).max().orElse(Double.NaN)));
         }
         md.append(String.format(Locale.ROOT, "- run time of this section: %.0f s\n", seconds));
         md.append("- ratio after / before per round, then their median: below 1 is faster after on latencies and"
@@ -290,12 +290,12 @@ public final class BeforeAfter {
         }
 
         String median() {
-            return String.format(Locale.ROOT, "**%.2f×**", Samples.median(r.clone()));
+            return String.format(Locale.ROOT, "**%.2f×**", Samples.median(r));
         }
 
         /** In how many rounds the later build did worse: "k of n". */
         String worseIn() {
-            long worse = java.util.Arrays.stream(r).filter(v -> lowerIsBetter ? v > 1 : v < 1).count();
+            long worse = Arrays.stream(r).filter(v -> lowerIsBetter ? v > 1 : v < 1).count();
             return worse + " of " + r.length;
         }
     }

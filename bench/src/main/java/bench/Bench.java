@@ -244,7 +244,7 @@ public final class Bench {
                 + p.getProperty("redisson");
     }
 
-    private static String infoField(String info, String prefix) {
+    static String infoField(String info, String prefix) {
         return info.lines().filter(l -> l.startsWith(prefix)).findFirst()
                 .map(l -> l.substring(prefix.length()).trim()).orElseThrow();
     }

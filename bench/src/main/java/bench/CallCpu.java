@@ -40,14 +40,11 @@ final class CallCpu {
 
     /** The server's {@code used_cpu_sys} plus {@code used_cpu_user}, in seconds. */
     private static double serverSeconds(String host, int port) {
+        String info;
         try (Jedis jedis = new Jedis(host, port)) {
-            double total = 0;
-            for (String line : jedis.info("cpu").split("\r?\n")) {
-                if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
-                    total += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
-                }
-            }
-            return total;
+            info = jedis.info("cpu");
         }
+        return Double.parseDouble(Bench.infoField(info, "used_cpu_sys:"))
+                + Double.parseDouble(Bench.infoField(info, "used_cpu_user:"));
     }
 }
