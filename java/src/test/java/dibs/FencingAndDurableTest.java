@@ -70,6 +70,10 @@ class FencingAndDurableTest extends RedisTestBase {
                 assertTrue(client.execute(name, Duration.ofSeconds(60), Duration.ZERO, () -> {}));
                 assertEquals(1, master.calls("wait") - waits, "one WAIT went with the acquire");
 
+                // The release's DEL is not waited for: let it reach the replica before the cut, or
+                // the replica keeps the second call's key and the check below cannot tell.
+                awaitCaughtUp(master, replica);
+                assertFalse(keyExistsOn(replica, lockKey(name)), "released on the replica too");
                 link.halfOpenExisting(); // the replica's requests still reach the master; the stream is lost
                 events.events.clear();
                 boolean[] ran = {false};
@@ -106,6 +110,16 @@ class FencingAndDurableTest extends RedisTestBase {
 
     private static boolean keyExistsOn(RedisServer server, String key) throws Exception {
         return server.command("EXISTS", key).equals("1");
+    }
+
+    /** Until the replica has applied every byte of the master's stream so far. */
+    private static void awaitCaughtUp(RedisServer master, RedisServer replica) throws Exception {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!replica.info("replication", "slave_repl_offset")
+                .equals(master.info("replication", "master_repl_offset"))) {
+            assertTrue(System.nanoTime() < deadline, "the replica never caught up");
+            Thread.sleep(5);
+        }
     }
 
     private static void awaitReplicas(RedisServer master, RedisServer replica) throws Exception {
