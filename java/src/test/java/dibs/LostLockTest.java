@@ -116,9 +116,14 @@ class LostLockTest extends RedisTestBase {
                 DibsClient keepAlive = Dibs.client(local().keepAlive(true).build())) {
             long before = System.nanoTime();
             DibsLease lease = plain.tryLock(uniqueName("safe-plain"), AT_MOST, Duration.ZERO).orElseThrow();
-            long safeMs = TimeUnit.NANOSECONDS.toMillis(lease.safeUntil() - before);
-            assertTrue(safeMs <= AT_MOST.toMillis() - drift && safeMs >= AT_MOST.toMillis() - drift - 100,
-                    "safe for " + safeMs + " ms after the SET was sent");
+            long after = System.nanoTime();
+            // The SET was sent between the two readings: the deadline is atMost less the drift from then.
+            long safeUntil = lease.safeUntil();
+            long safeNanos = TimeUnit.MILLISECONDS.toNanos(AT_MOST.toMillis() - drift);
+            assertTrue(safeUntil - after <= safeNanos && safeUntil - before >= safeNanos - TimeUnit.MILLISECONDS.toNanos(100),
+                    "safe until " + TimeUnit.NANOSECONDS.toMicros(safeUntil - before) + " µs after the call began, "
+                            + TimeUnit.NANOSECONDS.toMicros(after - before) + " µs in the call; expected "
+                            + (AT_MOST.toMillis() - drift) + " ms after the SET was sent");
             Thread.sleep(PERIOD_MS * 2);
             assertTrue(lease.safeUntil() - System.nanoTime() < TimeUnit.MILLISECONDS.toNanos(AT_MOST.toMillis() - 2 * PERIOD_MS),
                     "without keep-alive the deadline stays");
