@@ -109,7 +109,6 @@ fn skips_with_the_chosen_exit_code_and_a_line_on_stderr() {
 #[test]
 fn sigterm_is_passed_on_and_the_lock_released_when_the_child_exits() {
     let server = RedisServer::start();
-    let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_dibs"))
         .args([
             "run",
@@ -129,19 +128,20 @@ fn sigterm_is_passed_on_and_the_lock_released_when_the_child_exits() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    while !server.exists("dibs:long") {
-        assert!(started.elapsed() < Duration::from_secs(5), "never acquired");
-        thread::sleep(Duration::from_millis(20));
-    }
-    thread::sleep(Duration::from_millis(300)); // let the shell install its trap
+    // The shell prints `started` once its trap is installed, and dibs runs it only once it holds
+    // the lock.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut out = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut out).unwrap();
+    assert_eq!(out, "started\n", "the child's first line");
+    assert!(server.exists("dibs:long"), "held while the child runs");
     let ok = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(ok.success());
     let status = child.wait().unwrap();
-    let mut out = String::new();
-    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+    std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
     assert_eq!(
         status.code(),
         Some(42),

@@ -447,7 +447,9 @@ fn a_frozen_server_is_a_timeout_and_a_full_pool_makes_callers_wait_boundedly() {
             )
         })
     };
-    thread::sleep(Duration::from_millis(100));
+    // f has 200 ms to take the one connection; g's wait for it (conn-timeout, 200 ms) then ends
+    // 200 ms before f's read timeout gives it back.
+    thread::sleep(Duration::from_millis(200));
     let started = Instant::now();
     let waited = locker.execute(&ms("g", 10_000, 0), || ());
     let waited_for = started.elapsed();

@@ -478,11 +478,8 @@ fn start_cluster_over(
         .status()
         .expect("redis-cli (apt-get install redis-tools)");
     assert!(status.success());
-    if auth.is_none() {
-        wait_until("the cluster to be ok", || nodes.iter().all(cluster_ok));
-    } else {
-        sleep(Duration::from_secs(2));
-    }
+    // With a password too: `admin` signs in with the node's `--requirepass`.
+    wait_until("the cluster to be ok", || nodes.iter().all(cluster_ok));
     (nodes, addrs)
 }
 
