@@ -124,6 +124,7 @@ class LostLockTest extends RedisTestBase {
                     "safe until " + TimeUnit.NANOSECONDS.toMicros(safeUntil - before) + " µs after the call began, "
                             + TimeUnit.NANOSECONDS.toMicros(after - before) + " µs in the call; expected "
                             + (AT_MOST.toMillis() - drift) + " ms after the SET was sent");
+            assertSafeFromTheSend(safeNanos);
             Thread.sleep(PERIOD_MS * 2);
             assertTrue(lease.safeUntil() - System.nanoTime() < TimeUnit.MILLISECONDS.toNanos(AT_MOST.toMillis() - 2 * PERIOD_MS),
                     "without keep-alive the deadline stays");
@@ -134,6 +135,40 @@ class LostLockTest extends RedisTestBase {
             long leftMs = TimeUnit.NANOSECONDS.toMillis(extended.safeUntil() - System.nanoTime());
             assertTrue(leftMs > AT_MOST.toMillis() - PERIOD_MS - drift - 300, "keep-alive moved it: " + leftMs + " ms left");
             assertTrue(extended.release());
+        }
+    }
+
+    /**
+     * On a server frozen for 300 ms, the SET's reply comes 300 ms after it was sent: the deadline
+     * still counts from the send, which the reply cannot tell.
+     */
+    private static void assertSafeFromTheSend(long safeNanos) throws Exception {
+        try (RedisServer frozen = RedisServer.launch();
+                DibsClient client = Dibs.client(DibsOptions.builder().host("127.0.0.1").port(frozen.port())
+                        .readTimeout(Duration.ofSeconds(3)).build())) {
+            assertTrue(client.execute(uniqueName("warm"), AT_MOST, Duration.ZERO, () -> {}), "a connection to reuse");
+            frozen.freeze();
+            Thread thaw = new Thread(() -> {
+                try {
+                    Thread.sleep(300);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                frozen.thaw();
+            }, "thaw");
+            long before = System.nanoTime();
+            thaw.start();
+            DibsLease lease = client.tryLock(uniqueName("safe-frozen"), AT_MOST, Duration.ZERO).orElseThrow();
+            long after = System.nanoTime();
+            thaw.join();
+            long safeUntil = lease.safeUntil();
+            assertTrue(after - before >= TimeUnit.MILLISECONDS.toNanos(250), "the reply waited for the thaw");
+            long slackMs = Boolean.getBoolean("dibs.test.emulated") ? 200 : 100; // under the 300 ms it must tell
+            assertTrue(safeUntil - before <= safeNanos + TimeUnit.MILLISECONDS.toNanos(slackMs),
+                    "counted from the send, not the reply: safe until "
+                            + TimeUnit.NANOSECONDS.toMillis(safeUntil - before) + " ms after the call began, "
+                            + TimeUnit.NANOSECONDS.toMillis(after - before) + " ms in the call");
+            assertTrue(lease.release());
         }
     }
 
