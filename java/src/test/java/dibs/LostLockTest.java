@@ -113,7 +113,6 @@ class LostLockTest extends RedisTestBase {
 
     @Test
     void safeUntilIsAtMostFromTheSetLessTheDriftAndMovesWithKeepAlive() throws Exception {
-        long drift = DRIFT_MS;
         try (DibsClient plain = Dibs.client(local().build());
                 DibsClient keepAlive = Dibs.client(local().keepAlive(true).build())) {
             long before = System.nanoTime();
@@ -121,11 +120,11 @@ class LostLockTest extends RedisTestBase {
             long after = System.nanoTime();
             // The SET was sent between the two readings: the deadline is atMost less the drift from then.
             long safeUntil = lease.safeUntil();
-            long safeNanos = TimeUnit.MILLISECONDS.toNanos(AT_MOST.toMillis() - drift);
+            long safeNanos = TimeUnit.MILLISECONDS.toNanos(AT_MOST.toMillis() - DRIFT_MS);
             assertTrue(safeUntil - after <= safeNanos && safeUntil - before >= safeNanos - TimeUnit.MILLISECONDS.toNanos(100),
                     "safe until " + TimeUnit.NANOSECONDS.toMicros(safeUntil - before) + " µs after the call began, "
                             + TimeUnit.NANOSECONDS.toMicros(after - before) + " µs in the call; expected "
-                            + (AT_MOST.toMillis() - drift) + " ms after the SET was sent");
+                            + (AT_MOST.toMillis() - DRIFT_MS) + " ms after the SET was sent");
             Thread.sleep(PERIOD_MS * 2);
             assertTrue(lease.safeUntil() - System.nanoTime() < TimeUnit.MILLISECONDS.toNanos(AT_MOST.toMillis() - 2 * PERIOD_MS),
                     "without keep-alive the deadline stays");
@@ -134,7 +133,7 @@ class LostLockTest extends RedisTestBase {
             DibsLease extended = keepAlive.tryLock(uniqueName("safe-kept"), AT_MOST, Duration.ZERO).orElseThrow();
             Thread.sleep(PERIOD_MS * 2 + 200); // two extensions since
             long leftMs = TimeUnit.NANOSECONDS.toMillis(extended.safeUntil() - System.nanoTime());
-            assertTrue(leftMs > AT_MOST.toMillis() - PERIOD_MS - drift - 300, "keep-alive moved it: " + leftMs + " ms left");
+            assertTrue(leftMs > AT_MOST.toMillis() - PERIOD_MS - DRIFT_MS - 300, "keep-alive moved it: " + leftMs + " ms left");
             assertTrue(extended.release());
         }
     }
