@@ -5,12 +5,12 @@ use std::time::Duration;
 
 pub const USAGE: &str = "\
 usage:
-  dibs run    --redis CONN --lock NAME --at-most DURATION [--at-least DURATION]
+  dibs run    --redis CONN --lock NAME --at-most DURATION [--at-least DURATION | --tick TICK]
               [--keep-alive] [--skip-exit N] [--redis-opt KEY=VALUE]... -- CMD [ARGS...]
   dibs status --redis CONN --lock NAME [--redis-opt KEY=VALUE]...
-  dibs locks   --redis CONN [PATTERN] [--limit N] [--show-tokens]
-  dibs history --redis CONN JOB [--limit N]
-  dibs check   --redis CONN JOB --within DURATION
+  dibs locks   --redis CONN [PATTERN] [--limit N] [--show-tokens] [--budget DURATION]
+  dibs history --redis CONN JOB|LOCK [--limit N]
+  dibs check   --redis CONN JOB|LOCK --within DURATION
   dibs release --redis CONN NAME [--token TOKEN | --yes]
 
   CONN       a Redis URI, as for the library: redis://[user[:password]@]host[:port][/db],
@@ -18,8 +18,16 @@ usage:
   --redis-opt  another conn-spec key, as in the library's maps: ca-cert=/ca.pem,
              key-prefix=app:, timeout-ms=500, ...
   DURATION   a whole number with a unit: 500ms, 30s, 10m, 1h, 2d
-  JOB        a lock name without its per-tick part: report for report-2026-12-01
+  --tick     which tick of the job NAME this run is (a date, a fire time): the lock
+             NAME@TICK, kept for all of --at-most as the tick's done mark, so that the tick runs
+             once across hosts whose crons fire apart; recorded under job NAME
+  JOB        what runs are recorded under: the lock's name, less a tick it surely ends in (an
+             ISO date or date-time, or 8+ digits, after - _ . : / or @): report for
+             report-2026-12-01, backup-db1 for backup-db1; NAME for a --tick run
+  LOCK       a lock's whole name: its runs within its job's history
   --skip-exit  the exit code when another holder has the lock (default 0)
+  --budget   how long `dibs locks` may scan the keyspace (default 5s); past it the list is
+             partial, said so, and the exit code is 3
 
 `dibs run` runs CMD only if it wins the lock, and exits with CMD's exit code (128 + the
 signal number if CMD was killed by a signal). SIGTERM, SIGINT and SIGHUP are passed on to
@@ -31,8 +39,8 @@ Redis unreachable or refusing, or the lock not confirmed by the replicas (durabl
 Each run is recorded in its job's history (the last 100, kept 40 days after the last one).
 `dibs locks` lists the held locks (PATTERN is a glob over the names, * by default) with their
 holder, age and time left; `dibs history` a job's last runs: when, where, how they ended.
-`dibs check` exits 0 when JOB's task ran to success within DURATION, 1 when not (for cron and
-monitoring). `dibs release` deletes a held lock, asking first, or at once when given the token
+`dibs check` exits 0 when JOB's task ran to success within DURATION, 1 when it did not, and 3
+when the history cannot tell (for cron and monitoring). `dibs release` deletes a held lock, asking first, or at once when given the token
 that `dibs locks --show-tokens` shows; it is recorded in the history as forced.";
 
 #[derive(Debug, PartialEq, Eq)]
@@ -42,6 +50,8 @@ pub enum Command {
         lock: String,
         at_most: Duration,
         at_least: Duration,
+        /// With `--tick`: the lock of that tick of job `lock`.
+        tick: Option<String>,
         keep_alive: bool,
         skip_exit: u8,
         program: String,
@@ -56,6 +66,7 @@ pub enum Command {
         pattern: String,
         limit: usize,
         show_tokens: bool,
+        budget: Duration,
     },
     History {
         server: ServerArg,
@@ -99,7 +110,8 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
     };
     let mut redis = redis_env;
     let mut options = Vec::new();
-    let (mut lock, mut at_most, mut at_least) = (None, None, Duration::ZERO);
+    let (mut lock, mut at_most, mut at_least) = (None, None, None);
+    let (mut tick, mut budget) = (None, None);
     let (mut keep_alive, mut skip_exit) = (false, 0u8);
     let (mut limit, mut show_tokens, mut within, mut token, mut yes) =
         (None, false, None, None, false);
@@ -135,7 +147,9 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
             }
             "--lock" => lock = Some(value("--lock")?),
             "--at-most" => at_most = Some(duration("--at-most", &value("--at-most")?)?),
-            "--at-least" => at_least = duration("--at-least", &value("--at-least")?)?,
+            "--at-least" => at_least = Some(duration("--at-least", &value("--at-least")?)?),
+            "--tick" => tick = Some(value("--tick")?),
+            "--budget" => budget = Some(duration("--budget", &value("--budget")?)?),
             "--keep-alive" if !has_inline => keep_alive = true,
             "--keep-alive" => return Err("--keep-alive takes no value".into()),
             "--skip-exit" => {
@@ -185,6 +199,7 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
                 },
                 limit: limit.unwrap_or(1000),
                 show_tokens,
+                budget: budget.unwrap_or(Duration::from_secs(5)),
             }),
             "history" => Ok(Command::History {
                 server,
@@ -216,6 +231,12 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
     match sub.as_str() {
         "run" => {
             let at_most = at_most.ok_or("--at-most is required")?;
+            if tick.is_some() && at_least.is_some() {
+                return Err(
+                    "give --tick or --at-least, not both: a tick's lock is kept for all of --at-most"
+                        .into(),
+                );
+            }
             let (program, args) = tail
                 .and_then(|t| t.split_first())
                 .ok_or("the command to run goes after --")?;
@@ -223,7 +244,8 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
                 server,
                 lock,
                 at_most,
-                at_least,
+                at_least: at_least.unwrap_or(Duration::ZERO),
+                tick,
                 keep_alive,
                 skip_exit,
                 program: program.clone(),
@@ -318,6 +340,7 @@ mod tests {
                 lock: "job".into(),
                 at_most: Duration::from_secs(600),
                 at_least: Duration::from_secs(30),
+                tick: None,
                 keep_alive: true,
                 skip_exit: 3,
                 program: "echo".into(),
@@ -339,6 +362,24 @@ mod tests {
                 lock: "job".into()
             }
         );
+    }
+
+    #[test]
+    fn a_tick_run_keeps_its_lock_for_all_of_at_most() {
+        let args = ["run", "--redis", "r", "--lock", "report", "--at-most", "1h"];
+        let with = |extra: &[&str]| {
+            let mut all = strings(&args);
+            all.extend(strings(extra));
+            all.extend(strings(&["--", "true"]));
+            parse(&all, None)
+        };
+        let Ok(Command::Run { tick, at_least, .. }) = with(&["--tick", "2026-12-04"]) else {
+            panic!()
+        };
+        assert_eq!(tick.as_deref(), Some("2026-12-04"));
+        assert_eq!(at_least, Duration::ZERO);
+        let both = with(&["--tick", "2026-12-04", "--at-least", "5m"]).unwrap_err();
+        assert!(both.contains("not both"), "{both}");
     }
 
     #[test]

@@ -53,12 +53,16 @@ fn run(command: Command) -> Result<u8, Error> {
             lock,
             at_most,
             at_least,
+            tick,
             keep_alive,
             skip_exit,
             program,
             args,
         } => {
-            let params = LockParams::from_millis(&lock, millis(at_most), millis(at_least))?;
+            let params = match &tick {
+                Some(tick) => LockParams::for_tick(&lock, tick, millis(at_most), 1)?,
+                None => LockParams::from_millis(&lock, millis(at_most), millis(at_least))?,
+            };
             let locker = locker(&server, keep_alive)?;
             // Watch signals before taking the lock: one that arrives while it is being taken
             // must not kill dibs with the lock held and nothing to release it.
@@ -125,6 +129,7 @@ fn run(command: Command) -> Result<u8, Error> {
             pattern,
             limit,
             show_tokens,
+            budget: _,
         } => {
             let locks = locker(&server, false)?.locks(&pattern, limit)?;
             if locks.is_empty() {

@@ -94,36 +94,6 @@ impl Ending {
 /// A task this quick, released at once, is done before a scheduler that fires a little later asks.
 const QUICK: Duration = Duration::from_secs(1);
 
-/// The job and the tick of a name that says which tick of a job it is: a date (`2026-12-01`) or
-/// a run of 8 or more digits (an epoch second, `20261201`), after a separator, ends it.
-/// `report-2026-12-01` is job `report`, tick `2026-12-01`; `shard-7` and `s3-sync` are no ticks.
-pub fn split_tick(name: &str) -> Option<(&str, &str)> {
-    let bytes = name.as_bytes();
-    let digits = |from: usize| {
-        bytes[from..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count()
-    };
-    let date_at = |i: usize| {
-        let d = |k: usize| bytes.get(i + k).is_some_and(u8::is_ascii_digit);
-        (0..4).all(d)
-            && bytes.get(i + 4) == Some(&b'-')
-            && d(5)
-            && d(6)
-            && bytes.get(i + 7) == Some(&b'-')
-            && d(8)
-            && d(9)
-    };
-    (1..bytes.len()).find_map(|i| {
-        let after_separator = matches!(bytes[i - 1], b'-' | b'_' | b'.' | b':' | b'/');
-        let tick = after_separator && bytes[i].is_ascii_digit() && (date_at(i) || digits(i) >= 8);
-        // Only sliced after an ASCII separator, so at a char boundary: a name such as
-        // "Bericht für März" must not panic here (every release of it once did).
-        (tick && i > 1 && !name[i..].contains('@')).then(|| (&name[..i - 1], &name[i..]))
-    })
-}
-
 /// The advice for a lock whose name says which tick it is, released at once (`atLeast` 0, a
 /// quick task): an instance whose scheduler fires a few milliseconds later takes the fresh lock
 /// and runs the same tick again (6 ticks in 10 did, in a user's Boot service of 3 instances).
@@ -135,7 +105,7 @@ pub(crate) fn per_tick_advice(name: &str, at_least_ms: u64, elapsed: Duration) -
     if at_least_ms > 0 || elapsed >= QUICK {
         return None;
     }
-    let (job, tick) = split_tick(name)?;
+    let (job, tick) = crate::job::split_tick(name)?;
     let mut advised = ADVISED
         .get_or_init(Default::default)
         .lock()
@@ -208,46 +178,6 @@ mod tests {
             "an unproven ending is never told as released"
         );
         assert!(unproven.warning().unwrap().contains("cannot be proven"));
-    }
-
-    #[test]
-    fn names_that_say_their_tick() {
-        assert_eq!(
-            split_tick("report-2026-12-01"),
-            Some(("report", "2026-12-01"))
-        );
-        assert_eq!(
-            split_tick("nightly-report-2026-12-01T02:00"),
-            Some(("nightly-report", "2026-12-01T02:00"))
-        );
-        assert_eq!(
-            split_tick("direct-1764547200"),
-            Some(("direct", "1764547200"))
-        );
-        assert_eq!(split_tick("sync_20261201"), Some(("sync", "20261201")));
-        assert_eq!(
-            split_tick("Bericht für März-2026-12-01"),
-            Some(("Bericht für März", "2026-12-01"))
-        );
-        for multibyte in [
-            "€€€-1",
-            "日本語のジョブ -28102-130",
-            "emoji 🔒 -28102-130",
-            "für",
-        ] {
-            assert_eq!(split_tick(multibyte), None, "{multibyte}");
-        }
-        for none in [
-            "shard-7",
-            "s3-sync",
-            "nightly-report",
-            "2026-12-01",
-            "job-12345-7",
-            "x-1234567",
-            "a@2026-12-01x-2026-12-01@b",
-        ] {
-            assert_eq!(split_tick(none), None, "{none}");
-        }
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! Each release records its run as one entry of its job's stream, inside the release script
 //! itself (`script::RELEASE`): no extra round trip, and the entry cannot disagree with what the
 //! release did. Memory is bounded twice over:
-//! - names made per tick (`report-2026-12-01`) roll up under their job ([`job_of`]), so a job
-//!   has one stream, however many ticks it runs; each stream keeps about [`HISTORY_LENGTH`]
-//!   entries (`XADD MAXLEN ~`);
+//! - names made per tick (`report-2026-12-01`) roll up under their job ([`crate::job_of`]), so
+//!   a job has one stream, however many ticks it runs; each stream keeps about
+//!   [`HISTORY_LENGTH`] entries (`XADD MAXLEN ~`);
 //! - every stream expires [`HISTORY_TTL`] after its last entry.
 //!
 //! There is no index of jobs to keep up: [`crate::Locker::jobs`] finds the streams by `SCAN`,
@@ -31,30 +31,6 @@ pub const HISTORY_LENGTH: u32 = 100;
 /// How long a job's history outlives its last entry: longer than a monthly job's period, so that
 /// `dibs check report --within 32d` still finds last month's run.
 pub const HISTORY_TTL: Duration = Duration::from_secs(40 * 24 * 3600);
-
-/// The job a lock name belongs to, for the history and the meters' `lock` tag: the name without
-/// its trailing segments that hold a digit, a segment being what follows the last `-`, `_`, `.`,
-/// `:` or `/`. `report-2026-12-01` and `report-2026-12-02` are both `report`, `tick-1764547200`
-/// is `tick`, `shard-7` is `shard`, `nightly-report` and `s3-sync` stay as they are. A name with
-/// no such stable part (`2026-12-01`, `42`) is `other`.
-pub fn job_of(name: &str) -> &str {
-    const SEPARATORS: &[char] = &['-', '_', '.', ':', '/'];
-    let mut end = name.len();
-    while end > 0 {
-        let head = &name[..end];
-        let sep = head.rfind(SEPARATORS);
-        let segment = &head[sep.map_or(0, |s| s + 1)..];
-        if !segment.is_empty() && !segment.chars().any(char::is_numeric) {
-            break;
-        }
-        end = sep.unwrap_or(0);
-    }
-    if end == 0 {
-        "other"
-    } else {
-        &name[..end]
-    }
-}
 
 /// The stream of a job's runs.
 pub(crate) fn history_key(prefix: &str, job: &str) -> String {
@@ -281,26 +257,6 @@ pub struct HeldLock {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn per_tick_names_roll_up_under_their_job() {
-        for (name, job) in [
-            ("report-2026-12-01", "report"),
-            ("nightly-report-2026-12-01T02:00", "nightly-report"),
-            ("tick-1764547200", "tick"),
-            ("shard-7", "shard"),
-            ("sync_20261201", "sync"),
-            ("nightly-report", "nightly-report"),
-            ("s3-sync", "s3-sync"),
-            ("a.b:c/d", "a.b:c/d"),
-            ("2026-12-01", "other"),
-            ("42", "other"),
-            ("report-", "report"),
-            ("ünïcode-١٢", "ünïcode"),
-        ] {
-            assert_eq!(job_of(name), job, "{name}");
-        }
-    }
 
     #[test]
     fn history_keys_are_never_lock_keys() {

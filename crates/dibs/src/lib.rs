@@ -23,6 +23,7 @@ mod error;
 mod history;
 mod holder;
 mod inflight;
+mod job;
 mod keepalive;
 mod lock;
 mod pool;
@@ -37,8 +38,9 @@ pub use connspec::{
 };
 pub use ending::{Ended, Ending};
 pub use error::{Error, Result};
-pub use history::{job_of, HeldLock, Job, Run, RunEnded, TaskResult, HISTORY_LENGTH, HISTORY_TTL};
+pub use history::{HeldLock, Job, Run, RunEnded, TaskResult, HISTORY_LENGTH, HISTORY_TTL};
 pub use holder::{Holder, LockState};
+pub use job::{job_of, split_tick};
 pub use lock::{
     ForcedRelease, Lease, LockParams, Locker, Outcome, MAX_NAME_BYTES, MAX_TICK_BYTES, SCAN_BUDGET,
 };

@@ -54,6 +54,9 @@ const MAX_TTL_MS: u64 = (i64::MAX / 2) as u64;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockParams {
     name: String,
+    /// The job is `name[..job_end]`: the job a tick's caller named, or [`crate::job_of`] the
+    /// name (both a prefix of the name).
+    job_end: usize,
     at_most_ms: u64,
     at_least_ms: u64,
     /// Made by [`LockParams::for_tick`]: the name says its tick, and atLeast is atMost.
@@ -108,20 +111,32 @@ impl LockParams {
         }
         Ok(LockParams {
             name: name.to_owned(),
+            job_end: crate::job_of(name).len(),
             at_most_ms,
             at_least_ms,
             tick: false,
         })
     }
 
-    /// The lock of one tick of a scheduled job, run at most once by all instances: the name is
-    /// `<name>@<tick>` (the tick says which one: a fire time, a date), and the lock is kept for
-    /// all of `atMost` from its acquisition, released or not, as the tick's "done" marker. An
-    /// instance whose scheduler fires the same tick up to `atMost` later then skips it, whatever
-    /// the task's length. A tick is 1 to [`MAX_TICK_BYTES`] bytes, with no control characters
-    /// and no `@` (so that no two names and ticks make the same key).
+    /// The lock of one tick of the job `name`, run at most once by all instances: the lock's
+    /// name is `<name>@<tick>` (the tick says which one: a fire time, a date), and the lock is
+    /// kept for all of `atMost` from its acquisition, released or not, as the tick's "done"
+    /// marker. An instance whose scheduler fires the same tick up to `atMost` later then skips
+    /// it, whatever the task's length. The run is recorded under job `name`. A tick is 1 to
+    /// [`MAX_TICK_BYTES`] bytes, with no control characters and no `@` (so that no two names
+    /// and ticks make the same key); `name` must not itself end in a tick (see
+    /// [`crate::job_of`]), so that the job of its runs is the name its listeners hear.
     pub fn for_tick(name: &str, tick: &str, at_most: i64, unit_ms: i64) -> Result<LockParams> {
         validate_name(name)?;
+        if let Some((job, its_tick)) = crate::split_tick(name) {
+            return Err(Error::invalid(
+                "lockName",
+                format!(
+                    "lockName '{name}' ends in a tick ('{its_tick}'): give the job's name alone, \
+                     and its tick as the tick (lockName '{job}')"
+                ),
+            ));
+        }
         if tick.is_empty() || tick.len() > MAX_TICK_BYTES {
             return Err(Error::invalid(
                 "tick",
@@ -145,6 +160,7 @@ impl LockParams {
         }
         let mut params = LockParams::new(&format!("{name}@{tick}"), at_most, at_most, unit_ms)?;
         params.tick = true;
+        params.job_end = name.len();
         Ok(params)
     }
 
@@ -158,6 +174,11 @@ impl LockParams {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The job the run is recorded under (see [`crate::job_of`]).
+    pub fn job(&self) -> &str {
+        &self.name[..self.job_end]
     }
 
     pub fn at_most(&self) -> Duration {
@@ -985,7 +1006,7 @@ impl Locker {
             warning,
             fence,
             tick: params.tick,
-            record: self.record(name),
+            record: self.record(params.job()),
             released: false,
         }))
     }
@@ -1042,13 +1063,12 @@ impl Locker {
         first.then(|| Schedule::warning(name, at_most_ms, attempt))
     }
 
-    /// Where a lease of lock `name` records its run: nowhere with the history off, or on a
-    /// Cluster (see `history`).
-    fn record(&self, name: &str) -> Option<Record> {
+    /// Where a lease of `job` records its run: nowhere with the history off, or on a Cluster
+    /// (see `history`).
+    fn record(&self, job: &str) -> Option<Record> {
         if !self.keeps_history() {
             return None;
         }
-        let job = history::job_of(name);
         Some(Record {
             stream: history::history_key(self.spec.key_prefix(), job),
             instance: self.spec.instance_id().map(str::to_owned),
@@ -1062,7 +1082,7 @@ impl Locker {
         self.spec.history() && !matches!(self.spec.address(), Address::Cluster { .. })
     }
 
-    /// The last `limit` recorded runs of `job` (see [`history::job_of`]), the newest first. One
+    /// The last `limit` recorded runs of `job` (see [`crate::job_of`]), the newest first. One
     /// round trip; empty when none is recorded.
     pub fn history(&self, job: &str, limit: usize) -> Result<Vec<Run>> {
         validate_name(job)?;
@@ -1209,7 +1229,7 @@ impl Locker {
             ));
         }
         let key = self.key(name);
-        let stream = history::history_key(self.spec.key_prefix(), history::job_of(name));
+        let stream = history::history_key(self.spec.key_prefix(), crate::job_of(name));
         let keys = [key.as_str(), stream.as_str()];
         // The record's fields around the holder's start, pid and host (`history::record`).
         let (before, after) = ("forced;;0;0;0;", format!(";{};{name}", history::field(by)));

@@ -245,17 +245,21 @@ public final class Dibs {
     }
 
     /**
-     * The job a lock name belongs to, in the history and the meters: the name without its
-     * trailing segments that hold a digit ({@code report-2026-12-01} and
-     * {@code report-2026-12-02} are both {@code report}; {@code nightly-report} stays as is; a
-     * name with no stable part is {@code other}). No I/O.
+     * The job whose history records the runs of a lock taken by this name, and whose meters
+     * count them: the name itself, unless it surely ends in a tick, a separator ({@code -},
+     * {@code _}, {@code .}, {@code :}, {@code /} or {@code @}) followed by nothing but an
+     * ISO-8601 date or date-time or a number of 8 or more digits. {@code report-2026-12-01} and
+     * {@code tick-1764547200} are jobs {@code report} and {@code tick}; {@code backup-db1},
+     * {@code shard-7} and {@code nightly-report} are their own. For
+     * {@link DibsClient#executeOnce}, the job is the name it is given. One rule, Rust's, for
+     * every signal of dibs. No I/O.
      *
      * @param lockName a lock name
      * @return its job
      */
     public static String jobOf(String lockName) {
         Lifecycle.checkNotNull(lockName, "lockName");
-        return NativeLib.jobOf(lockName);
+        return JobNames.of(lockName);
     }
 
     /**

@@ -21,9 +21,7 @@ import org.junit.jupiter.api.Timeout;
 class HistoryTest extends RedisTestBase {
     @Test
     void eachCallIsRecordedWithItsInstanceAndHowItsTaskEnded() {
-        // A job name without digits: uniqueName's would be rolled up (its pid is a segment).
-        String job = "hist-" + uniqueName("").replaceAll("[^0-9]", "").chars()
-                .mapToObj(c -> String.valueOf((char) ('a' + c - '0'))).reduce("", String::concat);
+        String job = uniqueName("hist");
         try (DibsClient a = Dibs.client(local().instanceId("pod-a").build());
                 DibsClient b = Dibs.client(local().build())) {
             assertTrue(a.execute(job + "-2026-12-01", 10, 0, () -> {}));
@@ -55,6 +53,24 @@ class HistoryTest extends RedisTestBase {
             Map<String, java.time.Instant> jobs = a.jobs(10);
             assertTrue(jobs.containsKey(job), jobs.toString());
             assertEquals(failed.recordedAt(), jobs.get(job));
+        }
+    }
+
+    /** Before, the run of executeOnce("nightly-report", tick) was filed under job "nightly". */
+    @Test
+    void aTicksRunIsRecordedUnderTheJobItsCallerNamed() {
+        String job = uniqueName("nightly-report");
+        try (DibsClient client = Dibs.client(local().build())) {
+            assertTrue(client.executeOnce(job, "2026-12-02T02:00", java.time.Duration.ofSeconds(10), () -> {}));
+            assertTrue(client.executeOnce(job, "w49", java.time.Duration.ofSeconds(10), () -> {}));
+            List<DibsRun> runs = client.history(job, 10);
+            assertEquals(2, runs.size(), runs.toString());
+            assertEquals(job + "@w49", runs.get(0).lockName());
+            assertEquals(job + "@2026-12-02T02:00", runs.get(1).lockName());
+            assertEquals(job, Dibs.jobOf(job), "the listeners' name is the job");
+            DibsArgumentException e = assertThrows(DibsArgumentException.class,
+                    () -> client.executeOnce(job + "-2026-12-02", "x", java.time.Duration.ofSeconds(1), () -> {}));
+            assertEquals("lockName", e.argument());
         }
     }
 
@@ -101,10 +117,13 @@ class HistoryTest extends RedisTestBase {
     }
 
     @Test
-    void jobOfRollsPerTickNamesUpLikeTheMetersTag() {
+    void jobOfCutsOnlyATickTheNameSurelyEndsIn() {
         assertEquals("report", Dibs.jobOf("report-2026-12-01"));
         assertEquals("tick", Dibs.jobOf("tick-1764547200"));
+        assertEquals("nightly-report", Dibs.jobOf("nightly-report@2026-12-02T02:00"));
         assertEquals("nightly-report", Dibs.jobOf("nightly-report"));
-        assertEquals("other", Dibs.jobOf("2026-12-01"));
+        assertEquals("backup-db1", Dibs.jobOf("backup-db1"));
+        assertEquals("shard-7", Dibs.jobOf("shard-7"));
+        assertEquals("2026-12-01", Dibs.jobOf("2026-12-01"));
     }
 }

@@ -1,5 +1,6 @@
 package dibs.spring;
 
+import dibs.Dibs;
 import dibs.DibsListener;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,7 +14,7 @@ import java.util.concurrent.ConcurrentMap;
  * {@code dibs.jobs.expect-every.<job>}, from {@link #expectEvery}, or found by itself: the first
  * time a job's lock is tried from a {@code @Scheduled} method, that method's {@code fixedRate},
  * {@code fixedDelay} or cron gives the period (a ShedLock {@code @SchedulerLock} method too). A
- * job is a lock name without its per-tick part ({@link dibs.Dibs#jobOf}).
+ * call's job is the one its runs are recorded under ({@link Dibs#jobOf}).
  */
 public final class DibsExpectations implements DibsListener {
     /** Jobs whose {@code @Scheduled} method is looked for, at most: one stack walk per job. */
@@ -45,8 +46,7 @@ public final class DibsExpectations implements DibsListener {
 
     @Override
     public void attempt(String lockName) {
-        // On every locked call: the tag's Java copy of the rule, not a native call (Dibs.jobOf).
-        String job = DibsLockTag.stripVaryingSuffix(lockName);
+        String job = Dibs.jobOf(lockName);
         if (byJob.containsKey(job) || looked.size() >= MAX_LOOKED || looked.putIfAbsent(job, Boolean.TRUE) != null) {
             return;
         }
