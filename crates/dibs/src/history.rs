@@ -254,6 +254,21 @@ pub struct HeldLock {
     pub token: Option<String>,
 }
 
+impl HeldLock {
+    /// A held lock as its value and PTTL say.
+    pub(crate) fn read(name: &str, value: &str, pttl: i64) -> HeldLock {
+        let holder = crate::Holder::parse(value);
+        HeldLock {
+            name: name.to_owned(),
+            token: holder.as_ref().map(|_| value[..36].to_owned()),
+            state: crate::LockState {
+                remaining_ms: u64::try_from(pttl).ok(),
+                holder,
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

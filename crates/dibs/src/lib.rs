@@ -20,6 +20,7 @@ mod conn;
 mod connspec;
 mod ending;
 mod error;
+mod fleet;
 mod history;
 mod holder;
 mod inflight;
@@ -38,9 +39,8 @@ pub use connspec::{
 };
 pub use ending::{Ended, Ending};
 pub use error::{Error, Result};
+pub use fleet::{ForcedRelease, SCAN_BUDGET};
 pub use history::{HeldLock, Job, Run, RunEnded, TaskResult, HISTORY_LENGTH, HISTORY_TTL};
 pub use holder::{Holder, LockState};
 pub use job::{job_of, split_tick};
-pub use lock::{
-    ForcedRelease, Lease, LockParams, Locker, Outcome, MAX_NAME_BYTES, MAX_TICK_BYTES, SCAN_BUDGET,
-};
+pub use lock::{Lease, LockParams, Locker, Outcome, MAX_NAME_BYTES, MAX_TICK_BYTES};

@@ -1,0 +1,390 @@
+//! The acquire: `SET NX PX` with its fencing token in one script, and durable acquire's `WAIT`
+//! in the same round trip.
+
+use std::time::Instant;
+
+use redis::{ErrorKind, RedisResult, ServerErrorKind};
+
+use crate::conn::Conn;
+use crate::connspec::{Address, Durable};
+use crate::error::{first_line, Error, Result};
+use crate::holder::{self};
+use crate::keepalive::{KeepAlive, Schedule};
+use crate::pool::Pool;
+use crate::script;
+use crate::sweeper;
+
+use super::lease::Lease;
+use super::params::LockParams;
+use super::Locker;
+
+impl Locker {
+    /// `SET key value NX PX atMost` with its fencing token (`script::ACQUIRE`), and with durable
+    /// acquire, `WAIT` (or `WAITAOF`) in the same round trip. `None` when someone else holds the
+    /// lock. [`Error::Unconfirmed`] when the lock was won but the replicas did not acknowledge
+    /// it in time: it was given back, and the task must not run. With keep-alive in the spec,
+    /// the lease's extender starts here.
+    pub fn acquire(&self, params: &LockParams) -> Result<Option<Lease>> {
+        let key = self.key(&params.name);
+        let first_value = holder::new_value();
+        // Decided on the connection the acquire uses: a new one has just counted the replicas.
+        let wait = std::cell::Cell::new(None);
+        // Set when a SET timed out and a delete of its value was queued behind it.
+        let doomed = std::cell::Cell::new(false);
+        let set = |conn: &mut Conn, value: &str, retry: bool| -> RedisResult<Trip> {
+            wait.set(self.wait(conn));
+            let reply = trip(
+                conn,
+                &key,
+                value,
+                params.at_most_ms,
+                retry,
+                wait.get(),
+                &self.pool,
+            );
+            if reply.as_ref().is_err_and(|e| e.is_timeout()) {
+                // No answer in time: the SET may still run when a frozen server thaws, and hold
+                // the lock with nothing running. Queue a token-checked delete behind it on the
+                // same socket: Redis runs the two in order, so no lock of ours outlives this.
+                // Not behind a WAIT: the server blocks the connection there, finds it closed
+                // meanwhile and drops what follows. Nor on a cluster connection, which has no
+                // such socket. The sweeper deletes it then.
+                let queued = wait.get().is_none() && script::RELEASE.queue(conn, &key, value, 0);
+                if !queued {
+                    sweeper::sweep(self.pool.clone(), key.clone(), value.to_owned());
+                }
+                doomed.set(true);
+            }
+            reply
+        };
+        let retry_value = std::cell::RefCell::new(None);
+        let set_again = |conn: &mut Conn| -> RedisResult<Trip> {
+            if doomed.get() {
+                // The first value will be deleted if it ever lands: try with a new one.
+                let value = holder::new_value();
+                let found = set(conn, &value, false)?;
+                *retry_value.borrow_mut() = Some(value);
+                return Ok(found);
+            }
+            // After a dropped connection the first SET may have landed with its reply lost:
+            // then the key holds our own value, and the lock is ours.
+            set(conn, &first_value, true)
+        };
+        let name = &params.name;
+        let sent = Instant::now();
+        let found = self.pool.run(
+            &format_args!("acquiring lock '{name}'"),
+            |conn| set(conn, &first_value, false),
+            set_again,
+        )?;
+        let value = retry_value.into_inner().unwrap_or(first_value);
+        let Some(fence) = found.fence else {
+            return Ok(None);
+        };
+        let durability_warning = match (wait.get(), found.acked) {
+            (Some(wait), Some(Ok(acked))) if !wait.confirmed(acked) => {
+                self.give_back(name, &key, &value);
+                if !wait.explicit {
+                    // The replica may have left for good: the next call counts again.
+                    self.pool.forget_replicas();
+                }
+                if matches!(self.spec.address(), Address::Sentinel { .. }) {
+                    // The server may be a stale master (paused, failed over, thawed, not yet
+                    // demoted): the next call asks the Sentinels afresh.
+                    self.pool.drop_idle();
+                }
+                return Err(Error::Unconfirmed(wait.unconfirmed(
+                    name,
+                    acked,
+                    &self.spec.endpoint(),
+                )));
+            }
+            (Some(wait), Some(Err(refused))) if wait.explicit => {
+                self.give_back(name, &key, &value);
+                return Err(Error::Server(wait.refused(
+                    name,
+                    &refused,
+                    &self.spec.endpoint(),
+                )));
+            }
+            (Some(wait), Some(Err(refused))) => self
+                .pool
+                .refuse_wait()
+                .then(|| wait.refused_by_default(&refused, &self.spec.endpoint())),
+            (None, _) if self.spec.durable() == Durable::Auto
+                && self.pool.replicas_unknown()
+                && self.pool.refuse_wait() =>
+            {
+                Some(format!(
+                    "{} refused INFO, so dibs cannot see whether the master has replicas: \
+                     durable acquire is off for it, and a failover may lose a lock just taken; \
+                     grant +info (and +wait), or set 'durable' to \"off\" to say so and silence this",
+                    self.spec.endpoint()
+                ))
+            }
+            _ => None,
+        };
+        let acquired = Instant::now();
+        let schedule_warning = if self.spec.keep_alive() {
+            self.schedule_warning(name, params.at_most_ms)
+        } else {
+            None
+        };
+        let warning = match (durability_warning, schedule_warning) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
+        let keep_alive = if self.spec.keep_alive() {
+            KeepAlive::start(
+                self.pool.clone(),
+                name.clone(),
+                key.clone(),
+                value.clone(),
+                params.at_most_ms,
+                acquired,
+            )
+        } else {
+            None
+        };
+        Ok(Some(Lease {
+            pool: self.pool.clone(),
+            name: name.clone(),
+            key,
+            value,
+            acquired,
+            set_at: sent,
+            at_most_ms: params.at_most_ms,
+            at_least_ms: params.at_least_ms,
+            keep_alive,
+            warning,
+            fence,
+            tick: params.tick,
+            record: self.record(params.job()),
+            released: false,
+        }))
+    }
+
+    /// What durable acquire waits for on this call, if anything (see [`Durable`]).
+    fn wait(&self, conn: &mut Conn) -> Option<Wait> {
+        let budget_ms = (self.spec.read_timeout().as_millis() as u64 / 2).max(1);
+        let wait = |replicas, aof, explicit| {
+            Some(Wait {
+                replicas,
+                aof,
+                explicit,
+                budget_ms,
+            })
+        };
+        match self.spec.durable() {
+            Durable::Off => None,
+            Durable::Replicas(n) => wait(n, false, true),
+            Durable::Aof(n) => wait(n, true, true),
+            Durable::Auto if self.pool.wait_refused() => None,
+            // Behind Sentinel a master that reports no replica may be a stale one: paused, failed
+            // over and thawed, it takes locks that its demotion wipes (the chaos run saw a tick
+            // run twice so). So the default always waits there; a master truly left alone makes
+            // its calls unconfirmed until a replica is back.
+            Durable::Auto if matches!(self.spec.address(), Address::Sentinel { .. }) => {
+                wait(1, false, false)
+            }
+            // A lone server, or a cluster with a shard without a replica, has no replica that a
+            // failover could promote in its place with the lock missing.
+            Durable::Auto if self.pool.replicas(conn) > 0 => wait(1, false, false),
+            Durable::Auto => None,
+        }
+    }
+
+    /// Deletes a lock just won that durable acquire could not confirm (token-checked). Should
+    /// that fail, the lock expires within atMost; the call reports it unconfirmed either way.
+    fn give_back(&self, name: &str, key: &str, value: &str) {
+        let release = |conn: &mut Conn| script::RELEASE.run::<i64>(conn, key, value, 0);
+        let _ = self.pool.run(
+            &format_args!("giving back unconfirmed lock '{name}'"),
+            release,
+            release,
+        );
+    }
+
+    /// Keep-alive's warning for `atMost`, the first time it is due in this locker.
+    /// Nothing is formatted or locked unless the schedule is tight.
+    fn schedule_warning(&self, name: &str, at_most_ms: u64) -> Option<String> {
+        let attempt = self.pool.attempt_time();
+        if !Schedule::is_tight(at_most_ms, attempt) {
+            return None;
+        }
+        let first = (self.warned.lock().unwrap_or_else(|p| p.into_inner())).insert(at_most_ms);
+        first.then(|| Schedule::warning(name, at_most_ms, attempt))
+    }
+}
+
+/// What the acquire's round trip found: the fencing token when the lock was won, and durable
+/// acquire's acknowledgement (replicas, or an error reply when the server refused the command).
+struct Trip {
+    fence: Option<u64>,
+    acked: Option<RedisResult<Acked>>,
+}
+
+/// What `WAIT` (replicas) or `WAITAOF` (the master's own fsync, and replicas) acknowledged.
+#[derive(Clone, Copy, Debug)]
+struct Acked {
+    local: i64,
+    replicas: i64,
+}
+
+/// What durable acquire asks of one call.
+#[derive(Clone, Copy, Debug)]
+struct Wait {
+    replicas: u32,
+    /// `WAITAOF 1 replicas`, not `WAIT replicas`.
+    aof: bool,
+    /// Asked for by the spec (a refusal fails the call), not the default (a refusal is warned
+    /// about once, then the server is used without).
+    explicit: bool,
+    /// Half the read timeout: the reply comes back within it, well inside the read timeout.
+    budget_ms: u64,
+}
+
+impl Wait {
+    fn command(&self) -> &'static str {
+        if self.aof {
+            "WAITAOF"
+        } else {
+            "WAIT"
+        }
+    }
+
+    fn confirmed(&self, acked: Acked) -> bool {
+        acked.replicas >= i64::from(self.replicas) && (!self.aof || acked.local >= 1)
+    }
+
+    fn unconfirmed(&self, name: &str, acked: Acked, endpoint: &str) -> String {
+        let (wanted, budget) = (self.replicas, self.budget_ms);
+        let local = if self.aof && acked.local < 1 {
+            ", and the master's own AOF fsync did not happen"
+        } else {
+            ""
+        };
+        format!(
+            "lock '{name}' on {endpoint} was won but not confirmed: {} of {wanted} replicas \
+             acknowledged it within {budget} ms{local}, so a failover could lose it; it was given \
+             back and the task did not run (durable acquire; a replica lagging or cut off)",
+            acked.replicas
+        )
+    }
+
+    fn refused(&self, name: &str, refused: &redis::RedisError, endpoint: &str) -> String {
+        format!(
+            "lock '{name}' was given back: {endpoint} refused {} ({}), which the conn's \
+             'durable' setting asks for; set 'durable' to \"auto\" or \"off\" for a server without it",
+            self.command(),
+            first_line(refused)
+        )
+    }
+
+    fn refused_by_default(&self, refused: &redis::RedisError, endpoint: &str) -> String {
+        format!(
+            "{endpoint} refused {} ({}): durable acquire is off for it, so a failover may lose \
+             a lock just taken; set 'durable' to \"off\" to say so and silence this",
+            self.command(),
+            first_line(refused)
+        )
+    }
+}
+
+/// The acquire's round trip: [`script::ACQUIRE`], then `WAIT`/`WAITAOF` when `wait` says so,
+/// pipelined; EVAL again on NOSCRIPT. `retry`: a key already holding `value` is won too.
+///
+/// With a `WAIT`, the script goes as EVAL (its whole text) until the pool knows the server has
+/// it: after a NOSCRIPT the pipeline's `WAIT` has already waited, and with a lagging replica
+/// that is the whole budget, spent for nothing (a new master after a failover has no scripts).
+fn trip(
+    conn: &mut Conn,
+    key: &str,
+    value: &str,
+    at_most_ms: u64,
+    retry: bool,
+    wait: Option<Wait>,
+    pool: &Pool,
+) -> RedisResult<Trip> {
+    let script = |cached: bool| {
+        let mut cmd = script::ACQUIRE.call(cached, key, value.len() + 24);
+        cmd.arg(value).arg(at_most_ms).arg(u8::from(retry));
+        cmd
+    };
+    let Some(wait) = wait else {
+        let cmd = script(true);
+        let fence: Option<u64> = match cmd.query(conn) {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                script(false).query(conn)?
+            }
+            other => other?,
+        };
+        pool.set_scripts_cached(true);
+        return Ok(Trip { fence, acked: None });
+    };
+    let first = if pool.scripts_cached() {
+        &[true, false][..]
+    } else {
+        &[false][..]
+    };
+    for &cached in first {
+        let mut pipe = redis::pipe();
+        pipe.add_command(script(cached));
+        let ack = pipe.cmd(wait.command());
+        if wait.aof {
+            ack.arg(1);
+        }
+        ack.arg(wait.replicas).arg(wait.budget_ms);
+        let mut replies: Vec<RedisResult<redis::Value>> = match pipe.ignore_errors().query(conn) {
+            Err(e) if cached && e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                continue
+            }
+            // A cluster connection folds one reply's error into the whole pipeline's: a refused
+            // WAIT (an unknown command, an ACL's NOPERM) hides whether the script won, and
+            // would fail the call with the lock held. Give it back (token-checked), and ask
+            // once more without the WAIT: the script's own answer tells the two apart.
+            Err(e) if !conn.keeps_each_reply() && refusal(&e) => {
+                let _ = script::RELEASE.run::<i64>(conn, key, value, 0);
+                let fence = trip(conn, key, value, at_most_ms, retry, None, pool)?.fence;
+                return Ok(Trip {
+                    fence,
+                    acked: Some(Err(e)),
+                });
+            }
+            replies => replies?,
+        };
+        let acked = replies.pop().unwrap_or(Ok(redis::Value::Nil));
+        let fence = match replies.pop().unwrap_or(Ok(redis::Value::Nil)) {
+            Err(e) if cached && e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                continue
+            }
+            fence => redis::from_redis_value::<Option<u64>>(fence?)?,
+        };
+        pool.set_scripts_cached(true);
+        let acked = acked.and_then(|v| {
+            if wait.aof {
+                let (local, replicas): (i64, i64) = redis::from_redis_value(v)?;
+                Ok(Acked { local, replicas })
+            } else {
+                Ok(Acked {
+                    local: 0,
+                    replicas: redis::from_redis_value(v)?,
+                })
+            }
+        });
+        return Ok(Trip {
+            fence,
+            acked: Some(acked),
+        });
+    }
+    unreachable!("EVAL never answers NOSCRIPT")
+}
+
+/// Whether a server's error reply refuses a command outright (unknown, renamed away, or denied
+/// by the ACL), rather than redirects it or asks for a retry.
+fn refusal(e: &redis::RedisError) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::Server(ServerErrorKind::ResponseError | ServerErrorKind::NoPerm)
+    )
+}

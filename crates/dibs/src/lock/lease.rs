@@ -1,0 +1,307 @@
+//! A lock held: from a won acquire to its release, which says how the call ended and records
+//! the run in its job's history.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use redis::RedisResult;
+
+use crate::conn::Conn;
+use crate::connspec::Address;
+use crate::ending::{self, Ended, Ending};
+use crate::error::Result;
+use crate::history::{self, TaskResult};
+use crate::keepalive::KeepAlive;
+use crate::pool::Pool;
+use crate::script;
+
+use super::params::LockParams;
+use super::Locker;
+
+/// The margin [`Lease::safe_for`] keeps for clocks running at different rates: 1% of `atMost`
+/// plus 2 ms, as Redlock's drift factor.
+pub fn drift(at_most: Duration) -> Duration {
+    at_most / 100 + Duration::from_millis(2)
+}
+
+/// What a retried release reports for "no key": not a code of the release script.
+const UNPROVEN: i64 = -1;
+
+/// A lock we hold, from a won [`Locker::acquire`] until [`Lease::release`]. With keep-alive, a
+/// helper thread extends it meanwhile. A lease dropped without a release (a panic between the
+/// two) is released by its `Drop`, so that no lock stays held with nothing running.
+#[must_use = "a lease must be released"]
+pub struct Lease {
+    pub(super) pool: Arc<Pool>,
+    pub(super) name: String,
+    pub(super) key: String,
+    pub(super) value: String,
+    pub(super) acquired: Instant,
+    /// When the `SET` (or the last `extend`) that set the expiry to `atMost` was sent: the lock
+    /// is ours at most `atMost` from then, whatever the reply's delay.
+    pub(super) set_at: Instant,
+    pub(super) at_most_ms: u64,
+    pub(super) at_least_ms: u64,
+    pub(super) keep_alive: Option<KeepAlive>,
+    /// What the acquire found worth a warning (a keep-alive schedule that cannot hold, a server
+    /// that refused durable acquire's `WAIT`).
+    pub(super) warning: Option<String>,
+    /// The fencing token the acquire minted (`script::ACQUIRE`).
+    pub(super) fence: u64,
+    /// Taken with [`LockParams::for_tick`].
+    pub(super) tick: bool,
+    /// Where the release records the run; `None` with the history off.
+    pub(super) record: Option<Record>,
+    pub(super) released: bool,
+}
+
+/// What a lease's release needs to record its run (see `history`).
+pub(super) struct Record {
+    pub(super) stream: String,
+    pub(super) instance: Option<String>,
+    /// The locker's, shared by its leases: set once the server refused the history's writes.
+    pub(super) refused: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not the value: it holds the token.
+        f.debug_struct("Lease")
+            .field("key", &self.key)
+            .field("at_most_ms", &self.at_most_ms)
+            .field("at_least_ms", &self.at_least_ms)
+            .field("keep_alive", &self.keep_alive.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Lease {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The value stored under the key: `token;host;pid;acquired-at-unix-ms`.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
+    /// The fencing token of this acquisition: greater than that of every earlier holder of the
+    /// lock (see `script::ACQUIRE` for when that holds), for the guarded resource to check, e.g.
+    /// `UPDATE ... SET fence = ? WHERE fence < ?`. 0 when the server's ACL refuses `TIME`.
+    pub fn fence(&self) -> u64 {
+        self.fence
+    }
+
+    /// With keep-alive: whether the lock was found taken, or could not be extended in time, while
+    /// held. Always false without keep-alive (the release tells).
+    pub fn is_lost(&self) -> bool {
+        self.keep_alive.as_ref().is_some_and(KeepAlive::is_lost)
+    }
+
+    /// With keep-alive: has `tell` called once, on keep-alive's thread, when the lock is found
+    /// taken or cannot be extended before it lapses (at once if that happened already), unless
+    /// the lease is released first. Without keep-alive, never: nothing watches the lock.
+    /// Returns whether anything watches the lock (keep-alive); `tell` is dropped if not.
+    pub fn when_lost(&self, tell: impl FnOnce() + Send + 'static) -> bool {
+        match &self.keep_alive {
+            Some(keep_alive) => {
+                keep_alive.when_lost(Box::new(tell));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// How much longer the holder may rely on the lock, from now: `atMost` from when the last
+    /// command that set its expiry was sent (the acquire's `SET`, an `extend`, or keep-alive's
+    /// last extension that succeeded), less a margin for the clocks of this host and Redis running
+    /// at different rates ([`drift`]). Zero once that has passed, and once keep-alive found the
+    /// lock lost.
+    pub fn safe_for(&self) -> Duration {
+        if self.is_lost() {
+            return Duration::ZERO;
+        }
+        let last_set = self
+            .keep_alive
+            .as_ref()
+            .and_then(KeepAlive::last_extended)
+            .map_or(self.set_at, |extended| extended.max(self.set_at));
+        let at_most = Duration::from_millis(self.at_most_ms);
+        (last_set + at_most.saturating_sub(drift(at_most)))
+            .saturating_duration_since(Instant::now())
+    }
+
+    /// The acquire's warning, once: keep-alive's schedule cannot hold for this `atMost` and
+    /// these timeouts. Said for the first lease of each `atMost` of a locker.
+    pub fn take_warning(&mut self) -> Option<String> {
+        self.warning.take()
+    }
+
+    /// Whether [`take_warning`](Lease::take_warning) has one to give.
+    pub fn has_warning(&self) -> bool {
+        self.warning.is_some()
+    }
+
+    /// If the lock is still ours, sets its expiry to `at_most_ms` from now and counts
+    /// `at_least_ms` from now too (as a fresh acquisition would); `Ok(false)`: no longer ours.
+    /// The durations follow [`LockParams::from_millis`]'s rules, checked before any I/O. For
+    /// callers that extend by hand (ShedLock's `extend`); keep-alive does its own.
+    pub fn extend(&mut self, at_most_ms: i64, at_least_ms: i64) -> Result<bool> {
+        let params = LockParams::from_millis(&self.name, at_most_ms, at_least_ms)?;
+        let (at_most_ms, at_least_ms) = (params.at_most_ms, params.at_least_ms);
+        let sent = Instant::now();
+        let script =
+            |conn: &mut Conn| script::EXTEND.run::<i64>(conn, &self.key, &self.value, at_most_ms);
+        let name = &self.name;
+        let ours = self
+            .pool
+            .run(&format_args!("extending lock '{name}'"), script, script)?
+            == 1;
+        if ours {
+            self.acquired = Instant::now();
+            self.set_at = sent;
+            self.at_most_ms = at_most_ms;
+            self.at_least_ms = at_least_ms;
+        }
+        Ok(ours)
+    }
+
+    /// Stops keep-alive (without waiting for an extension in flight), then runs the release
+    /// script: if the key still holds our value, keep it for the rest of `atLeast` with the token
+    /// spent, else `DEL` it; if not ours, touch nothing. The
+    /// ending says which, and whether keep-alive saw the lock taken meanwhile. The history
+    /// records the task as succeeded: see [`Lease::release_after`].
+    pub fn release(self) -> Ending {
+        self.release_after(TaskResult::Succeeded)
+    }
+
+    /// [`Lease::release`], recording in the history how the task ended.
+    pub fn release_after(mut self, task: TaskResult) -> Ending {
+        self.release_once(task)
+    }
+
+    fn release_once(&mut self, task: TaskResult) -> Ending {
+        self.released = true;
+        let lost = self.keep_alive.take().is_some_and(KeepAlive::stop);
+        let elapsed = self.acquired.elapsed();
+        let remaining_ms = self.at_least_ms.saturating_sub(elapsed.as_millis() as u64);
+        let (key, value, fence) = (&self.key, &self.value, self.fence);
+        let record = self.record.as_ref();
+        let script = |conn: &mut Conn, retry: bool| -> RedisResult<i64> {
+            let Some(record) = record else {
+                return script::RELEASE.run::<i64>(conn, key, value, remaining_ms);
+            };
+            let keys = [key.as_str(), record.stream.as_str()];
+            // `host;pid;start` from the value: `token;host;pid;acquired-at-unix-ms`.
+            let mut holder = value.splitn(4, ';').skip(1);
+            let (host, pid, start) = (
+                holder.next().unwrap_or_default(),
+                holder.next().unwrap_or_default(),
+                holder.next().unwrap_or_default(),
+            );
+            let run = history::record(
+                task.as_str(),
+                elapsed.as_millis() as u64,
+                self.at_least_ms,
+                fence,
+                start,
+                pid,
+                host,
+                record.instance.as_deref().unwrap_or_default(),
+                &self.name,
+            );
+            script::RELEASE.run_with(conn, &keys, value.len() + run.len() + 48, |cmd| {
+                cmd.arg(value)
+                    .arg(remaining_ms)
+                    .arg(u8::from(retry))
+                    .arg(u8::from(lost))
+                    .arg(history::HISTORY_LENGTH)
+                    .arg(history::HISTORY_TTL.as_millis() as u64)
+                    .arg(&run);
+            })
+        };
+        // The retry follows a first try whose reply was lost. A spent value (1) can only be that
+        // try's work; no key (3) may be too, or the lock may have lapsed before it: unproven,
+        // unless the first try's record proves it (see `script::RELEASE`).
+        let script_again = |conn: &mut Conn| {
+            script(conn, true).map(|code| if code & 15 == 3 { UNPROVEN } else { code })
+        };
+        let name = &self.name;
+        let found = self.pool.run(
+            &format_args!("releasing lock '{name}'"),
+            |conn| script(conn, false),
+            script_again,
+        );
+        let history_refused = matches!(found, Ok(code) if code >= 16);
+        let ended = match found.map(|code| if code >= 16 { code - 16 } else { code }) {
+            _ if lost => Ended::LostWhileRunning,
+            Ok(1) => Ended::KeptForAtLeast { remaining_ms },
+            Ok(2) => Ended::Released,
+            Ok(UNPROVEN) => Ended::Unproven,
+            Ok(_) => Ended::NoLongerOurs,
+            Err(e) => Ended::ReleaseFailed(e),
+        };
+        let advice = if ended == Ended::Released && !self.tick {
+            ending::per_tick_advice(&self.name, self.at_least_ms, elapsed)
+        } else {
+            None
+        };
+        let advice = match (history_refused, record) {
+            (true, Some(record))
+                if !record
+                    .refused
+                    .swap(true, std::sync::atomic::Ordering::Relaxed) =>
+            {
+                let refusal = format!(
+                    "the run of lock '{name}' could not be recorded in its job's history: the \
+                     server refused XADD (an ACL without +@stream, or a server without streams); \
+                     the locks work as before. Grant +xadd and +pexpire (and +xrevrange and +scan \
+                     to read it), or set 'history' to false. (Said once.)"
+                );
+                Some(advice.map_or(refusal.clone(), |a| format!("{a}; {refusal}")))
+            }
+            _ => advice,
+        };
+        Ending {
+            name: std::mem::take(&mut self.name),
+            ended,
+            elapsed,
+            at_most: Duration::from_millis(self.at_most_ms),
+            advice,
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if !self.released {
+            // Dropped unreleased: its task panicked (or its caller lost it).
+            let _ = self.release_once(TaskResult::Failed);
+        }
+    }
+}
+
+impl Locker {
+    /// Where a lease of `job` records its run: nowhere with the history off, or on a Cluster
+    /// (see `history`).
+    pub(super) fn record(&self, job: &str) -> Option<Record> {
+        if !self.keeps_history() {
+            return None;
+        }
+        Some(Record {
+            stream: history::history_key(self.spec.key_prefix(), job),
+            instance: self.spec.instance_id().map(str::to_owned),
+            refused: self.history_refused.clone(),
+        })
+    }
+
+    /// Whether this locker's releases record their runs: the spec's `history`, and not on a
+    /// Cluster.
+    pub fn keeps_history(&self) -> bool {
+        self.spec.history() && !matches!(self.spec.address(), Address::Cluster { .. })
+    }
+}
