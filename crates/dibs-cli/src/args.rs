@@ -36,9 +36,10 @@ every earlier holder's) as DIBS_FENCING_TOKEN. Exit codes of dibs itself: 64 bad
 Redis unreachable or refusing, or the lock not confirmed by the replicas (durable acquire),
 70 internal error, 127 CMD could not be started.
 
-Each run is recorded in its job's history (the last 100, kept 40 days after the last one).
-`dibs locks` lists the held locks (PATTERN is a glob over the names, * by default) with their
-holder, age and time left; `dibs history` a job's last runs: when, where, how they ended.
+Each run is recorded in its job's history (the last 100, kept 40 days after the last one;
+about 1,000 jobs keep one). `dibs locks` lists the held locks (PATTERN is a glob over the
+names, * by default) with their holder, age and time left, or says it is partial (exit 3);
+`dibs history` a job's last runs, or a lock's: when, where, how they ended.
 `dibs check` exits 0 when JOB's task ran to success within DURATION, 1 when it did not, and 3
 when the history cannot tell (for cron and monitoring). `dibs release` deletes a held lock, asking first, or at once when given the token
 that `dibs locks --show-tokens` shows; it is recorded in the history as forced.";

@@ -14,7 +14,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use args::{Command, ServerArg, USAGE};
 use dibs::{
-    ConnSpec, Error, ForcedRelease, HeldLock, LockParams, Locker, Run, SpecValue, TaskResult,
+    ConnSpec, Error, ForcedRelease, HeldLock, History, LockParams, Locker, Matched, Run, SpecValue,
+    TaskResult, Verdict,
 };
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -23,6 +24,9 @@ const EX_USAGE: u8 = 64;
 const EX_UNAVAILABLE: u8 = 69;
 const EX_SOFTWARE: u8 = 70;
 const EX_NOT_STARTED: u8 = 127;
+/// What a listing or a check cannot tell: the answer would need data Redis no longer holds, or
+/// that the scan's budget did not reach.
+const EX_INCOMPLETE: u8 = 3;
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -129,11 +133,27 @@ fn run(command: Command) -> Result<u8, Error> {
             pattern,
             limit,
             show_tokens,
-            budget: _,
+            budget,
         } => {
-            let locks = locker(&server, false)?.locks(&pattern, limit)?;
-            if locks.is_empty() {
-                println!("no lock held (matching '{pattern}')");
+            let listing = locker(&server, false)?.locks(&pattern, limit, budget)?;
+            let partial = (!listing.complete).then(|| {
+                format!(
+                    "partial: scanned about {} of {} keys in {} (--budget), so a held lock may be \
+                     missing from this list",
+                    listing.scanned,
+                    listing.keys,
+                    human(budget)
+                )
+            });
+            if listing.items.is_empty() {
+                match partial {
+                    Some(partial) => {
+                        println!("no held lock found (matching '{pattern}') in the part scanned");
+                        println!("{partial}");
+                        return Ok(EX_INCOMPLETE);
+                    }
+                    None => println!("no lock held (matching '{pattern}')"),
+                }
                 return Ok(0);
             }
             let mut rows = vec![vec![
@@ -145,7 +165,7 @@ fn run(command: Command) -> Result<u8, Error> {
             if show_tokens {
                 rows[0].push("TOKEN".to_owned());
             }
-            for lock in &locks {
+            for lock in &listing.items {
                 let mut row = vec![lock.name.clone(), holder(lock), age(lock), ttl(lock)];
                 if show_tokens {
                     row.push(lock.token.clone().unwrap_or_else(|| "-".to_owned()));
@@ -153,27 +173,35 @@ fn run(command: Command) -> Result<u8, Error> {
                 rows.push(row);
             }
             print_table(&rows);
-            if locks.len() >= limit {
+            if listing.truncated {
                 println!("(the first {limit}; --limit shows more)");
+            }
+            if let Some(partial) = partial {
+                println!("{partial}");
+                return Ok(EX_INCOMPLETE);
             }
             Ok(0)
         }
         Command::History { server, job, limit } => {
-            let runs = locker(&server, false)?.history(&job, limit)?;
-            if runs.is_empty() {
-                println!("no run of job '{job}' is recorded");
+            let history = locker(&server, false)?.history(&job, limit)?;
+            let subject = subject(&job, &history.matched);
+            if history.runs.is_empty() {
+                println!(
+                    "no run of job or lock '{job}' is recorded{}",
+                    evicted(&history)
+                );
                 return Ok(0);
             }
             println!(
-                "job '{job}': the last {} recorded, newest first",
-                runs.len()
+                "{subject}: the last {} recorded, newest first",
+                history.runs.len()
             );
             let mut rows = vec![
                 ["RECORDED (UTC)", "NAME", "INSTANCE", "TOOK", "TASK", "LOCK"]
                     .map(str::to_owned)
                     .to_vec(),
             ];
-            rows.extend(runs.iter().map(|run| {
+            rows.extend(history.runs.iter().map(|run| {
                 vec![
                     utc(run.recorded_at_unix_ms),
                     run.name.clone(),
@@ -197,20 +225,33 @@ fn run(command: Command) -> Result<u8, Error> {
             job,
             within,
         } => {
-            let runs = locker(&server, false)?.history(&job, dibs::HISTORY_LENGTH as usize)?;
+            let history = locker(&server, false)?.history(&job, dibs::HISTORY_LENGTH as usize)?;
             let now = unix_ms();
             let ago = |run: &Run| {
                 human(Duration::from_millis(
                     now.saturating_sub(run.recorded_at_unix_ms),
                 ))
             };
+            let subject = subject(&job, &history.matched);
             let window = human(within);
-            match runs.iter().find(|r| r.succeeded()) {
-                Some(run)
-                    if now.saturating_sub(run.recorded_at_unix_ms) <= millis(within) as u64 =>
-                {
+            let last = |last_success: Option<&Run>| match last_success {
+                Some(run) => format!("its last success was {} ago on {}", ago(run), instance(run)),
+                None => "no success of it is recorded".to_owned(),
+            };
+            let latest = |latest: Option<&Run>| match latest {
+                Some(run) if !run.succeeded() => format!(
+                    "; its latest record, {} ago on {}: task {}, lock {}",
+                    ago(run),
+                    instance(run),
+                    run.task.map_or("-", task_word),
+                    run.ended
+                ),
+                _ => String::new(),
+            };
+            match history.check(now, within) {
+                Verdict::Ran(run) => {
                     println!(
-                        "ok: job '{job}' ran {} ago on {} ({}, lock {})",
+                        "ok: {subject} ran {} ago on {} ({}, lock {})",
                         ago(run),
                         instance(run),
                         run.name,
@@ -218,25 +259,32 @@ fn run(command: Command) -> Result<u8, Error> {
                     );
                     Ok(0)
                 }
-                last_success => {
-                    let last = match last_success {
-                        Some(run) => {
-                            format!("its last success was {} ago on {}", ago(run), instance(run))
-                        }
-                        None => "no success of it is recorded".to_owned(),
-                    };
-                    let latest = match runs.first() {
-                        Some(run) if !run.succeeded() => format!(
-                            "; its latest record, {} ago on {}: task {}, lock {}",
-                            ago(run),
-                            instance(run),
-                            run.task.map_or("-", task_word),
-                            run.ended
-                        ),
-                        _ => String::new(),
-                    };
-                    println!("overdue: job '{job}' has not run to success within {window}: {last}{latest}");
+                Verdict::Overdue {
+                    last_success,
+                    latest: newest,
+                } => {
+                    println!(
+                        "overdue: {subject} has not run to success within {window}: {}{}",
+                        last(last_success),
+                        latest(newest)
+                    );
                     Ok(1)
+                }
+                Verdict::Unknown {
+                    last_success,
+                    latest: newest,
+                    complete_since_unix_ms,
+                } => {
+                    println!(
+                        "unknown: no success of {subject} is recorded within {window}, but the \
+                         history holds every run only since {} UTC{}: an earlier one may be \
+                         missing from it; {}{}",
+                        utc(complete_since_unix_ms),
+                        evicted(&history),
+                        last(last_success),
+                        latest(newest)
+                    );
+                    Ok(EX_INCOMPLETE)
                 }
             }
         }
@@ -277,10 +325,7 @@ fn run(command: Command) -> Result<u8, Error> {
             match locker.force_release(&lock, &token, &by)? {
                 ForcedRelease::Released => {
                     let what = shown.unwrap_or_else(|| format!("lock '{lock}'"));
-                    println!(
-                        "released {what}; recorded in the history of job '{}' as forced by {by}",
-                        dibs::job_of(&lock)
-                    );
+                    println!("released {what}; recorded in its job's history as forced by {by}");
                     Ok(0)
                 }
                 ForcedRelease::Free => {
@@ -294,6 +339,27 @@ fn run(command: Command) -> Result<u8, Error> {
             }
         }
         Command::Help => Ok(0),
+    }
+}
+
+/// What a name given to `history` or `check` matched, for its output.
+fn subject(name: &str, matched: &Matched) -> String {
+    match matched {
+        Matched::Lock { job } => format!("lock '{name}' of job '{job}'"),
+        Matched::Job | Matched::Nothing => format!("job '{name}'"),
+    }
+}
+
+/// The history's last eviction, for a reader who may miss a job's runs because of it.
+fn evicted(history: &History) -> String {
+    match history.evicted_at_unix_ms {
+        Some(at) => format!(
+            " (the history keeps about {} jobs, and dropped the least recently run one's runs \
+             at {} UTC)",
+            dibs::HISTORY_JOBS,
+            utc(at)
+        ),
+        None => String::new(),
     }
 }
 

@@ -543,7 +543,10 @@ fn history_and_check_tell_who_ran_a_job_and_whether_it_is_overdue() {
     );
 
     let out = ops(&uri, &["history", "nothing"]);
-    assert_eq!(text(&out.stdout), "no run of job 'nothing' is recorded\n");
+    assert_eq!(
+        text(&out.stdout),
+        "no run of job or lock 'nothing' is recorded\n"
+    );
     let out = ops(&uri, &["check", "report"]);
     assert_eq!(out.status.code(), Some(64), "--within is required");
 }
@@ -630,7 +633,7 @@ fn locks_lists_the_held_locks_and_release_forces_one_into_the_history() {
     assert!(server.exists("dibs:stuck-job"));
     let yes = release("y\n", &[]);
     assert_eq!(yes.status.code(), Some(0), "{}", text(&yes.stderr));
-    assert!(text(&yes.stdout).contains("recorded in the history of job 'stuck-job' as forced by"));
+    assert!(text(&yes.stdout).contains("recorded in its job's history as forced by"));
     assert!(!server.exists("dibs:stuck-job"));
     let again = release("", &["--yes"]);
     assert_eq!(
@@ -650,6 +653,148 @@ fn locks_lists_the_held_locks_and_release_forces_one_into_the_history() {
     assert!(lines[2].ends_with("no-longer-ours"), "{history}");
     assert!(lines[3].contains("forced by "), "{history}");
     assert!(!history.contains(token), "{history}");
+}
+
+/// Issue 29 (2): `dibs check` answers for exactly the job or lock it is given, and says which.
+/// Before, `backup-db1` was filed under job `backup` (its digit segment cut), so `check backup`
+/// passed although `backup-db2` never ran, and `check backup-db1` failed.
+#[test]
+fn check_and_history_answer_for_exactly_the_job_or_lock_named() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let ok = run(&uri, "backup-db1", "10s", &["--", "true"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let check = |name: &str| ops(&uri, &["check", name, "--within", "1h"]);
+    let out = check("backup-db1");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).starts_with("ok: job 'backup-db1' ran "));
+    for never in ["backup", "backup-db2"] {
+        let out = check(never);
+        assert_eq!(out.status.code(), Some(1), "{never}: {}", text(&out.stdout));
+        assert!(
+            text(&out.stdout).contains(&format!("overdue: job '{never}'")),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+
+    // A per-tick name: its job is `report`; asked by its own name, the lock of that job.
+    let ok = run(&uri, "report-2026-12-01", "10s", &["--", "true"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let out = check("report-2026-12-01");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with("ok: lock 'report-2026-12-01' of job 'report' ran "),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(check("report").status.code(), Some(0));
+    assert_eq!(check("report-2026-12-02").status.code(), Some(1));
+    let history = text(&ops(&uri, &["history", "report-2026-12-01"]).stdout);
+    assert!(
+        history.starts_with("lock 'report-2026-12-01' of job 'report': the last 1 recorded"),
+        "{history}"
+    );
+
+    // A tick run, the CLI's executeOnce: recorded under the job named, its lock kept for all of
+    // --at-most, so that another host's cron firing the same tick later skips it.
+    let tick = |cmd: &str| {
+        run(
+            &uri,
+            "nightly-report",
+            "10s",
+            &["--tick", "2026-12-04", "--", "sh", "-c", cmd],
+        )
+    };
+    let first = tick("echo ran");
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert_eq!(text(&first.stdout), "ran\n");
+    let again = tick("echo twice");
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(text(&again.stdout), "", "the tick ran once");
+    let ttl = server.pttl("dibs:nightly-report@2026-12-04");
+    assert!((8_000..=10_000).contains(&ttl), "kept as done: {ttl}");
+    let out = check("nightly-report");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("nightly-report@2026-12-04"));
+    let out = check("nightly-report@2026-12-04");
+    assert!(
+        text(&out.stdout)
+            .starts_with("ok: lock 'nightly-report@2026-12-04' of job 'nightly-report'"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// Issue 29 (1): when the history had to drop a job's runs to stay within its jobs, a job with no
+/// record may have been among them: `dibs check` says it cannot tell (exit 3), never overdue.
+#[test]
+fn check_cannot_tell_a_dropped_history_from_a_job_that_never_ran_and_says_so() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let locker = dibs::Locker::new(dibs::ConnSpec::from_uri(&uri).unwrap()).unwrap();
+    for n in 0..=dibs::HISTORY_JOBS + 20 {
+        let params = dibs::LockParams::from_millis(&format!("order-{n}"), 10_000, 0).unwrap();
+        let _ = locker.acquire(&params).unwrap().unwrap().release();
+    }
+    let out = ops(&uri, &["check", "order-0", "--within", "1h"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
+    let said = text(&out.stdout);
+    assert!(
+        said.starts_with("unknown: no success of job 'order-0'"),
+        "{said}"
+    );
+    assert!(
+        said.contains("dropped the least recently run one's runs"),
+        "{said}"
+    );
+    let recent = ops(&uri, &["check", "order-1020", "--within", "1h"]);
+    assert_eq!(recent.status.code(), Some(0), "{}", text(&recent.stdout));
+}
+
+/// Issue 29 (3): `dibs locks` on a server whose keyspace is mostly other keys (a cache sharing
+/// the server: 1,000,000 of them) lists every held lock, or says that its list is partial and
+/// exits 3. Before, the scan stopped after 100 `SCAN` calls and said "no lock held" while 5 were.
+#[test]
+fn locks_among_a_million_other_keys_lists_every_held_lock_or_says_it_is_partial() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let mut admin = server.admin();
+    for batch in 0..10 {
+        let _: () = redis::cmd("EVAL")
+            .arg("for i = 1, 100000 do redis.call('SET', 'cache:' .. ARGV[1] .. ':' .. i, 'x') end")
+            .arg(0)
+            .arg(batch)
+            .query(&mut admin)
+            .unwrap();
+    }
+    let locker = dibs::Locker::new(dibs::ConnSpec::from_uri(&uri).unwrap()).unwrap();
+    let held: Vec<_> = (1..=5)
+        .map(|n| {
+            let params = dibs::LockParams::from_millis(&format!("held-{n}"), 60_000, 0).unwrap();
+            locker.acquire(&params).unwrap().unwrap()
+        })
+        .collect();
+    let started = Instant::now();
+    let out = ops(&uri, &["locks"]);
+    let took = started.elapsed();
+    let listed = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{listed}");
+    for n in 1..=5 {
+        assert!(listed.contains(&format!("held-{n} ")), "{listed}");
+    }
+    assert!(!listed.contains("partial"), "{listed}");
+    eprintln!("dibs locks over 1,000,005 keys: {} ms", took.as_millis());
+
+    let out = ops(&uri, &["locks", "--budget", "20ms"]);
+    let partial = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{partial}");
+    assert!(partial.contains("partial: scanned about "), "{partial}");
+    assert!(partial.contains(" of 1000005 keys"), "{partial}");
+    assert!(!partial.contains("no lock held"), "{partial}");
+    for lease in held {
+        let _ = lease.release();
+    }
 }
 
 fn hostname() -> String {

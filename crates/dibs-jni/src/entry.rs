@@ -6,7 +6,9 @@ use jni::JNIEnv;
 
 use super::guard::{entry, Failure};
 use super::{handles, leases, lost, tokens};
-use dibs_core::{ConnSpec, Error, ForcedRelease, LockParams, TaskResult};
+use std::time::Duration;
+
+use dibs_core::{ConnSpec, Error, ForcedRelease, Listing, LockParams, Matched, TaskResult};
 
 /// A handle for a URI conn: the shared locker of its spec, or (`owned`) one with its own pool.
 #[no_mangle]
@@ -336,20 +338,31 @@ fn string_table(env: &mut JNIEnv, cells: &[Option<String>]) -> Result<jobject, F
     Ok(array.into_raw())
 }
 
-/// The last `limit` recorded runs of `job`, newest first: 12 fields each (see `dibs.DibsRun`).
+/// The last `limit` recorded runs of the job or lock `name`, newest first: a head of 3 cells
+/// (the job whose history holds them, or null when nothing matched; since when the history holds
+/// every run, in Unix ms; its last eviction, or null), then 12 fields a run (see `dibs.DibsRun`).
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_history<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     handle: jlong,
-    job: JString<'l>,
+    name: JString<'l>,
     limit: jint,
 ) -> jobject {
     entry(&mut env, |env| {
-        let job = read_string(env, &job, "job")?;
-        let runs = handles::locker(handle)?.history(&job, limit.max(1) as usize)?;
-        let mut cells = Vec::with_capacity(runs.len() * 12);
-        for run in runs {
+        let name = read_string(env, &name, "job")?;
+        let history = handles::locker(handle)?.history(&name, limit.max(1) as usize)?;
+        let mut cells = Vec::with_capacity(3 + history.runs.len() * 12);
+        cells.extend([
+            match history.matched {
+                Matched::Job => Some(name),
+                Matched::Lock { job } => Some(job),
+                Matched::Nothing => None,
+            },
+            Some(history.complete_since_unix_ms.to_string()),
+            history.evicted_at_unix_ms.map(|ms| ms.to_string()),
+        ]);
+        for run in history.runs {
             cells.extend([
                 Some(run.recorded_at_unix_ms.to_string()),
                 Some(run.name),
@@ -369,25 +382,42 @@ pub extern "system" fn Java_dibs_NativeLib_history<'l>(
     })
 }
 
-/// The jobs with a recorded run, the most recent first: their name and last record time.
+/// A listing's head, 4 cells before its items: complete, truncated, keys scanned, keys there are
+/// (see `dibs.DibsListing`).
+fn listing_head<T>(listing: &Listing<T>) -> [Option<String>; 4] {
+    [
+        Some(listing.complete.to_string()),
+        Some(listing.truncated.to_string()),
+        Some(listing.scanned.to_string()),
+        Some(listing.keys.to_string()),
+    ]
+}
+
+/// The jobs with a recorded run, the most recent first, found within `budgetMs`: a listing's
+/// head, then their name and last record time.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_jobs<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     handle: jlong,
     limit: jint,
+    budget_ms: jlong,
 ) -> jobject {
     entry(&mut env, |env| {
-        let jobs = handles::locker(handle)?.jobs(limit.max(1) as usize)?;
-        let cells: Vec<Option<String>> = jobs
-            .into_iter()
-            .flat_map(|j| [Some(j.name), Some(j.last_recorded_unix_ms.to_string())])
-            .collect();
+        let budget = Duration::from_millis(budget_ms.max(0) as u64);
+        let jobs = handles::locker(handle)?.jobs(limit.max(1) as usize, budget)?;
+        let mut cells: Vec<Option<String>> = listing_head(&jobs).into();
+        cells.extend(
+            jobs.items
+                .into_iter()
+                .flat_map(|j| [Some(j.name), Some(j.last_recorded_unix_ms.to_string())]),
+        );
         string_table(env, &cells)
     })
 }
 
-/// The held locks matching `pattern`: 6 fields each (see `dibs.HeldLock`).
+/// The held locks matching `pattern`, found within `budgetMs`: a listing's head, then 6 fields
+/// each (see `dibs.HeldLock`).
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_locks<'l>(
     mut env: JNIEnv<'l>,
@@ -395,11 +425,14 @@ pub extern "system" fn Java_dibs_NativeLib_locks<'l>(
     handle: jlong,
     pattern: JString<'l>,
     limit: jint,
+    budget_ms: jlong,
 ) -> jobject {
     entry(&mut env, |env| {
         let pattern = read_string(env, &pattern, "pattern")?;
-        let locks = handles::locker(handle)?.locks(&pattern, limit.max(1) as usize)?;
-        let cells: Vec<Option<String>> = locks.into_iter().flat_map(held_lock_cells).collect();
+        let budget = Duration::from_millis(budget_ms.max(0) as u64);
+        let locks = handles::locker(handle)?.locks(&pattern, limit.max(1) as usize, budget)?;
+        let mut cells: Vec<Option<String>> = listing_head(&locks).into();
+        cells.extend(locks.items.into_iter().flat_map(held_lock_cells));
         string_table(env, &cells)
     })
 }
@@ -460,7 +493,8 @@ pub extern "system" fn Java_dibs_NativeLib_forceRelease<'l>(
     })
 }
 
-/// The job of a lock name: the history's and the meters' rule (`dibs_core::job_of`).
+/// The job of a lock name: the one rule of the history, the meters and the expectations
+/// (`dibs_core::job_of`).
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_jobOf<'l>(
     mut env: JNIEnv<'l>,

@@ -393,6 +393,22 @@ impl Opener {
         Ok(Conn::Asking(Box::new(conn)))
     }
 
+    /// A direct connection to one master of a cluster, authenticated like the cluster's: for
+    /// what runs per node (`SCAN`).
+    pub(crate) fn open_master(
+        &self,
+        spec: &ServerSpec,
+        host: &str,
+        port: u16,
+    ) -> RedisResult<Conn> {
+        let deadline = Instant::now() + spec.connect_timeout();
+        handshake(
+            connect_node(host, port, self.node_tls(), spec, deadline)?,
+            spec,
+            deadline,
+        )
+    }
+
     /// The TLS configuration of the connections dibs opens itself to one cluster node.
     fn node_tls(&self) -> Option<&TlsConfig> {
         match self {

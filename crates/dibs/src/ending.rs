@@ -20,9 +20,10 @@ pub enum Ended {
     LostWhileRunning,
     /// The release could not be done; the lock expires by itself within `atMost`.
     ReleaseFailed(Error),
-    /// The release's first try lost its reply, and its retry found no key: the first try may
-    /// have deleted it, or the lock may have expired (and been taken and released by another
-    /// instance) while the task ran. Which cannot be proven, so it is never told as released.
+    /// The release's first try lost its reply, and its retry found the key gone or another
+    /// holder's: the first try may have released it, or the lock may have expired (and been
+    /// taken by another instance) while the task ran. Which cannot be proven without the first
+    /// try's record in the history, so it is never told as released.
     Unproven,
 }
 
@@ -71,9 +72,9 @@ impl Ending {
             Ended::Unproven => Some(format!(
                 "lock '{name}' is gone, {held} ms after it was acquired (atMost {at_most}), but \
                  whether it was ours to the end cannot be proven: the release's reply was lost \
-                 (a dropped connection, a Redis restart) and its retry found no key, which the \
-                 first try may have deleted, or which expired while the task ran, so another \
-                 instance may have run concurrently."
+                 (a dropped connection, a Redis restart), and its retry found the key gone or \
+                 another holder's: the first try may have released it, or it may have expired \
+                 while the task ran, so another instance may have run concurrently."
             )),
         }
     }

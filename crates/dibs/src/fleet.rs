@@ -1,210 +1,70 @@
 //! The fleet operations: what an operator asks of all instances at once (each job's history,
 //! the jobs, the held locks, a forced release), read from Redis, never from one instance.
+//!
+//! A listing scans the keyspace to its end, on every master of a Cluster, within a time budget;
+//! past the budget it says it is partial, and how far it got, rather than pass for complete.
 
-use redis::RedisResult;
+use std::time::{Duration, Instant};
+
+use redis::{RedisResult, Value};
 
 use crate::conn::Conn;
-use crate::connspec::Address;
 use crate::error::{Error, Result};
 use crate::history::{self, HeldLock, Job, Run};
+use crate::holder::Holder;
+use crate::lock::{validate_name, Locker};
 use crate::script;
 
-use crate::lock::{validate_name, Locker};
+/// A stream entry as `XREVRANGE` gives it: its id, its fields and values.
+type Entry = (String, Vec<String>);
 
-impl Locker {
-    /// The last `limit` recorded runs of `job` (see [`crate::job_of`]), the newest first. One
-    /// round trip; empty when none is recorded.
-    pub fn history(&self, job: &str, limit: usize) -> Result<Vec<Run>> {
-        validate_name(job)?;
-        self.history_on()?;
-        let key = history::history_key(self.spec.key_prefix(), job);
-        let read = |conn: &mut Conn| -> RedisResult<Vec<(String, Vec<String>)>> {
-            redis::cmd("XREVRANGE")
-                .arg(&key)
-                .arg("+")
-                .arg("-")
-                .arg("COUNT")
-                .arg(limit.max(1))
-                .query(conn)
-        };
-        let entries = self.pool.run(
-            &format_args!("reading the history of job '{job}'"),
-            read,
-            read,
-        )?;
-        Ok(entries
-            .iter()
-            .filter_map(|(id, fields)| Run::parse(id, fields))
-            .collect())
-    }
+/// Keys asked of each `SCAN`.
+const SCAN_BATCH: usize = 1000;
 
-    /// The jobs with a recorded run, the most recently recorded first, at most `limit` of them:
-    /// found by `SCAN` over the history's streams (at most [`SCAN_BUDGET`] keys looked at), and
-    /// the last entry of each, pipelined.
-    pub fn jobs(&self, limit: usize) -> Result<Vec<Job>> {
-        self.history_on()?;
-        let prefix = self.spec.key_prefix();
-        let glob = history::history_glob(prefix);
-        let read = |conn: &mut Conn| -> RedisResult<Vec<Job>> {
-            let mut jobs = Vec::new();
-            scan(conn, &glob, |conn, keys| {
-                if !keys.is_empty() {
-                    let mut pipe = redis::pipe();
-                    for key in &keys {
-                        pipe.cmd("XREVRANGE")
-                            .arg(key)
-                            .arg("+")
-                            .arg("-")
-                            .arg("COUNT")
-                            .arg(1);
-                    }
-                    let lasts: Vec<Vec<(String, Vec<String>)>> = pipe.query(conn)?;
-                    for (key, last) in keys.iter().zip(lasts) {
-                        let (Some(job), Some((id, _))) =
-                            (history::job_of_key(prefix, key), last.first())
-                        else {
-                            continue; // expired meanwhile
-                        };
-                        jobs.push(Job {
-                            name: job.to_owned(),
-                            last_recorded_unix_ms: id
-                                .split('-')
-                                .next()
-                                .and_then(|ms| ms.parse().ok())
-                                .unwrap_or(0),
-                        });
-                    }
-                }
-                Ok(true)
-            })?;
-            jobs.sort_by(|a, b| {
-                (b.last_recorded_unix_ms, &a.name).cmp(&(a.last_recorded_unix_ms, &b.name))
-            });
-            jobs.dedup_by(|a, b| a.name == b.name);
-            jobs.truncate(limit.max(1));
-            Ok(jobs)
-        };
-        self.pool
-            .run(&format_args!("listing the jobs with a history"), read, read)
-    }
+/// How long a listing scans by default (the CLI's `--budget`, the JVM's listings).
+pub const SCAN_BUDGET: Duration = Duration::from_secs(5);
 
-    fn history_on(&self) -> Result<()> {
-        self.not_on_cluster("a Redis Cluster keeps no run history (a script touches one slot only)")
-    }
-
-    fn not_on_cluster(&self, why: &'static str) -> Result<()> {
-        if matches!(self.spec.address(), Address::Cluster { .. }) {
-            return Err(Error::invalid("conn", why));
-        }
-        Ok(())
-    }
-
-    /// The locks held now whose names match the glob `pattern` (`*` for all), by `SCAN` over the
-    /// key prefix: at most `limit` of them, and at most [`SCAN_BUDGET`] keys looked at, so that
-    /// a big keyspace costs a bounded time. Sorted by name. Not on a Cluster.
-    pub fn locks(&self, pattern: &str, limit: usize) -> Result<Vec<HeldLock>> {
-        self.not_on_cluster("listing the locks of a Redis Cluster is not supported yet (SCAN is per node); inspect a lock by its name")?;
-        let prefix = self.spec.key_prefix();
-        let mut glob = history::escape_glob(prefix);
-        glob.push_str(pattern);
-        let list = |conn: &mut Conn| -> RedisResult<Vec<HeldLock>> {
-            let mut found = Vec::new();
-            scan(conn, &glob, |conn, keys| {
-                let keys: Vec<String> = keys
-                    .into_iter()
-                    .filter(|k| !history::is_history_key(prefix, k))
-                    .collect();
-                if !keys.is_empty() {
-                    let mut pipe = redis::pipe();
-                    for key in &keys {
-                        pipe.get(key).pttl(key);
-                    }
-                    let replies: Vec<RedisResult<redis::Value>> =
-                        pipe.ignore_errors().query(conn)?;
-                    for (key, pair) in keys.iter().zip(replies.chunks_exact(2)) {
-                        // A key of another type (WRONGTYPE) is not a lock.
-                        let value = pair[0].as_ref().ok().and_then(|v| {
-                            redis::from_redis_value::<Option<String>>(v.clone()).ok()
-                        });
-                        let Some(Some(value)) = value else {
-                            continue;
-                        };
-                        let pttl = pair[1]
-                            .as_ref()
-                            .ok()
-                            .and_then(|v| redis::from_redis_value::<i64>(v.clone()).ok())
-                            .unwrap_or(-1);
-                        found.push(HeldLock::read(&key[prefix.len()..], &value, pttl));
-                    }
-                }
-                Ok(found.len() < limit)
-            })?;
-            found.sort_by(|a, b| a.name.cmp(&b.name));
-            found.truncate(limit);
-            Ok(found)
-        };
-        self.pool
-            .run(&format_args!("listing the held locks"), list, list)
-    }
-
-    /// An operator's forced release of lock `name`: deletes it if it holds `token` (as
-    /// [`Locker::locks`] shows it), and records that in the job's history, with `by` (who
-    /// forced it). Only that holder's lock is deleted: one taken since by another stays.
-    pub fn force_release(&self, name: &str, token: &str, by: &str) -> Result<ForcedRelease> {
-        validate_name(name)?;
-        if token.len() != 36 || uuid::Uuid::parse_str(token).is_err() {
-            return Err(Error::invalid(
-                "token",
-                "the token must be the 36 characters that 'dibs locks --show-tokens' shows",
-            ));
-        }
-        let key = self.key(name);
-        let stream = history::history_key(self.spec.key_prefix(), crate::job_of(name));
-        let keys = [key.as_str(), stream.as_str()];
-        // The record's fields around the holder's start, pid and host (`history::record`).
-        let (before, after) = ("forced;;0;0;0;", format!(";{};{name}", history::field(by)));
-        let force = |conn: &mut Conn| -> RedisResult<i64> {
-            script::FORCE_RELEASE.run_with(conn, &keys, after.len() + 96, |cmd| {
-                cmd.arg(token)
-                    .arg(history::HISTORY_LENGTH)
-                    .arg(history::HISTORY_TTL.as_millis() as u64)
-                    .arg(before)
-                    .arg(&after);
-            })
-        };
-        let found = self
-            .pool
-            .run(&format_args!("force-releasing lock '{name}'"), force, force)?;
-        Ok(match found {
-            1 => ForcedRelease::Released,
-            0 => ForcedRelease::Free,
-            _ => ForcedRelease::OtherHolder,
-        })
-    }
+/// What a name given to [`Locker::history`] matched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Matched {
+    /// The job of that name: all its runs.
+    Job,
+    /// A lock of that name, whose runs are recorded under `job`: those runs only.
+    Lock { job: String },
+    /// No run is recorded under that name as a job, nor as a lock.
+    Nothing,
 }
 
-/// `SCAN` over `glob`, [`SCAN_BATCH`] keys a call, handing each batch to `batch` until the
-/// keyspace is done, [`SCAN_BUDGET`] keys were looked at, or `batch` says stop (false).
-fn scan(
-    conn: &mut Conn,
-    glob: &str,
-    mut batch: impl FnMut(&mut Conn, Vec<String>) -> RedisResult<bool>,
-) -> RedisResult<()> {
-    let (mut cursor, mut seen) = (0u64, 0usize);
-    loop {
-        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(glob)
-            .arg("COUNT")
-            .arg(SCAN_BATCH)
-            .query(conn)?;
-        seen += SCAN_BATCH;
-        cursor = next;
-        if !batch(conn, keys)? || cursor == 0 || seen >= SCAN_BUDGET {
-            return Ok(());
-        }
-    }
+/// What the history holds of a job, or of one lock of a job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct History {
+    pub matched: Matched,
+    /// The runs, the newest first.
+    pub runs: Vec<Run>,
+    /// Every run of the name recorded since then (Unix ms, by the server's clock) is in `runs`:
+    /// before it, runs may be missing from them: trimmed (a stream keeps the last
+    /// [`HISTORY_LENGTH`](crate::HISTORY_LENGTH)), expired (a stream outlives its last entry
+    /// by [`HISTORY_TTL`](crate::HISTORY_TTL)), or dropped with their job's stream to stay
+    /// within [`HISTORY_JOBS`](crate::HISTORY_JOBS) jobs.
+    pub complete_since_unix_ms: u64,
+    /// When the history last dropped a job's stream to stay within its jobs, if it did within
+    /// its TTL.
+    pub evicted_at_unix_ms: Option<u64>,
+}
+
+/// A list found by scanning the keyspace: complete, or cut short by its time budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listing<T> {
+    pub items: Vec<T>,
+    /// Whether the scan reached the end of the keyspace on every master. When false, `items`
+    /// holds what the part scanned held: another match may exist.
+    pub complete: bool,
+    /// Whether more matched than the limit (then `items` are the first of them, in order).
+    pub truncated: bool,
+    /// About how many keys the scan looked at (`SCAN`'s batches), of the `keys` there are
+    /// (`DBSIZE`, summed over the masters).
+    pub scanned: u64,
+    pub keys: u64,
 }
 
 /// What [`Locker::force_release`] found.
@@ -218,8 +78,322 @@ pub enum ForcedRelease {
     OtherHolder,
 }
 
-/// Keys asked of each `SCAN` of [`Locker::locks`].
-const SCAN_BATCH: usize = 1000;
+impl Locker {
+    /// The last `limit` recorded runs of `name`, the newest first: of the job of that name, or
+    /// else of the lock of that name within its job's history (the job [`crate::job_of`] gives
+    /// it, or for `job@tick` the job before the `@`). It says which it matched. One round trip
+    /// for a job, up to three for a lock.
+    pub fn history(&self, name: &str, limit: usize) -> Result<History> {
+        validate_name(name)?;
+        let limit = limit.max(1);
+        let read = self.runs_of(name, limit)?;
+        if !read.runs.is_empty() {
+            return Ok(read.history(Matched::Job, limit, |_| true));
+        }
+        let mut jobs = vec![crate::job_of(name)];
+        jobs.extend(name.rsplit_once('@').map(|(job, _)| job));
+        jobs.retain(|job| *job != name && !job.is_empty());
+        jobs.dedup();
+        for job in jobs {
+            let all = self.runs_of(job, history::HISTORY_LENGTH as usize)?;
+            if all.runs.iter().any(|run| run.name == name) {
+                let matched = Matched::Lock {
+                    job: job.to_owned(),
+                };
+                return Ok(all.history(matched, limit, |run| run.name == name));
+            }
+        }
+        Ok(read.history(Matched::Nothing, limit, |_| true))
+    }
 
-/// Keys [`Locker::locks`] looks at, at most: 100 `SCAN`s.
-pub const SCAN_BUDGET: usize = 100 * SCAN_BATCH;
+    /// The last `count` entries of `job`'s stream, and the eviction's mark: one round trip (one
+    /// slot on a Cluster).
+    fn runs_of(&self, job: &str, count: usize) -> Result<Read> {
+        let prefix = self.spec.key_prefix();
+        let (stream, evicted) = (
+            history::stream_key(prefix, job),
+            history::evicted_key(prefix),
+        );
+        let read = |conn: &mut Conn| -> RedisResult<(Vec<Entry>, Option<u64>)> {
+            redis::pipe()
+                .cmd("XREVRANGE")
+                .arg(&stream)
+                .arg("+")
+                .arg("-")
+                .arg("COUNT")
+                .arg(count)
+                .get(&evicted)
+                .query(conn)
+        };
+        let (entries, evicted_at_unix_ms) =
+            self.pool
+                .run(&format_args!("reading the history of '{job}'"), read, read)?;
+        Ok(Read {
+            full: entries.len() >= count,
+            runs: entries
+                .iter()
+                .filter_map(|(id, fields)| Run::parse(id, fields))
+                .collect(),
+            evicted_at_unix_ms,
+        })
+    }
+
+    /// The jobs with a recorded run, the most recently recorded first, at most `limit` of them:
+    /// found by `SCAN` over the history's streams for at most `budget`, and the last entry of
+    /// each, pipelined.
+    pub fn jobs(&self, limit: usize, budget: Duration) -> Result<Listing<Job>> {
+        let prefix = self.spec.key_prefix();
+        let glob = history::stream_glob(prefix);
+        let (mut jobs, scanned) = self.scan(&glob, budget, "listing the jobs", |conn, keys| {
+            let mut jobs = Vec::with_capacity(keys.len());
+            let mut pipe = redis::pipe();
+            for key in &keys {
+                pipe.cmd("XREVRANGE")
+                    .arg(key)
+                    .arg("+")
+                    .arg("-")
+                    .arg("COUNT")
+                    .arg(1);
+            }
+            let lasts: Vec<Vec<Entry>> = pipe.query(conn)?;
+            for (key, last) in keys.iter().zip(lasts) {
+                let (Some(job), Some((id, _))) = (history::job_of_key(prefix, key), last.first())
+                else {
+                    continue; // expired meanwhile
+                };
+                jobs.push(Job {
+                    name: job.to_owned(),
+                    last_recorded_unix_ms: id
+                        .split('-')
+                        .next()
+                        .and_then(|ms| ms.parse().ok())
+                        .unwrap_or(0),
+                });
+            }
+            Ok(jobs)
+        })?;
+        jobs.sort_by(|a, b| {
+            (b.last_recorded_unix_ms, &a.name).cmp(&(a.last_recorded_unix_ms, &b.name))
+        });
+        jobs.dedup_by(|a, b| a.name == b.name);
+        Ok(scanned.with(jobs, limit))
+    }
+
+    /// The locks held now whose names match the glob `pattern` (`*` for all), by `SCAN` over the
+    /// key prefix for at most `budget`: at most `limit` of them, sorted by name.
+    pub fn locks(
+        &self,
+        pattern: &str,
+        limit: usize,
+        budget: Duration,
+    ) -> Result<Listing<HeldLock>> {
+        let prefix = self.spec.key_prefix();
+        let mut glob = history::escape_glob(prefix);
+        glob.push_str(pattern);
+        let (mut found, scanned) =
+            self.scan(&glob, budget, "listing the held locks", |conn, keys| {
+                let keys: Vec<String> = keys
+                    .into_iter()
+                    .filter(|k| !history::is_history_key(prefix, k))
+                    .collect();
+                let mut found = Vec::with_capacity(keys.len());
+                if keys.is_empty() {
+                    return Ok(found);
+                }
+                let mut pipe = redis::pipe();
+                for key in &keys {
+                    pipe.get(key).pttl(key);
+                }
+                let replies: Vec<RedisResult<Value>> = pipe.ignore_errors().query(conn)?;
+                for (key, pair) in keys.iter().zip(replies.chunks_exact(2)) {
+                    // A key of another type (WRONGTYPE) is not a lock.
+                    let value = pair[0]
+                        .as_ref()
+                        .ok()
+                        .and_then(|v| redis::from_redis_value::<Option<String>>(v.clone()).ok());
+                    let Some(Some(value)) = value else {
+                        continue;
+                    };
+                    let pttl = pair[1]
+                        .as_ref()
+                        .ok()
+                        .and_then(|v| redis::from_redis_value::<i64>(v.clone()).ok())
+                        .unwrap_or(-1);
+                    found.push(HeldLock::read(&key[prefix.len()..], &value, pttl));
+                }
+                Ok(found)
+            })?;
+        found.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(scanned.with(found, limit))
+    }
+
+    /// `SCAN` over `glob` on every master (this server, or each master of a Cluster, on a
+    /// connection of its own), [`SCAN_BATCH`] keys a call, handing each batch of matches to
+    /// `batch` on the same connection, until every keyspace is done or `budget` is spent. Each
+    /// call waits at most the read timeout, so the whole takes at most `budget` and one read
+    /// timeout more.
+    fn scan<T>(
+        &self,
+        glob: &str,
+        budget: Duration,
+        what: &str,
+        mut batch: impl FnMut(&mut Conn, Vec<String>) -> RedisResult<Vec<T>>,
+    ) -> Result<(Vec<T>, Scanned)> {
+        let deadline = Instant::now() + budget;
+        // One master's: its items, then how far it got. A retry on a fresh connection starts
+        // that master afresh.
+        let per_master = self.pool.each_master(&what, |conn| {
+            let keys: u64 = redis::cmd("DBSIZE").query(conn)?;
+            let (mut items, mut cursor, mut looked) = (Vec::new(), 0u64, 0u64);
+            loop {
+                if Instant::now() >= deadline {
+                    let part = Scanned {
+                        complete: false,
+                        scanned: looked.min(keys),
+                        keys,
+                    };
+                    return Ok((items, part));
+                }
+                let (next, found): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(glob)
+                    .arg("COUNT")
+                    .arg(SCAN_BATCH)
+                    .query(conn)?;
+                looked += SCAN_BATCH as u64;
+                if !found.is_empty() {
+                    items.extend(batch(conn, found)?);
+                }
+                cursor = next;
+                if cursor == 0 {
+                    let all = Scanned {
+                        complete: true,
+                        scanned: keys,
+                        keys,
+                    };
+                    return Ok((items, all));
+                }
+            }
+        })?;
+        let mut all = Scanned {
+            complete: true,
+            scanned: 0,
+            keys: 0,
+        };
+        let mut items = Vec::new();
+        for (found, part) in per_master {
+            items.extend(found);
+            all.complete &= part.complete;
+            all.scanned += part.scanned;
+            all.keys += part.keys;
+        }
+        Ok((items, all))
+    }
+
+    /// An operator's forced release of lock `name`: deletes it if it holds `token` (as
+    /// [`Locker::locks`] shows it), and records that in the history of its job, with `by` (who
+    /// forced it) and the holder it found. Only that holder's lock is deleted: one taken since
+    /// by another stays.
+    pub fn force_release(&self, name: &str, token: &str, by: &str) -> Result<ForcedRelease> {
+        validate_name(name)?;
+        if token.len() != 36 || uuid::Uuid::parse_str(token).is_err() {
+            return Err(Error::invalid(
+                "token",
+                "the token must be the 36 characters that 'dibs locks --show-tokens' shows",
+            ));
+        }
+        let key = self.key(name);
+        let force = |conn: &mut Conn| -> RedisResult<Value> {
+            script::FORCE_DELETE.run_with(conn, &[&key], 48, |cmd| {
+                cmd.arg(token);
+            })
+        };
+        let found = self
+            .pool
+            .run(&format_args!("force-releasing lock '{name}'"), force, force)?;
+        let holder = match found {
+            Value::Int(0) => return Ok(ForcedRelease::Free),
+            Value::Int(_) => return Ok(ForcedRelease::OtherHolder),
+            value => redis::from_redis_value::<String>(value).ok(),
+        };
+        if let Some(place) = &self.history {
+            // Under the job the lock's runs are recorded in, where the history knows it.
+            let job = match self.history(name, 1).map(|h| h.matched) {
+                Ok(Matched::Lock { job }) => job,
+                _ => crate::job_of(name).to_owned(),
+            };
+            let holder = holder.as_deref().and_then(Holder::parse);
+            let (start, pid, host) = holder.as_ref().map_or((0, 0, ""), |h| {
+                (h.acquired_at_unix_ms, h.pid, h.host.as_str())
+            });
+            let entry = format!(
+                "forced;;0;0;0;{start};{pid};{host};;{};{name}",
+                history::field(by)
+            );
+            let stream = history::stream_key(self.spec.key_prefix(), &job);
+            place.write(&self.pool, name, &stream, &entry);
+        }
+        Ok(ForcedRelease::Released)
+    }
+}
+
+/// One read of a job's stream.
+struct Read {
+    runs: Vec<Run>,
+    /// Whether it gave all the entries asked for: older ones may exist.
+    full: bool,
+    evicted_at_unix_ms: Option<u64>,
+}
+
+impl Read {
+    /// The history of the runs that `keep` keeps, at most `limit`, with what it proves.
+    fn history(self, matched: Matched, limit: usize, keep: impl Fn(&Run) -> bool) -> History {
+        let ttl = history::HISTORY_TTL.as_millis() as u64;
+        // A stream holds every entry since it was made, unless trimmed. Before it, a forerunner
+        // of the stream may have expired, which takes a gap longer than the TTL; or have been
+        // evicted, at any time up to the last eviction.
+        let mut since = match (self.runs.last(), self.evicted_at_unix_ms) {
+            (None, evicted) => crate::holder::unix_ms()
+                .saturating_sub(ttl)
+                .max(evicted.unwrap_or(0)),
+            (Some(oldest), _) if self.full => oldest.recorded_at_unix_ms,
+            (Some(oldest), Some(_)) => oldest.recorded_at_unix_ms,
+            (Some(oldest), None) => oldest.recorded_at_unix_ms.saturating_sub(ttl),
+        };
+        let mut runs: Vec<Run> = self.runs.into_iter().filter(|r| keep(r)).collect();
+        if runs.len() > limit {
+            since = since.max(runs[limit - 1].recorded_at_unix_ms);
+            runs.truncate(limit);
+        }
+        History {
+            matched,
+            runs,
+            complete_since_unix_ms: since,
+            evicted_at_unix_ms: self.evicted_at_unix_ms,
+        }
+    }
+}
+
+/// How far a scan got.
+struct Scanned {
+    complete: bool,
+    scanned: u64,
+    keys: u64,
+}
+
+impl Scanned {
+    /// The listing of `items` (in order), at most `limit` of them.
+    fn with<T>(self, mut items: Vec<T>, limit: usize) -> Listing<T> {
+        let limit = limit.max(1);
+        let truncated = items.len() > limit;
+        items.truncate(limit);
+        Listing {
+            items,
+            complete: self.complete,
+            truncated,
+            scanned: self.scanned,
+            keys: self.keys,
+        }
+    }
+}

@@ -2,24 +2,26 @@
 //!
 //! Each release records its run as one entry of its job's stream, inside the release script
 //! itself (`script::RELEASE`): no extra round trip, and the entry cannot disagree with what the
-//! release did. Memory is bounded twice over:
+//! release did. On a Redis Cluster the stream lives in another slot than the lock, so the record
+//! follows the release's reply as a second command (`script::RECORD`). Memory is bounded three
+//! times over:
 //! - names made per tick (`report-2026-12-01`) roll up under their job ([`crate::job_of`]), so
 //!   a job has one stream, however many ticks it runs; each stream keeps about
 //!   [`HISTORY_LENGTH`] entries (`XADD MAXLEN ~`);
-//! - every stream expires [`HISTORY_TTL`] after its last entry.
+//! - every stream expires [`HISTORY_TTL`] after its last entry;
+//! - at most about [`HISTORY_JOBS`] jobs keep a stream: the new stream of a job beyond them
+//!   drops the stream of the job recorded least recently, and leaves a mark of that eviction
+//!   (for [`HISTORY_TTL`]), so that a reader never takes a dropped history for a job that never
+//!   ran. Only the creation of a stream pays for this: the index of jobs is touched then alone.
 //!
-//! There is no index of jobs to keep up: [`crate::Locker::jobs`] finds the streams by `SCAN`,
-//! which only an operator's read pays for, not every release.
-//!
-//! A stream's key is the spec's key prefix, then a unit separator (U+001F), then
-//! `history:JOB`. Neither lock names nor key prefixes may hold a control character, so no lock
-//! key can ever be a history key.
+//! The keys, under the spec's key prefix and a unit separator (U+001F), with the hash tag
+//! `{history}` so that a Cluster keeps them in one slot together: `{history}:JOB` a job's stream,
+//! `{history}` the index of jobs (a sorted set: job, last known record in Unix ms), and
+//! `{history}` U+001F `evicted` the eviction's mark (its Unix ms). Neither lock names nor key
+//! prefixes may hold a control character, so no lock key can ever be a history key.
 //!
 //! An entry is one field, `run`: `ended;task;ms;least;fence;start;pid;host;instance;by;name`
 //! (`least` is the run's atLeast, in ms), the name last since it alone may hold a `;`.
-//!
-//! A Redis Cluster keeps no history yet: a script may only touch keys of one slot, and a job's
-//! stream is in another slot than its locks.
 
 use std::fmt;
 use std::time::Duration;
@@ -32,15 +34,32 @@ pub const HISTORY_LENGTH: u32 = 100;
 /// `dibs check report --within 32d` still finds last month's run.
 pub const HISTORY_TTL: Duration = Duration::from_secs(40 * 24 * 3600);
 
+/// The jobs that keep a history, about, under one key prefix (the release script's `CAP`).
+pub const HISTORY_JOBS: usize = crate::script::history_jobs!();
+
+/// Where a job's stream key starts, after the key prefix.
+const STREAM: &str = "\u{1f}{history}:";
+
 /// The stream of a job's runs.
-pub(crate) fn history_key(prefix: &str, job: &str) -> String {
-    [prefix, "\u{1f}history:", job].concat()
+pub(crate) fn stream_key(prefix: &str, job: &str) -> String {
+    [prefix, STREAM, job].concat()
+}
+
+/// The index of the jobs that keep a stream under `prefix`.
+pub(crate) fn index_key(prefix: &str) -> String {
+    [prefix, "\u{1f}{history}"].concat()
+}
+
+/// The mark of the last eviction of a job's stream under `prefix`.
+pub(crate) fn evicted_key(prefix: &str) -> String {
+    [prefix, "\u{1f}{history}\u{1f}evicted"].concat()
 }
 
 /// The `SCAN` glob of every job's stream under `prefix`.
-pub(crate) fn history_glob(prefix: &str) -> String {
+pub(crate) fn stream_glob(prefix: &str) -> String {
     let mut glob = escape_glob(prefix);
-    glob.push_str("\u{1f}history:*");
+    glob.push_str(STREAM);
+    glob.push('*');
     glob
 }
 
@@ -58,7 +77,7 @@ pub(crate) fn escape_glob(text: &str) -> String {
 
 /// The job of a stream's key under `prefix`.
 pub(crate) fn job_of_key<'k>(prefix: &str, key: &'k str) -> Option<&'k str> {
-    key.strip_prefix(prefix)?.strip_prefix("\u{1f}history:")
+    key.strip_prefix(prefix)?.strip_prefix(STREAM)
 }
 
 /// A run's record after its ending, as the release script stores it (see the module docs).
@@ -144,6 +163,19 @@ impl RunEnded {
         ]
         .into_iter()
         .find(|e| e.as_str() == s)
+    }
+
+    /// How a release's ending is recorded; `None` for a release that failed (no entry is made).
+    pub(crate) fn of(ended: &crate::Ended) -> Option<RunEnded> {
+        use crate::Ended;
+        Some(match ended {
+            Ended::Released => RunEnded::Released,
+            Ended::KeptForAtLeast { .. } => RunEnded::KeptForAtLeast,
+            Ended::NoLongerOurs => RunEnded::NoLongerOurs,
+            Ended::LostWhileRunning => RunEnded::LostWhileRunning,
+            Ended::Unproven => RunEnded::Unproven,
+            Ended::ReleaseFailed(_) => return None,
+        })
     }
 
     /// Whether the lock was ours from acquisition to release (as [`crate::Ending`] says).
@@ -275,12 +307,16 @@ mod tests {
 
     #[test]
     fn history_keys_are_never_lock_keys() {
-        let key = history_key("dibs:", "report");
+        let key = stream_key("dibs:", "report");
         assert!(is_history_key("dibs:", &key));
         assert!(!is_history_key("dibs:", "dibs:history:report"));
         assert!(!is_history_key("app:", &key));
         assert_eq!(job_of_key("dibs:", &key), Some("report"));
-        assert_eq!(history_glob("a*b:"), "a\\*b:\u{1f}history:*");
+        assert_eq!(stream_glob("a*b:"), "a\\*b:\u{1f}{history}:*");
+        for other in [index_key("dibs:"), evicted_key("dibs:")] {
+            assert!(is_history_key("dibs:", &other));
+            assert_eq!(job_of_key("dibs:", &other), None);
+        }
     }
 
     #[test]

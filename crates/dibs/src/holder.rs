@@ -23,11 +23,16 @@ pub struct LockState {
     pub holder: Option<Holder>,
 }
 
+/// This host's clock, in Unix ms.
+pub(crate) fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 /// A new holder value for this process, with a fresh token.
 pub(crate) fn new_value() -> String {
-    let unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
+    let unix_ms = unix_ms();
     let host = host_name();
     // Sized for the whole value (36 for the token, at most 10 for the pid and 20 for the time, 3
     // separators); format! would start empty and grow it four or five times.

@@ -16,6 +16,7 @@
 //! The JVM binding (`crates/dibs-jni`, behind the Java class `dibs.Dibs`) and the `dibs` command
 //! line (`crates/dibs-cli`) are built on this crate's public API only.
 
+mod check;
 mod conn;
 mod connspec;
 mod ending;
@@ -32,6 +33,7 @@ mod script;
 mod sweeper;
 mod tls;
 
+pub use check::Verdict;
 pub use connspec::{
     Address, ConnSpec, Durable, SpecValue, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HOST,
     DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_KEY_PREFIX, DEFAULT_MAX_TOTAL, DEFAULT_PORT,
@@ -39,8 +41,10 @@ pub use connspec::{
 };
 pub use ending::{Ended, Ending};
 pub use error::{Error, Result};
-pub use fleet::{ForcedRelease, SCAN_BUDGET};
-pub use history::{HeldLock, Job, Run, RunEnded, TaskResult, HISTORY_LENGTH, HISTORY_TTL};
+pub use fleet::{ForcedRelease, History, Listing, Matched, SCAN_BUDGET};
+pub use history::{
+    HeldLock, Job, Run, RunEnded, TaskResult, HISTORY_JOBS, HISTORY_LENGTH, HISTORY_TTL,
+};
 pub use holder::{Holder, LockState};
 pub use job::{job_of, split_tick};
 pub use lock::{Lease, LockParams, Locker, Outcome, MAX_NAME_BYTES, MAX_TICK_BYTES};

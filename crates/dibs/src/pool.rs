@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use redis::{ErrorKind, RedisResult, ServerErrorKind, Value};
 
 use crate::conn::{Conn, Opener};
-use crate::connspec::ServerSpec;
+use crate::connspec::{Address, ServerSpec};
 use crate::error::{Error, Result};
 
 pub(crate) struct Pool {
@@ -177,6 +177,32 @@ impl Pool {
                 Err(self.error(&e, what, self.spec.read_timeout()))
             }
         }
+    }
+
+    /// Runs `op` on every master that holds keys, for what is per node (`SCAN`, `DBSIZE`): on a
+    /// pooled connection to this server, or on a Cluster on a connection of its own to each
+    /// master that its slot map names (`CLUSTER SLOTS`). Each master's result, in turn.
+    pub(crate) fn each_master<T>(
+        &self,
+        what: &dyn fmt::Display,
+        op: impl FnMut(&mut Conn) -> RedisResult<T>,
+    ) -> Result<Vec<T>> {
+        let op = std::cell::RefCell::new(op);
+        let run = |conn: &mut Conn| (op.borrow_mut())(conn);
+        if !matches!(self.spec.address(), Address::Cluster { .. }) {
+            return Ok(vec![self.run(what, run, run)?]);
+        }
+        let masters = self.run(what, cluster_masters, cluster_masters)?;
+        masters
+            .iter()
+            .map(|(host, port)| {
+                let mut conn = self
+                    .opener
+                    .open_master(&self.spec, host, *port)
+                    .map_err(|e| self.error(&e, what, self.spec.connect_timeout()))?;
+                run(&mut conn).map_err(|e| self.error(&e, what, self.spec.read_timeout()))
+            })
+            .collect()
     }
 
     /// Follows an `ASK` redirection: `retry` on a one-off connection to `node` that sends
@@ -359,6 +385,31 @@ fn count_replicas(conn: &mut Conn) -> RedisResult<i64> {
         Err(e) if e.code().is_some() => Ok(REPLICAS_UNKNOWN), // NOPERM, or INFO renamed away
         Err(e) => Err(e),
     }
+}
+
+/// The masters a cluster's slot map names (`CLUSTER SLOTS`: each range, its master first).
+fn cluster_masters(conn: &mut Conn) -> RedisResult<Vec<(String, u16)>> {
+    let ranges: Vec<Value> = redis::cmd("CLUSTER").arg("SLOTS").query(conn)?;
+    let mut masters: Vec<(String, u16)> = Vec::new();
+    for range in ranges {
+        let Value::Array(parts) = range else { continue };
+        let Some(Value::Array(master)) = parts.get(2) else {
+            continue;
+        };
+        let (Some(host), Some(port)) = (master.first(), master.get(1)) else {
+            continue;
+        };
+        let (Ok(host), Ok(port)) = (
+            redis::from_redis_value::<String>(host.clone()),
+            redis::from_redis_value::<u16>(port.clone()),
+        ) else {
+            continue;
+        };
+        if !masters.contains(&(host.clone(), port)) {
+            masters.push((host, port));
+        }
+    }
+    Ok(masters)
 }
 
 fn dropped(e: &redis::RedisError) -> bool {

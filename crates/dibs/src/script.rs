@@ -123,9 +123,107 @@ return 0
 "#,
 );
 
-/// Returns 1 when it kept the key for ARGV[2] ms, 2 when it deleted the key, 0 when the key
-/// holds someone else's value, 3 when there is no key. The whole holder value is compared, not a
-/// prefix.
+/// The jobs that keep a history under one key prefix: `history::HISTORY_JOBS`, and the
+/// history's Lua `CAP`.
+macro_rules! history_jobs {
+    () => {
+        1000
+    };
+}
+pub(crate) use history_jobs;
+
+/// The history's Lua, for the scripts that record a run (see `history`):
+/// - `append` adds an entry to a job's stream (refreshing its TTL) and, when that made the
+///   stream, admits the job to the index of jobs; beyond `CAP` jobs it drops the stream of the
+///   job recorded least recently and marks the eviction. The index's scores say when each job
+///   was last seen there (its stream's creation, or an earlier look), so an old score is checked
+///   against the stream's newest entry and put right before anything is dropped; 8 looks at
+///   most per call. A stream that exists costs nothing more than its `XADD` (`NOMKSTREAM`
+///   finds it), so releases of known jobs never touch the index.
+/// - `recorded` finds a run's entry among a stream's latest by its record without the ending,
+///   and says which ending it has.
+///
+/// Every history command is a `pcall`: a server or ACL that refuses one never fails the
+/// release; `append` then answers false.
+macro_rules! history_lua {
+    () => {
+        concat!(
+            "local CAP = ",
+            history_jobs!(),
+            r#"
+local function admit(stream, index, evicted, ms, ttl)
+  if type(redis.pcall('ZADD', index, ms, string.sub(stream, #index + 2))) ~= 'number' then
+    return false
+  end
+  redis.pcall('PEXPIRE', index, ttl)
+  local over = redis.pcall('ZCARD', index)
+  if type(over) ~= 'number' then
+    return false
+  end
+  over = over - CAP
+  local looks = 0
+  while over > 0 and looks < 8 do
+    looks = looks + 1
+    local oldest = redis.pcall('ZRANGE', index, 0, 0, 'WITHSCORES')
+    if type(oldest) ~= 'table' or oldest[2] == nil then
+      return false
+    end
+    local key = index .. ':' .. oldest[1]
+    local last = redis.pcall('XREVRANGE', key, '+', '-', 'COUNT', 1)
+    local seen = nil
+    if type(last) == 'table' and last[1] then
+      seen = tonumber(string.match(last[1][1], '^%d+'))
+    end
+    if seen and seen > tonumber(oldest[2]) then
+      redis.pcall('ZADD', index, seen, oldest[1])
+    else
+      redis.pcall('ZREM', index, oldest[1])
+      if seen then
+        redis.pcall('DEL', key)
+        redis.pcall('SET', evicted, ms, 'PX', ttl)
+      end
+      over = over - 1
+    end
+  end
+  return true
+end
+local function append(stream, index, evicted, maxlen, ttl, entry)
+  local id = redis.pcall('XADD', stream, 'NOMKSTREAM', 'MAXLEN', '~', maxlen, '*', 'run', entry)
+  local new = id == false
+  if new then
+    id = redis.pcall('XADD', stream, 'MAXLEN', '~', maxlen, '*', 'run', entry)
+  end
+  if type(id) ~= 'string' then
+    return false
+  end
+  redis.pcall('PEXPIRE', stream, ttl)
+  if new then
+    return admit(stream, index, evicted, tonumber(string.match(id, '^%d+')), ttl)
+  end
+  return true
+end
+local function recorded(stream, tail)
+  local entries = redis.pcall('XREVRANGE', stream, '+', '-', 'COUNT', 16)
+  if type(entries) ~= 'table' or entries.err then
+    return nil
+  end
+  for _, entry in ipairs(entries) do
+    local run = entry[2][2]
+    local at = string.find(run, ';', 1, true)
+    if at and string.sub(run, at + 1) == tail then
+      return string.sub(run, 1, at - 1)
+    end
+  end
+  return nil
+end
+"#
+        )
+    };
+}
+
+/// The release. Returns 0 when the key is gone or holds someone else's value (touching
+/// nothing), 1 when it kept the key for ARGV[2] ms, 2 when it deleted it, 3 when a retry cannot
+/// prove what became of it. The whole holder value is compared, not a prefix.
 ///
 /// A key kept for the rest of atLeast gets its token spent: the token's version digit (always 4
 /// in a fresh v4 token) becomes 0. An EXTEND or release still on its way with the old value then
@@ -133,20 +231,24 @@ return 0
 /// token can ever equal it, and the value still reads as a holder for `inspect`. A retry of the
 /// release, after a first try whose reply was lost, finds the spent value and returns 1 again.
 ///
-/// With the run history (two `KEYS`, see `history`), the same script records the run: one
-/// stream entry saying how it ended, written with the `DEL` or `SET` it describes, so it costs
-/// no round trip and cannot disagree with what the release did. Then `ARGV[3]` is 1 on a retry,
-/// `ARGV[4]` 1 when keep-alive saw the lock taken, `ARGV[5]` the stream's length, `ARGV[6]` its
-/// TTL in ms, and `ARGV[7]` the run's record without its ending (`history::Record`): the entry
-/// is one field, `run`, the ending then `;` then that. One field, not one per fact: every
+/// `ARGV[3]` is 1 on such a retry, `ARGV[4]` 1 when keep-alive saw the lock taken. A retry that
+/// finds the key gone or another holder's cannot tell by itself whether its first try released
+/// it (then another instance may have taken it since) or the lock had lapsed: the first try's
+/// entry in the history tells (`released`, `kept`, or what else it found); without one (the
+/// history off, or on a Cluster, whose entry follows the reply) it is unproven, 3.
+///
+/// With the run history (four `KEYS`: the lock, the job's stream, the index of jobs, the
+/// eviction's mark; see `history`), the same script records the run: one stream entry saying
+/// how it ended, written with the `DEL` or `SET` it describes, so it costs no round trip and
+/// cannot disagree with what the release did. Then `ARGV[5]` is the stream's length, `ARGV[6]`
+/// its TTL in ms, and `ARGV[7]` the run's record without its ending (`history::record`): the
+/// entry is one field, `run`, the ending then `;` then that. One field, not one per fact: every
 /// argument and field costs the server (the record as 9 fields cost it 2 µs more per release).
-/// A retry that finds no key looks for its first try's entry: one that says `released` proves
-/// the first try deleted the key while it was ours (2); any other is that try's finding (0);
-/// none is unproven (3). The history is written with `pcall`: a server or ACL that refuses it
-/// never fails the release; 16 is then added to the code.
-pub(crate) static RELEASE: LuaScript = LuaScript::new(
+/// A history the server refuses adds 16 to the code.
+pub(crate) static RELEASE: LuaScript = LuaScript::new(concat!(
+    history_lua!(),
     r#"
-local history = #KEYS == 2
+local history = #KEYS == 4
 local refused = 0
 local function record(ended)
   if not history then
@@ -155,47 +257,30 @@ local function record(ended)
   if ARGV[4] == '1' then
     ended = 'lost'
   end
-  local id = redis.pcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'run', ended .. ';' .. ARGV[7])
-  if type(id) ~= 'string' then
+  if not append(KEYS[2], KEYS[3], KEYS[4], ARGV[5], ARGV[6], ended .. ';' .. ARGV[7]) then
     refused = 16
-    return
   end
-  redis.pcall('PEXPIRE', KEYS[2], ARGV[6])
-end
-local function recorded()
-  local entries = redis.pcall('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 16)
-  if type(entries) ~= 'table' or entries.err then
-    return nil
-  end
-  for _, entry in ipairs(entries) do
-    local run = entry[2][2]
-    local at = string.find(run, ';', 1, true)
-    if at and string.sub(run, at + 1) == ARGV[7] then
-      return string.sub(run, 1, at - 1)
-    end
-  end
-  return nil
 end
 local current = redis.call('GET', KEYS[1])
-if current == false then
-  if history and ARGV[3] == '1' then
-    local ended = recorded()
-    if ended == 'released' then
-      return 2
-    elseif ended then
-      return 0
-    end
-    record('unproven')
-    return 3 + refused
-  end
-  record('no-longer-ours')
-  return 3 + refused
-end
 local spent = string.sub(ARGV[1], 1, 14) .. '0' .. string.sub(ARGV[1], 16)
 if current == spent then
   return 1
 end
 if current ~= ARGV[1] then
+  if ARGV[3] == '1' then
+    if history then
+      local ended = recorded(KEYS[2], ARGV[7])
+      if ended == 'released' then
+        return 2
+      elseif ended == 'kept' then
+        return 1
+      elseif ended then
+        return 0
+      end
+    end
+    record('unproven')
+    return 3 + refused
+  end
   record('no-longer-ours')
   return 0 + refused
 end
@@ -208,16 +293,34 @@ end
 redis.call('DEL', KEYS[1])
 record('released')
 return 2 + refused
-"#,
-);
+"#
+));
+
+/// A run's entry written apart from its release, where the stream is in another slot than the
+/// lock (a Cluster) and for an operator's forced release: `KEYS` the job's stream, the index of
+/// jobs, the eviction's mark; `ARGV[1]` the whole entry, `ARGV[2]` and `ARGV[3]` the stream's
+/// length and TTL (ms), `ARGV[4]` 1 on a retry, which writes nothing when its first try's entry
+/// is there already. Returns 1 when the entry is there, 0 when the server refused it.
+pub(crate) static RECORD: LuaScript = LuaScript::new(concat!(
+    history_lua!(),
+    r#"
+if ARGV[4] == '1' then
+  local at = string.find(ARGV[1], ';', 1, true)
+  if at and recorded(KEYS[1], string.sub(ARGV[1], at + 1)) then
+    return 1
+  end
+end
+if append(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[1]) then
+  return 1
+end
+return 0
+"#
+));
 
 /// An operator's forced release (`dibs release`): deletes the lock if its value's token is
-/// `ARGV[1]` (fresh or spent, as `dibs locks` shows it), and records it in the history as
-/// `forced`, with the holder it found. `KEYS`: the lock, the job's stream; `ARGV[2]`, `ARGV[3]`:
-/// the stream's length and TTL (ms); `ARGV[4]` and `ARGV[5]`: the record's fields around the
-/// holder's (`history::Record`). Returns 1 when it deleted the lock, 0 when there is no lock,
-/// -1 when the lock holds another token.
-pub(crate) static FORCE_RELEASE: LuaScript = LuaScript::new(
+/// `ARGV[1]` (fresh or spent, as `dibs locks` shows it). Returns the value it deleted (who held
+/// it, for the history's entry), 0 when there is no lock, -1 when it holds another token.
+pub(crate) static FORCE_DELETE: LuaScript = LuaScript::new(
     r#"
 local current = redis.call('GET', KEYS[1])
 if current == false then
@@ -227,12 +330,7 @@ if string.sub(current, 1, 36) ~= ARGV[1] then
   return -1
 end
 redis.call('DEL', KEYS[1])
-local host, pid, start = string.match(current, '^[^;]*;([^;]*);([^;]*);([^;]*)$')
-local run = ARGV[4] .. (start or '0') .. ';' .. (pid or '0') .. ';' .. (host or '') .. ';' .. ARGV[5]
-if type(redis.pcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'run', run)) == 'string' then
-  redis.pcall('PEXPIRE', KEYS[2], ARGV[3])
-end
-return 1
+return current
 "#,
 );
 

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use common::RedisServer;
 use dibs::{
-    ConnSpec, Ended, ForcedRelease, LockParams, Locker, RunEnded, SpecValue, TaskResult,
-    HISTORY_LENGTH,
+    ConnSpec, Ended, ForcedRelease, LockParams, Locker, Matched, RunEnded, SpecValue, TaskResult,
+    Verdict, HISTORY_JOBS, HISTORY_LENGTH, SCAN_BUDGET,
 };
 use redis::Commands;
 
@@ -67,13 +67,14 @@ fn each_release_records_its_run_and_how_it_ended() {
     // commands a script runs count in commandstats too).
     let evals = server.calls("evalsha") + server.calls("eval") - evals_before;
     assert_eq!(evals, 4 + 3, "3 acquires won, 1 skipped, 3 releases");
+    // The first record's XADD NOMKSTREAM found no stream: a second XADD made it.
     assert_eq!(
         server.calls("xadd"),
-        3,
+        3 + 1,
         "one record per release, none per skip"
     );
 
-    let runs = a.history("report", 10).unwrap();
+    let runs = a.history("report", 10).unwrap().runs;
     assert_eq!(runs.len(), 3, "{runs:#?}");
     let (lost, failed, ok) = (&runs[0], &runs[1], &runs[2]);
     assert_eq!(ok.name, "report-2026-12-01");
@@ -92,7 +93,7 @@ fn each_release_records_its_run_and_how_it_ended() {
     assert!(lost.duration_ms >= 300, "{lost:?}");
     assert!(ok.recorded_at_unix_ms <= failed.recorded_at_unix_ms);
 
-    let jobs = a.jobs(10).unwrap();
+    let jobs = a.jobs(10, SCAN_BUDGET).unwrap().items;
     assert_eq!(jobs.len(), 1, "{jobs:?}");
     assert_eq!(jobs[0].name, "report");
     assert_eq!(jobs[0].last_recorded_unix_ms, lost.recorded_at_unix_ms);
@@ -108,7 +109,7 @@ fn a_forced_release_deletes_only_the_token_shown_and_is_recorded() {
         .unwrap()
         .unwrap();
 
-    let held = locker.locks("*", 100).unwrap();
+    let held = locker.locks("*", 100, SCAN_BUDGET).unwrap().items;
     assert_eq!(
         held.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
         ["other-job", "sync"],
@@ -120,7 +121,7 @@ fn a_forced_release_deletes_only_the_token_shown_and_is_recorded() {
     let token = sync.token.clone().expect("dibs's value");
     assert!(lease.value().starts_with(&token));
     assert_eq!(
-        locker.locks("syn?", 100).unwrap().len(),
+        locker.locks("syn?", 100, SCAN_BUDGET).unwrap().items.len(),
         1,
         "a glob over names"
     );
@@ -145,7 +146,7 @@ fn a_forced_release_deletes_only_the_token_shown_and_is_recorded() {
     assert_eq!(lease.release().ended, Ended::NoLongerOurs);
     let _ = other.release();
 
-    let runs = locker.history("sync", 10).unwrap();
+    let runs = locker.history("sync", 10).unwrap().runs;
     assert_eq!(runs.len(), 2, "{runs:#?}");
     assert_eq!(runs[0].ended, RunEnded::NoLongerOurs);
     let forced = &runs[1];
@@ -182,13 +183,17 @@ fn ten_thousand_per_tick_names_leave_one_key_that_expires() {
     }
     let mut admin = server.admin();
     let keys: Vec<String> = admin.keys("*").unwrap();
-    assert_eq!(keys.len(), 1, "the job's stream alone: {keys:?}");
+    assert_eq!(
+        keys.len(),
+        2,
+        "the job's stream and the index of jobs: {keys:?}"
+    );
     for key in &keys {
         let ttl: i64 = admin.pttl(key).unwrap();
         assert!(ttl > 0, "{key:?} expires: {ttl}");
     }
     let length: u64 = redis::cmd("XLEN")
-        .arg("dibs:\u{1f}history:tick")
+        .arg("dibs:\u{1f}{history}:tick")
         .query(&mut admin)
         .unwrap();
     // MAXLEN ~ trims whole radix-tree nodes (100 entries by default): at most one node more.
@@ -198,14 +203,96 @@ fn ten_thousand_per_tick_names_leave_one_key_that_expires() {
     );
     let memory: u64 = redis::cmd("MEMORY")
         .arg("USAGE")
-        .arg("dibs:\u{1f}history:tick")
+        .arg("dibs:\u{1f}{history}:tick")
         .query(&mut admin)
         .unwrap();
     eprintln!("10,000 per-tick runs: 1 key; the stream holds {length} entries in {memory} bytes");
     assert_eq!(
-        locker.history("tick", 1).unwrap()[0].name,
+        locker.history("tick", 1).unwrap().runs[0].name,
         "tick-1764557199"
     );
+}
+
+/// Issue 29 (1): a name that does not roll up under a job is a job of its own, so 10,000 of them
+/// (`order-0` to `order-9999`) would make 10,000 streams, each kept 40 days. At most about
+/// `HISTORY_JOBS` keep one: a new job's stream drops the least recently recorded job's, and
+/// marks it, so that a dropped history is never read as a job that did not run. A job that runs
+/// among them (every 200 names here) is never the least recent, and keeps its history.
+#[test]
+fn ten_thousand_names_that_are_jobs_of_their_own_keep_at_most_history_jobs_streams() {
+    let server = RedisServer::start();
+    let locker = locker_with(&server, &[]);
+    let mut admin = server.admin();
+    let memory = |admin: &mut redis::Connection| -> u64 {
+        let info: String = redis::cmd("INFO").arg("memory").query(admin).unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix("used_memory:"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let before = memory(&mut admin);
+    for n in 0..10_000 {
+        let name = format!("order-{n}");
+        let _ = locker
+            .acquire(&ms(&name, 60_000, 0))
+            .unwrap()
+            .unwrap()
+            .release();
+        if n % 200 == 0 {
+            let _ = locker
+                .acquire(&ms("nightly", 60_000, 0))
+                .unwrap()
+                .unwrap()
+                .release();
+        }
+    }
+    let streams: Vec<String> = admin.keys("dibs:\u{1f}{history}:*").unwrap();
+    let indexed: usize = admin.zcard("dibs:\u{1f}{history}").unwrap();
+    let after = memory(&mut admin);
+    eprintln!(
+        "10,000 names of their own: {} streams, {indexed} in the index, {} KiB more memory",
+        streams.len(),
+        (after - before) / 1024
+    );
+    assert!(
+        (HISTORY_JOBS - 10..=HISTORY_JOBS).contains(&streams.len()),
+        "{} streams",
+        streams.len()
+    );
+    assert!(indexed <= HISTORY_JOBS, "{indexed}");
+    let keys: Vec<String> = admin.keys("*").unwrap();
+    assert_eq!(
+        keys.len(),
+        streams.len() + 2,
+        "the index and the eviction's mark"
+    );
+
+    let nightly = locker.history("nightly", 100).unwrap();
+    assert_eq!(nightly.matched, Matched::Job);
+    assert_eq!(
+        nightly.runs.len(),
+        50,
+        "every run of the job that runs among them"
+    );
+    let newest = locker.history("order-9999", 10).unwrap();
+    assert_eq!(newest.runs.len(), 1);
+    let dropped = locker.history("order-0", 10).unwrap();
+    assert_eq!(dropped.matched, Matched::Nothing);
+    assert!(dropped.evicted_at_unix_ms.is_some());
+    let now = dropped.evicted_at_unix_ms.unwrap() + 1;
+    assert!(
+        matches!(
+            dropped.check(now, Duration::from_secs(3600)),
+            Verdict::Unknown { .. }
+        ),
+        "a dropped history proves nothing: {dropped:?}"
+    );
+    assert!(matches!(
+        newest.check(now, Duration::from_secs(3600)),
+        Verdict::Ran(_)
+    ));
 }
 
 #[test]
@@ -223,11 +310,11 @@ fn jobs_are_found_by_their_streams_the_most_recent_first() {
     // A lock held now, and a key of another kind under the prefix, are no jobs.
     let _held = locker.acquire(&ms("held", 10_000, 0)).unwrap().unwrap();
     let _: () = server.admin().set("dibs:\u{1f}other", "x").unwrap();
-    let jobs = locker.jobs(10).unwrap();
+    let jobs = locker.jobs(10, SCAN_BUDGET).unwrap().items;
     let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
     assert_eq!(names, ["beta", "gamma", "alpha"]);
     assert!(jobs[0].last_recorded_unix_ms >= jobs[1].last_recorded_unix_ms);
-    assert_eq!(locker.jobs(1).unwrap().len(), 1);
+    assert_eq!(locker.jobs(1, SCAN_BUDGET).unwrap().items.len(), 1);
 }
 
 #[test]

@@ -537,20 +537,27 @@ fn a_release_kept_for_at_least_whose_reply_was_lost_is_still_reported_kept() {
 /// Issue 20: with the run history, the first try's record (written in the same script as its
 /// `DEL`) tells the retry what that try did: the lapsed lock is then proven no longer ours, and
 /// the deleted one proven released. Without the history both stay unproven.
+///
+/// Issue 29 (4): a retry that finds the next holder's value (the first try deleted the key, and
+/// another instance took it before the retry came) looks for the first try's record too. Before,
+/// it said "no longer ours" at once, with a warning that the lock expired while the task ran (63
+/// ms after its acquisition, of an atMost of 30 s), and the history held two entries for one
+/// token; now it is proven released with the history, and unproven without.
 #[test]
 fn a_retried_release_that_finds_no_key_is_unproven_unless_its_first_try_recorded_it() {
-    for (history, lapsed, deleted) in [
-        (false, Ended::Unproven, Ended::Unproven),
-        (true, Ended::NoLongerOurs, Ended::Released),
+    for (history, lapsed, deleted, taken) in [
+        (false, Ended::Unproven, Ended::Unproven, Ended::Unproven),
+        (true, Ended::NoLongerOurs, Ended::Released, Ended::Released),
     ] {
         let found = lost_reply_endings(history);
-        assert_eq!(found, (lapsed, deleted), "history {history}");
+        assert_eq!(found, (lapsed, deleted, taken), "history {history}");
     }
 }
 
 /// How a release that lost its reply ends: for a lock that lapsed (and was taken and released
-/// by a rival) while the task ran, and for one the first try deleted.
-fn lost_reply_endings(history: bool) -> (Ended, Ended) {
+/// by a rival) while the task ran, for one the first try deleted, and for one the first try
+/// deleted and a rival took before the retry.
+fn lost_reply_endings(history: bool) -> (Ended, Ended, Ended) {
     let server = RedisServer::start();
     let proxy = common::proxy::Proxy::start(server.port);
     let spec = |uri: String| {
@@ -602,11 +609,57 @@ fn lost_reply_endings(history: bool) -> (Ended, Ended) {
     );
     if history {
         // One record per run: the retry wrote none of its own.
-        let runs = locker2.history("deleted-lost-reply", 10).unwrap();
+        let runs = locker2.history("deleted-lost-reply", 10).unwrap().runs;
         assert_eq!(runs.len(), 1, "{runs:#?}");
         assert_eq!(runs[0].ended, dibs::RunEnded::Released);
     }
-    (lapsed.ended, deleted.ended)
+
+    // Lost again, and the lock taken by a rival between the first try and its retry (the
+    // retry waits out the read timeout, 300 ms; the rival takes the key as soon as it is gone).
+    let proxy3 = common::proxy::Proxy::start(server.port);
+    let locker3 = Locker::new(spec(proxy3.uri())).unwrap();
+    locker3.execute(&ms("warm-up", 10_000, 0), || ()).unwrap();
+    let lease = locker3
+        .acquire(&ms("taken-lost-reply", 30_000, 0))
+        .unwrap()
+        .unwrap();
+    let fence = lease.fence();
+    proxy3.mute_open_connections();
+    let releasing = thread::spawn(move || locker3.release(lease));
+    let deadline = std::time::Instant::now() + Duration::from_millis(300);
+    while server.exists("dibs:taken-lost-reply") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first try never ran"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+    let rivals = rival
+        .acquire(&ms("taken-lost-reply", 30_000, 0))
+        .unwrap()
+        .expect("the rival takes the free lock");
+    let taken = releasing.join().unwrap();
+    assert!(
+        !taken
+            .warning()
+            .is_some_and(|w| w.contains("no longer ours")),
+        "no claim that it expired: {:?}",
+        taken.warning()
+    );
+    assert!(
+        server.exists("dibs:taken-lost-reply"),
+        "the rival's lock stays"
+    );
+    if history {
+        let runs = rival.history("taken-lost-reply", 10).unwrap().runs;
+        assert_eq!(runs.len(), 1, "one entry for one token: {runs:#?}");
+        assert_eq!(
+            (runs[0].fence, runs[0].ended),
+            (fence, dibs::RunEnded::Released)
+        );
+    }
+    let _ = rivals.release();
+    (lapsed.ended, deleted.ended, taken.ended)
 }
 
 /// Issue 18 (4): a tick's lock is `<name>@<tick>` and stays for all of atMost, released or not,
@@ -639,4 +692,21 @@ fn a_ticks_lock_stays_as_its_done_marker_for_all_of_at_most() {
             "{bad:?}: {err:?}"
         );
     }
+}
+
+/// Issue 29 (7): the lock's key and value are as the previous version of dibs wrote them, so in a
+/// rolling deploy instances of both versions exclude each other on one lock: 300 tries each, at
+/// once, never two tasks at a time, and each version wins some and skips some.
+#[test]
+fn instances_of_the_previous_version_and_this_one_exclude_each_other() {
+    let server = RedisServer::start();
+    let current = Locker::new(ConnSpec::from_uri(&server.uri()).unwrap()).unwrap();
+    let race = common::previous::race(&current, server.admin(), "deploy", 300, true);
+    eprintln!("{race:?}");
+    assert_eq!(race.overlaps, 0, "{race:?}");
+    assert!(race.previous_ran > 0 && race.current_ran > 0, "{race:?}");
+    assert!(
+        race.previous_skipped > 0 && race.current_skipped > 0,
+        "{race:?}"
+    );
 }

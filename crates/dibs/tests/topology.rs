@@ -300,9 +300,16 @@ fn cluster_reshard(pki: Option<&Pki>) {
             matches!(outcome, Outcome::Ran { value, ending: Ending { ended: Ended::KeptForAtLeast { .. }, .. }, .. } if value == i)
         );
     }
+    // The locks' keys alone (each run's history is in the history's own slot).
     let counts: Vec<i64> = nodes
         .iter()
-        .map(|n| redis::cmd("DBSIZE").query(&mut n.admin()).unwrap())
+        .map(|n| {
+            let keys: Vec<String> = redis::cmd("KEYS")
+                .arg("dibs:job-*")
+                .query(&mut n.admin())
+                .unwrap();
+            keys.len() as i64
+        })
         .collect();
     assert_eq!(counts.iter().sum::<i64>(), 100);
     assert!(
@@ -435,6 +442,100 @@ fn a_silent_sentinel_gets_its_share_of_the_budget_and_the_next_one_answers() {
         "{:?}",
         again.elapsed()
     );
+}
+
+/// Issue 29 (7): on a Redis Cluster the run history records every run (its entry follows the
+/// release's reply, to the history's own slot), and `locks` and `jobs` scan every master. Before,
+/// a Cluster kept no history, and listing its locks or jobs was refused.
+#[test]
+fn a_cluster_keeps_the_history_and_lists_the_locks_and_jobs_of_every_master() {
+    let (nodes, addrs) = start_cluster(&[], None);
+    let locker = cluster_locker(&addrs, None);
+    let slot = |key: &str| -> u16 {
+        redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(key)
+            .query(&mut nodes[0].admin())
+            .unwrap()
+    };
+    let mut owners = std::collections::HashSet::new();
+    for n in 0..24 {
+        let name = format!("job-{n}");
+        owners.insert(owner_of(&nodes, slot(&format!("dibs:{name}"))));
+        locker
+            .execute(&LockParams::from_millis(&name, 10_000, 0).unwrap(), || ())
+            .unwrap();
+    }
+    assert_eq!(owners.len(), 3, "the locks live on every master");
+    let failed = locker
+        .acquire(&LockParams::from_millis("job-0", 10_000, 0).unwrap())
+        .unwrap()
+        .unwrap()
+        .release_after(dibs::TaskResult::Failed);
+    assert_eq!(failed.ended, Ended::Released);
+    let tick = LockParams::for_tick("nightly", "2026-12-04", 10_000, 1).unwrap();
+    locker.execute(&tick, || ()).unwrap();
+
+    let history = locker.history("job-0", 10).unwrap();
+    assert_eq!(history.matched, dibs::Matched::Job);
+    assert_eq!(history.runs.len(), 2, "{history:?}");
+    assert_eq!(history.runs[0].task, Some(dibs::TaskResult::Failed));
+    assert!(history.runs[1].succeeded());
+    let nightly = locker.history("nightly", 10).unwrap();
+    assert_eq!(nightly.runs[0].name, "nightly@2026-12-04");
+
+    let jobs = locker.jobs(100, dibs::SCAN_BUDGET).unwrap();
+    assert!(jobs.complete, "{jobs:?}");
+    assert_eq!(jobs.items.len(), 25, "{jobs:?}");
+    let held: Vec<_> = (0..9)
+        .map(|n| {
+            let params = LockParams::from_millis(&format!("held-{n}"), 60_000, 0).unwrap();
+            locker.acquire(&params).unwrap().unwrap()
+        })
+        .collect();
+    let locks = locker.locks("*", 100, dibs::SCAN_BUDGET).unwrap();
+    assert!(locks.complete, "{locks:?}");
+    let names: Vec<&str> = locks.items.iter().map(|l| l.name.as_str()).collect();
+    let mut expected: Vec<String> = (0..9).map(|n| format!("held-{n}")).collect();
+    expected.push("nightly@2026-12-04".into());
+    expected.sort();
+    assert_eq!(names, expected);
+    let keys: u64 = nodes
+        .iter()
+        .map(|n| redis::cmd("DBSIZE").query::<u64>(&mut n.admin()).unwrap())
+        .sum();
+    assert_eq!(locks.keys, keys, "every master's keys");
+
+    let token = locks.items[0].token.clone().unwrap();
+    let forced = locker.force_release("held-0", &token, "ops@test").unwrap();
+    assert_eq!(forced, dibs::ForcedRelease::Released);
+    let mut held = held.into_iter();
+    let ending = held.next().unwrap().release();
+    assert_eq!(ending.ended, Ended::NoLongerOurs);
+    let runs = locker.history("held-0", 10).unwrap().runs;
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!(runs[0].ended, dibs::RunEnded::NoLongerOurs);
+    assert_eq!(runs[1].ended, dibs::RunEnded::Forced);
+    for lease in held {
+        let _ = lease.release();
+    }
+}
+
+/// Issue 29 (7): the history now written on a Cluster leaves the lock's key and value as they
+/// were: the previous version of dibs and this one exclude each other there too.
+#[test]
+fn on_a_cluster_the_previous_version_and_this_one_exclude_each_other() {
+    let (_nodes, addrs) = start_cluster(&[], None);
+    let current = cluster_locker(&addrs, None);
+    let seeds: Vec<String> = addrs.iter().map(|a| format!("redis://{a}")).collect();
+    let previous = redis::cluster::ClusterClient::new(seeds)
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let race = common::previous::race(&current, previous, "deploy", 200, false);
+    eprintln!("{race:?}");
+    assert_eq!(race.overlaps, 0, "{race:?}");
+    assert!(race.previous_ran > 0 && race.current_ran > 0, "{race:?}");
 }
 
 /// Three masters made into a cluster by `redis-cli --cluster create`; `extra` goes to each node.

@@ -1,6 +1,7 @@
 //! A lock held: from a won acquire to its release, which says how the call ended and records
 //! the run in its job's history.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -10,7 +11,7 @@ use crate::conn::Conn;
 use crate::connspec::Address;
 use crate::ending::{self, Ended, Ending};
 use crate::error::Result;
-use crate::history::{self, TaskResult};
+use crate::history::{self, RunEnded, TaskResult};
 use crate::keepalive::KeepAlive;
 use crate::pool::Pool;
 use crate::script;
@@ -23,9 +24,6 @@ use super::Locker;
 pub fn drift(at_most: Duration) -> Duration {
     at_most / 100 + Duration::from_millis(2)
 }
-
-/// What a retried release reports for "no key": not a code of the release script.
-const UNPROVEN: i64 = -1;
 
 /// A lock we hold, from a won [`Locker::acquire`] until [`Lease::release`]. With keep-alive, a
 /// helper thread extends it meanwhile. A lease dropped without a release (a panic between the
@@ -58,9 +56,64 @@ pub struct Lease {
 /// What a lease's release needs to record its run (see `history`).
 pub(super) struct Record {
     pub(super) stream: String,
-    pub(super) instance: Option<String>,
-    /// The locker's, shared by its leases: set once the server refused the history's writes.
-    pub(super) refused: Arc<std::sync::atomic::AtomicBool>,
+    pub(super) place: Arc<HistoryPlace>,
+}
+
+/// Where a locker's leases record their runs: what they share.
+pub(crate) struct HistoryPlace {
+    pub(crate) index: String,
+    pub(crate) evicted: String,
+    pub(crate) instance: Option<String>,
+    /// On a Cluster a job's stream is in another slot than its locks: the entry follows the
+    /// release's reply, as a command of its own (`script::RECORD`).
+    pub(crate) apart: bool,
+    /// Set once the server refused the history's writes (said once).
+    pub(crate) refused: AtomicBool,
+}
+
+impl HistoryPlace {
+    pub(crate) fn new(spec: &crate::ConnSpec) -> HistoryPlace {
+        HistoryPlace {
+            index: history::index_key(spec.key_prefix()),
+            evicted: history::evicted_key(spec.key_prefix()),
+            instance: spec.instance_id().map(str::to_owned),
+            apart: matches!(spec.address(), Address::Cluster { .. }),
+            refused: AtomicBool::new(false),
+        }
+    }
+
+    /// Writes a run's whole entry apart from its release (see `script::RECORD`): false when
+    /// the server refused it.
+    pub(crate) fn write(&self, pool: &Pool, name: &str, stream: &str, entry: &str) -> bool {
+        let keys = [stream, self.index.as_str(), self.evicted.as_str()];
+        let write = |conn: &mut Conn, retry: bool| -> RedisResult<i64> {
+            script::RECORD.run_with(conn, &keys, entry.len() + 48, |cmd| {
+                cmd.arg(entry)
+                    .arg(history::HISTORY_LENGTH)
+                    .arg(history::HISTORY_TTL.as_millis() as u64)
+                    .arg(u8::from(retry));
+            })
+        };
+        pool.run(
+            &format_args!("recording the run of lock '{name}'"),
+            |conn| write(conn, false),
+            |conn| write(conn, true),
+        )
+        .is_ok_and(|done| done == 1)
+    }
+
+    /// The warning that the server refused the history, the first time only.
+    pub(crate) fn refusal(&self, name: &str) -> Option<String> {
+        (!self.refused.swap(true, Ordering::Relaxed)).then(|| {
+            format!(
+                "the run of lock '{name}' could not be recorded in its job's history: the server \
+                 refused it (an ACL without +@stream, or without +zadd, +zcard, +zrange and \
+                 +zrem for the index of jobs; or a server without streams); the locks work as \
+                 before. Grant those (and +xrevrange and +scan to read it), or set 'history' to \
+                 false. (Said once.)"
+            )
+        })
+    }
 }
 
 impl std::fmt::Debug for Lease {
@@ -189,31 +242,26 @@ impl Lease {
         let lost = self.keep_alive.take().is_some_and(KeepAlive::stop);
         let elapsed = self.acquired.elapsed();
         let remaining_ms = self.at_least_ms.saturating_sub(elapsed.as_millis() as u64);
-        let (key, value, fence) = (&self.key, &self.value, self.fence);
+        let (key, value) = (&self.key, &self.value);
         let record = self.record.as_ref();
+        let run = record.map(|record| self.run(record, task, elapsed));
+        let inline = record.filter(|r| !r.place.apart);
         let script = |conn: &mut Conn, retry: bool| -> RedisResult<i64> {
-            let Some(record) = record else {
-                return script::RELEASE.run::<i64>(conn, key, value, remaining_ms);
+            let (Some(record), Some(run)) = (inline, &run) else {
+                return script::RELEASE.run_with(conn, &[key], value.len() + 24, |cmd| {
+                    cmd.arg(value)
+                        .arg(remaining_ms)
+                        .arg(u8::from(retry))
+                        .arg(u8::from(lost));
+                });
             };
-            let keys = [key.as_str(), record.stream.as_str()];
-            // `host;pid;start` from the value: `token;host;pid;acquired-at-unix-ms`.
-            let mut holder = value.splitn(4, ';').skip(1);
-            let (host, pid, start) = (
-                holder.next().unwrap_or_default(),
-                holder.next().unwrap_or_default(),
-                holder.next().unwrap_or_default(),
-            );
-            let run = history::record(
-                task.as_str(),
-                elapsed.as_millis() as u64,
-                self.at_least_ms,
-                fence,
-                start,
-                pid,
-                host,
-                record.instance.as_deref().unwrap_or_default(),
-                &self.name,
-            );
+            let place = &record.place;
+            let keys = [
+                key.as_str(),
+                record.stream.as_str(),
+                place.index.as_str(),
+                place.evicted.as_str(),
+            ];
             script::RELEASE.run_with(conn, &keys, value.len() + run.len() + 48, |cmd| {
                 cmd.arg(value)
                     .arg(remaining_ms)
@@ -221,50 +269,42 @@ impl Lease {
                     .arg(u8::from(lost))
                     .arg(history::HISTORY_LENGTH)
                     .arg(history::HISTORY_TTL.as_millis() as u64)
-                    .arg(&run);
+                    .arg(run);
             })
         };
-        // The retry follows a first try whose reply was lost. A spent value (1) can only be that
-        // try's work; no key (3) may be too, or the lock may have lapsed before it: unproven,
-        // unless the first try's record proves it (see `script::RELEASE`).
-        let script_again = |conn: &mut Conn| {
-            script(conn, true).map(|code| if code & 15 == 3 { UNPROVEN } else { code })
-        };
+        // The retry follows a first try whose reply was lost: what it cannot prove is 3.
         let name = &self.name;
         let found = self.pool.run(
             &format_args!("releasing lock '{name}'"),
             |conn| script(conn, false),
-            script_again,
+            |conn| script(conn, true),
         );
-        let history_refused = matches!(found, Ok(code) if code >= 16);
-        let ended = match found.map(|code| if code >= 16 { code - 16 } else { code }) {
+        let mut history_refused = matches!(found, Ok(code) if code >= 16);
+        let ended = match found.map(|code| code & 15) {
             _ if lost => Ended::LostWhileRunning,
             Ok(1) => Ended::KeptForAtLeast { remaining_ms },
             Ok(2) => Ended::Released,
-            Ok(UNPROVEN) => Ended::Unproven,
+            Ok(3) => Ended::Unproven,
             Ok(_) => Ended::NoLongerOurs,
             Err(e) => Ended::ReleaseFailed(e),
         };
+        if let (Some(record), Some(run), Some(ended)) =
+            (record.filter(|r| r.place.apart), &run, RunEnded::of(&ended))
+        {
+            let entry = [ended.as_str(), ";", run].concat();
+            history_refused = !record.place.write(&self.pool, name, &record.stream, &entry);
+        }
         let advice = if ended == Ended::Released && !self.tick {
             ending::per_tick_advice(&self.name, self.at_least_ms, elapsed)
         } else {
             None
         };
-        let advice = match (history_refused, record) {
-            (true, Some(record))
-                if !record
-                    .refused
-                    .swap(true, std::sync::atomic::Ordering::Relaxed) =>
-            {
-                let refusal = format!(
-                    "the run of lock '{name}' could not be recorded in its job's history: the \
-                     server refused XADD (an ACL without +@stream, or a server without streams); \
-                     the locks work as before. Grant +xadd and +pexpire (and +xrevrange and +scan \
-                     to read it), or set 'history' to false. (Said once.)"
-                );
-                Some(advice.map_or(refusal.clone(), |a| format!("{a}; {refusal}")))
-            }
-            _ => advice,
+        let refusal = record
+            .filter(|_| history_refused)
+            .and_then(|r| r.place.refusal(name));
+        let advice = match (advice, refusal) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
         };
         Ending {
             name: std::mem::take(&mut self.name),
@@ -273,6 +313,28 @@ impl Lease {
             at_most: Duration::from_millis(self.at_most_ms),
             advice,
         }
+    }
+
+    /// The run's record without its ending (`history::record`).
+    fn run(&self, record: &Record, task: TaskResult, elapsed: Duration) -> String {
+        // `host;pid;start` from the value: `token;host;pid;acquired-at-unix-ms`.
+        let mut holder = self.value.splitn(4, ';').skip(1);
+        let (host, pid, start) = (
+            holder.next().unwrap_or_default(),
+            holder.next().unwrap_or_default(),
+            holder.next().unwrap_or_default(),
+        );
+        history::record(
+            task.as_str(),
+            elapsed.as_millis() as u64,
+            self.at_least_ms,
+            self.fence,
+            start,
+            pid,
+            host,
+            record.place.instance.as_deref().unwrap_or_default(),
+            &self.name,
+        )
     }
 }
 
@@ -286,22 +348,17 @@ impl Drop for Lease {
 }
 
 impl Locker {
-    /// Where a lease of `job` records its run: nowhere with the history off, or on a Cluster
-    /// (see `history`).
+    /// Where a lease of `job` records its run: nowhere with the history off.
     pub(super) fn record(&self, job: &str) -> Option<Record> {
-        if !self.keeps_history() {
-            return None;
-        }
+        let place = self.history.as_ref()?;
         Some(Record {
-            stream: history::history_key(self.spec.key_prefix(), job),
-            instance: self.spec.instance_id().map(str::to_owned),
-            refused: self.history_refused.clone(),
+            stream: history::stream_key(self.spec.key_prefix(), job),
+            place: place.clone(),
         })
     }
 
-    /// Whether this locker's releases record their runs: the spec's `history`, and not on a
-    /// Cluster.
+    /// Whether this locker's releases record their runs: the spec's `history`.
     pub fn keeps_history(&self) -> bool {
-        self.spec.history() && !matches!(self.spec.address(), Address::Cluster { .. })
+        self.history.is_some()
     }
 }

@@ -19,6 +19,7 @@ mod acquire;
 mod lease;
 mod params;
 
+pub(crate) use lease::HistoryPlace;
 pub use lease::Lease;
 pub(crate) use params::validate_name;
 pub use params::{LockParams, MAX_NAME_BYTES, MAX_TICK_BYTES};
@@ -60,8 +61,8 @@ pub struct Locker {
     /// The `atMost` values already warned about (keep-alive's schedule); touched only when a
     /// warning is due.
     pub(crate) warned: Mutex<HashSet<u64>>,
-    /// Set once the server refused the history's writes (said once, see `Lease::release`).
-    pub(crate) history_refused: Arc<std::sync::atomic::AtomicBool>,
+    /// Where the leases record their runs; `None` with the history off.
+    pub(crate) history: Option<Arc<HistoryPlace>>,
 }
 
 /// The process-wide lockers, one per spec, and their pools, one per server.
@@ -117,9 +118,9 @@ impl Locker {
         }
         Locker {
             pool,
+            history: spec.history().then(|| Arc::new(HistoryPlace::new(&spec))),
             spec,
             warned: Mutex::default(),
-            history_refused: Arc::default(),
         }
     }
 

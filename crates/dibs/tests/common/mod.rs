@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod pki;
+pub mod previous;
 pub mod proxy;
 
 use std::net::TcpListener;

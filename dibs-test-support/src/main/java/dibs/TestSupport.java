@@ -18,10 +18,21 @@ final class TestSupport {
     /**
      * The repository root, where Cargo's target/ (the CLI, the Rust workers) and
      * target/reliability are: the "dibs.root" system property, which the Maven and Gradle builds
-     * set (Surefire's own "basedir" is the module's directory, java/), else the working directory.
+     * set for the library (Surefire's own "basedir" is the module's directory, java/), else the
+     * first directory up from the working directory that holds the Cargo workspace.
      */
     static java.nio.file.Path repositoryRoot() {
-        return java.nio.file.Paths.get(System.getProperty("dibs.root", System.getProperty("user.dir")));
+        String root = System.getProperty("dibs.root");
+        if (root != null) {
+            return java.nio.file.Paths.get(root);
+        }
+        java.nio.file.Path dir = java.nio.file.Paths.get("").toAbsolutePath();
+        for (java.nio.file.Path up = dir; up != null; up = up.getParent()) {
+            if (java.nio.file.Files.exists(up.resolve("Cargo.toml")) && java.nio.file.Files.isDirectory(up.resolve("crates"))) {
+                return up;
+            }
+        }
+        return dir;
     }
 
     /** A lock name no other test uses. */

@@ -233,15 +233,19 @@ public final class Dibs {
     }
 
     /**
-     * The last {@code limit} recorded runs of a job, fleet-wide, the newest first.
+     * The last {@code limit} recorded runs of a job, or of one lock of a job, fleet-wide, the
+     * newest first.
      *
      * @param conn where Redis is: a URI String, a Map conn spec or {@link DibsOptions}
+     * @param name a job's name, or a lock's
+     * @param limit how many runs at most (1 to 10,000)
+     * @return the runs, and since when the history holds every run of it
      * @see DibsClient#history(String, int)
      */
-    public static List<DibsRun> history(Object conn, String job, int limit) {
+    public static DibsHistory history(Object conn, String name, int limit) {
         Lifecycle.checkNotNull(conn, "conn");
-        Lifecycle.checkNotNull(job, "job");
-        return ConnCache.shared(conn).history(job, limit);
+        Lifecycle.checkNotNull(name, "name");
+        return ConnCache.shared(conn).history(name, limit);
     }
 
     /**

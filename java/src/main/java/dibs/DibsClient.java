@@ -2,10 +2,9 @@ package dibs;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -23,6 +22,9 @@ import java.util.function.Supplier;
  * }</pre>
  */
 public final class DibsClient implements AutoCloseable {
+    /** How long a listing scans the keyspace (Rust's {@code SCAN_BUDGET}). */
+    private static final long SCAN_BUDGET_MS = 5_000;
+
     private final long handle;
     private final DibsListener listener;
     private final boolean interruptOnLost;
@@ -237,57 +239,64 @@ public final class DibsClient implements AutoCloseable {
     }
 
     /**
-     * The last {@code limit} recorded runs of a job, fleet-wide, the newest first (one round
-     * trip). A job is a lock name without its per-tick part: {@code report} for
-     * {@code report-2026-12-01} (see {@link Dibs#jobOf}).
+     * The last {@code limit} recorded runs of a job, or of one lock of a job, fleet-wide, the
+     * newest first, and since when the history holds every run of it: of the job named
+     * {@code name} when one is recorded, or else of the lock of that name (its runs within its
+     * job's history). A call's job is its lock name unless the name surely ends in a tick
+     * ({@code report} for {@code report-2026-12-01}, see {@link Dibs#jobOf}); for
+     * {@link #executeOnce} it is the name it was given. One round trip for a job, up to three for
+     * a lock.
      *
-     * @param job the job's name
-     * @param limit how many runs at most (1 to 10,000); the history keeps about 100
+     * @param name a job's name, or a lock's
+     * @param limit how many runs at most (1 to 10,000); the history keeps about 100 per job
      * @return the runs, newest first; empty when none is recorded
-     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O), or
-     *     on a Redis Cluster, which keeps no history
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid (before I/O)
      * @throws DibsException if Redis could not be read
      */
-    public List<DibsRun> history(String job, int limit) {
-        checkOpen(job, this);
+    public DibsHistory history(String name, int limit) {
+        checkOpen(name, this);
         checkLimit(limit);
-        return DibsRun.fromTable(NativeIo.history(handle, job, limit));
+        return DibsHistory.fromTable(name, NativeIo.history(handle, name, limit));
     }
 
     /**
      * The jobs with a recorded run, fleet-wide, the most recently run first, with the time of
-     * their last record.
+     * their last record: found by {@code SCAN} over the history's keys, for at most 5 seconds
+     * (on every master of a Cluster); a scan cut short says so ({@link DibsListing#complete}).
      *
-     * @param limit how many at most (1 to 10,000); the index keeps 1,000
-     * @return job name to when its last run was recorded, in that order
-     * @throws IllegalArgumentException on a bad limit, or on a Redis Cluster
+     * @param limit how many at most (1 to 10,000); the history keeps about 1,000 jobs
+     * @return the jobs, the most recently recorded first
+     * @throws IllegalArgumentException on a bad limit
      * @throws DibsException if Redis could not be read
      */
-    public Map<String, Instant> jobs(int limit) {
+    public DibsListing<DibsJob> jobs(int limit) {
         checkOpen("jobs", this);
         checkLimit(limit);
-        String[] cells = NativeIo.jobs(handle, limit);
-        Map<String, Instant> jobs = new LinkedHashMap<>();
-        for (int i = 0; i + 1 < cells.length; i += 2) {
-            jobs.put(cells[i], Instant.ofEpochMilli(Long.parseLong(cells[i + 1])));
+        String[] cells = NativeIo.jobs(handle, limit, SCAN_BUDGET_MS);
+        List<DibsJob> jobs = new ArrayList<>();
+        for (int i = DibsListing.HEAD; i + 1 < cells.length; i += 2) {
+            jobs.add(new DibsJob(cells[i], Instant.ofEpochMilli(Long.parseLong(cells[i + 1]))));
         }
-        return Collections.unmodifiableMap(jobs);
+        return DibsListing.of(Collections.unmodifiableList(jobs), cells);
     }
 
     /**
      * The locks held now, fleet-wide, whose names match a glob ({@code *} for all), by
-     * {@code SCAN} over the key prefix: bounded to {@code limit} locks and 100,000 keys looked at.
+     * {@code SCAN} over the key prefix to the end of the keyspace (on every master of a Cluster),
+     * for at most 5 seconds: a scan cut short says so ({@link DibsListing#complete}), and then a
+     * held lock may be missing from it.
      *
      * @param pattern a Redis glob over the lock names
      * @param limit how many at most (1 to 10,000)
      * @return the held locks, by name
-     * @throws IllegalArgumentException on a bad argument, or on a Redis Cluster
+     * @throws IllegalArgumentException on a bad argument
      * @throws DibsException if Redis could not be read
      */
-    public List<HeldLock> locks(String pattern, int limit) {
+    public DibsListing<HeldLock> locks(String pattern, int limit) {
         checkOpen(pattern, this);
         checkLimit(limit);
-        return HeldLock.fromTable(NativeIo.locks(handle, pattern, limit));
+        String[] cells = NativeIo.locks(handle, pattern, limit, SCAN_BUDGET_MS);
+        return DibsListing.of(HeldLock.fromTable(cells, DibsListing.HEAD), cells);
     }
 
     /**
@@ -301,7 +310,7 @@ public final class DibsClient implements AutoCloseable {
      */
     public Optional<HeldLock> heldLock(String lockName) {
         checkOpen(lockName, this);
-        List<HeldLock> found = HeldLock.fromTable(NativeIo.heldLock(handle, lockName));
+        List<HeldLock> found = HeldLock.fromTable(NativeIo.heldLock(handle, lockName), 0);
         return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
     }
 

@@ -43,10 +43,10 @@ public final class DibsRun {
         atLeast = Duration.ofMillis(Long.parseLong(f[at + 11]));
     }
 
-    /** Reads the native side's table: {@value #FIELDS} cells per run. */
-    static List<DibsRun> fromTable(String[] cells) {
+    /** Reads the native side's table from cell {@code from}: {@value #FIELDS} cells per run. */
+    static List<DibsRun> fromTable(String[] cells, int from) {
         List<DibsRun> runs = new ArrayList<>(cells.length / FIELDS);
-        for (int at = 0; at + FIELDS <= cells.length; at += FIELDS) {
+        for (int at = from; at + FIELDS <= cells.length; at += FIELDS) {
             runs.add(new DibsRun(cells, at));
         }
         return Collections.unmodifiableList(runs);

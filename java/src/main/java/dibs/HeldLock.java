@@ -9,7 +9,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * A lock held now, fleet-wide, as {@link DibsClient#locks} found it. Its token is what
+ * A lock held now, fleet-wide, as {@link DibsClient#locks} or {@link DibsClient#heldLock} found it. Its token is what
  * {@link DibsClient#forceRelease} takes; {@link #toString()} never shows it.
  */
 public final class HeldLock {
@@ -31,10 +31,10 @@ public final class HeldLock {
         token = f[at + 5];
     }
 
-    /** Reads the native side's table: {@value #FIELDS} cells per lock. */
-    static List<HeldLock> fromTable(String[] cells) {
+    /** Reads the native side's table from cell {@code from}: {@value #FIELDS} cells per lock. */
+    static List<HeldLock> fromTable(String[] cells, int from) {
         List<HeldLock> locks = new ArrayList<>(cells.length / FIELDS);
-        for (int at = 0; at + FIELDS <= cells.length; at += FIELDS) {
+        for (int at = from; at + FIELDS <= cells.length; at += FIELDS) {
             locks.add(new HeldLock(cells, at));
         }
         return Collections.unmodifiableList(locks);

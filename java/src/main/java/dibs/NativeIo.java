@@ -62,18 +62,18 @@ final class NativeIo {
         return offload(() -> NativeLib.history(handle, job, limit));
     }
 
-    static String[] jobs(long handle, int limit) {
+    static String[] jobs(long handle, int limit, long budgetMs) {
         if (!isVirtual()) {
-            return NativeLib.jobs(handle, limit);
+            return NativeLib.jobs(handle, limit, budgetMs);
         }
-        return offload(() -> NativeLib.jobs(handle, limit));
+        return offload(() -> NativeLib.jobs(handle, limit, budgetMs));
     }
 
-    static String[] locks(long handle, String pattern, int limit) {
+    static String[] locks(long handle, String pattern, int limit, long budgetMs) {
         if (!isVirtual()) {
-            return NativeLib.locks(handle, pattern, limit);
+            return NativeLib.locks(handle, pattern, limit, budgetMs);
         }
-        return offload(() -> NativeLib.locks(handle, pattern, limit));
+        return offload(() -> NativeLib.locks(handle, pattern, limit, budgetMs));
     }
 
     static String[] heldLock(long handle, String lockName) {

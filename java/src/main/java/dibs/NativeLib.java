@@ -157,14 +157,23 @@ final class NativeLib {
      */
     static native LockInfo inspect(long handle, String lockName);
 
-    /** The last {@code limit} recorded runs of {@code job}: {@link DibsRun}'s table. */
-    static native String[] history(long handle, String job, int limit);
+    /**
+     * The last {@code limit} recorded runs of the job or lock {@code name}: {@link DibsHistory}'s
+     * head (the job, complete since, last eviction), then {@link DibsRun}'s table.
+     */
+    static native String[] history(long handle, String name, int limit);
 
-    /** The jobs with a recorded run, the most recent first: name, last record (Unix ms). */
-    static native String[] jobs(long handle, int limit);
+    /**
+     * The jobs with a recorded run, the most recent first, scanned for at most {@code budgetMs}:
+     * {@link DibsListing}'s head, then name and last record (Unix ms).
+     */
+    static native String[] jobs(long handle, int limit, long budgetMs);
 
-    /** The held locks whose names match the glob {@code pattern}: {@link HeldLock}'s table. */
-    static native String[] locks(long handle, String pattern, int limit);
+    /**
+     * The held locks whose names match the glob {@code pattern}, scanned for at most
+     * {@code budgetMs}: {@link DibsListing}'s head, then {@link HeldLock}'s table.
+     */
+    static native String[] locks(long handle, String pattern, int limit, long budgetMs);
 
     /** The lock {@code lockName} with its token: one row of {@link HeldLock}'s table, none when free. */
     static native String[] heldLock(long handle, String lockName);
@@ -172,6 +181,6 @@ final class NativeLib {
     /** Deletes {@code lockName} if it holds {@code token}: 1 done, 0 free, -1 another holder's. */
     static native int forceRelease(long handle, String lockName, String token, String by);
 
-    /** The job a lock name belongs to (the history's rule). */
+    /** The job a lock name belongs to (the one rule of the history, the meters, the expectations). */
     static native String jobOf(String lockName);
 }

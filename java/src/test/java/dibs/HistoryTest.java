@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -50,9 +49,16 @@ class HistoryTest extends RedisTestBase {
             assertEquals(Optional.empty(), failed.instanceId());
             assertTrue(failed.toString().contains("task failed"), failed.toString());
 
-            Map<String, java.time.Instant> jobs = a.jobs(10);
-            assertTrue(jobs.containsKey(job), jobs.toString());
-            assertEquals(failed.recordedAt(), jobs.get(job));
+            DibsListing<DibsJob> jobs = a.jobs(10);
+            assertTrue(jobs.complete(), jobs.toString());
+            DibsJob found = jobs.stream().filter(j -> j.name().equals(job)).findFirst().orElseThrow();
+            assertEquals(failed.recordedAt(), found.lastRecordedAt());
+            DibsHistory history = a.history(job, 10);
+            assertEquals(java.util.Optional.of(job), history.job(), "it names a job");
+            DibsHistory ofLock = a.history(job + "-2026-12-02", 10);
+            assertEquals(java.util.Optional.of(job), ofLock.job(), "a lock of that job");
+            assertEquals(1, ofLock.size(), ofLock.toString());
+            assertFalse(ofLock.get(0).succeeded());
         }
     }
 

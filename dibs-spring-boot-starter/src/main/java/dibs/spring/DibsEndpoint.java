@@ -66,25 +66,32 @@ public final class DibsEndpoint {
                     e.fencingToken()));
         }
         List<JobView> views = new ArrayList<>();
-        String failure = jobs(views);
-        return new Locks(locks.size(), locks, views, failure);
+        String[] partial = new String[1];
+        String failure = jobs(views, partial);
+        return new Locks(locks.size(), locks, views, partial[0], failure);
     }
 
-    /** Fills {@code views} with the fleet view; returns why it could not be read, or null. */
-    private String jobs(List<JobView> views) {
+    /**
+     * Fills {@code views} with the fleet view, and {@code partial[0]} with the note of a scan for
+     * jobs cut short; returns why it could not be read, or null.
+     */
+    private String jobs(List<JobView> views, String[] partial) {
         if (jobs == null) {
             return null;
         }
         try {
-            for (DibsJobs.Job j : jobs.all(JOBS)) {
+            DibsJobs.Fleet fleet = jobs.all(JOBS);
+            partial[0] = fleet.partial();
+            for (DibsJobs.Job j : fleet.jobs()) {
                 List<RunView> runs = j.runs().stream().map(RunView::of).toList();
                 views.add(new JobView(j.name(), j.expected() == null ? null : j.expected().every().toMillis(),
-                        j.overdueOrNull(), j.lastSuccess().map(r -> r.recordedAt().toString()).orElse(null),
+                        j.overdueOrNull(), j.unknown().orElse(null),
+                        j.lastSuccess().map(r -> r.recordedAt().toString()).orElse(null),
                         j.lastSuccessAge().map(Duration::toMillis).orElse(null),
                         j.held().map(h -> h.host().orElse("?") + " pid " + h.pid().orElse(-1)).orElse(null), runs));
             }
         } catch (DibsException | IllegalArgumentException | IllegalStateException e) {
-            return e.getMessage(); // Redis unreachable, or a Cluster (no history)
+            return e.getMessage(); // Redis unreachable
         }
         return null;
     }
@@ -137,14 +144,15 @@ public final class DibsEndpoint {
      *
      * @param name the job (a lock name without its per-tick part)
      * @param expectEveryMs its expected period, if any
-     * @param overdue whether it is overdue; null without an expected period
+     * @param overdue whether it is proven overdue; null without an expected period
+     * @param unknown why the history cannot tell whether a late job ran; null when it can
      * @param lastSuccessAt when its last successful run was recorded
      * @param lastSuccessAgeMs how long ago
      * @param runningOn the holder of its lock now ({@code host pid N}), for a job locked by its own
      *     name; null when free
      * @param runs its last runs on any instance, newest first
      */
-    public record JobView(String name, Long expectEveryMs, Boolean overdue, String lastSuccessAt,
+    public record JobView(String name, Long expectEveryMs, Boolean overdue, String unknown, String lastSuccessAt,
             Long lastSuccessAgeMs, String runningOn, List<RunView> runs) {}
 
     /**
@@ -198,9 +206,11 @@ public final class DibsEndpoint {
      * @param count how many locks are held
      * @param locks the locks, the longest-held first
      * @param jobs each job with a recorded run, and each expected job: its last runs fleet-wide
+     * @param jobsPartial null when the scan for jobs reached the end of the keyspace; else
+     *     {@code partial: scanned about N of M keys}, and a job may be missing from {@code jobs}
      * @param jobsFailure why the jobs could not be read, or null
      */
-    public record Locks(int count, List<HeldLock> locks, List<JobView> jobs, String jobsFailure) {}
+    public record Locks(int count, List<HeldLock> locks, List<JobView> jobs, String jobsPartial, String jobsFailure) {}
 
     /**
      * One lock held now.

@@ -2,6 +2,9 @@ package dibs.spring;
 
 import dibs.DibsClient;
 import dibs.DibsException;
+import dibs.DibsHistory;
+import dibs.DibsJob;
+import dibs.DibsListing;
 import dibs.DibsRun;
 import dibs.HeldLock;
 import java.time.Clock;
@@ -87,15 +90,25 @@ public final class DibsJobs implements AutoCloseable {
      * Every job with a recorded run (the most recent first, at most {@code limit}), and every
      * expected job, read now: for the endpoint.
      */
-    List<Job> all(int limit) {
+    Fleet all(int limit) {
         Map<String, DibsExpectations.Expectation> expected = expectations.all();
         Map<String, Job> jobs = new LinkedHashMap<>();
-        for (String name : client.jobs(limit).keySet()) {
-            jobs.put(name, read(name, expected.get(name)));
+        DibsListing<DibsJob> recorded = client.jobs(limit);
+        for (DibsJob job : recorded) {
+            jobs.put(job.name(), read(job.name(), expected.get(job.name())));
         }
         expected.forEach((name, e) -> jobs.computeIfAbsent(name, n -> read(n, e)));
-        return new ArrayList<>(jobs.values());
+        return new Fleet(new ArrayList<>(jobs.values()), recorded.complete() ? null : recorded.partialNote());
     }
+
+    /**
+     * The fleet view as read for the endpoint.
+     *
+     * @param jobs every job with a recorded run, and every expected job
+     * @param partial null when the scan for jobs reached the end of the keyspace, else what
+     *     {@link DibsListing#partialNote} says
+     */
+    record Fleet(List<Job> jobs, String partial) {}
 
     /** Reads the expected jobs now (the refresher's work, also for tests). */
     void refresh() {
@@ -124,24 +137,36 @@ public final class DibsJobs implements AutoCloseable {
 
     /** One job, read now; {@code expected} is its expectation, or null. */
     private Job read(String name, DibsExpectations.Expectation expected) {
-        List<DibsRun> runs = client.history(name, RUNS);
+        DibsHistory runs = client.history(name, RUNS);
+        DibsHistory proof = runs;
         DibsRun lastSuccess = runs.stream().filter(DibsRun::succeeded).findFirst().orElse(null);
         if (lastSuccess == null && runs.size() == RUNS && expected != null) {
             // Its last few runs failed: its last success may lie further back.
-            lastSuccess = client.history(name, 100).stream().filter(DibsRun::succeeded).findFirst().orElse(null);
+            proof = client.history(name, 100);
+            lastSuccess = proof.stream().filter(DibsRun::succeeded).findFirst().orElse(null);
         }
         Instant now = clock.instant();
         Boolean overdue = null;
+        String unknown = null;
         Duration allowed = null;
         Optional<HeldLock> held = Optional.empty();
         if (expected != null) {
             allowed = expected.every().plus(graceFor(expected.every()));
             // A job locked by its own name runs now if its lock is held (per-tick names: unknown).
             held = client.heldLock(name);
-            overdue = held.isEmpty() && Duration.between(freeSince(name, lastSuccess, expected), now)
-                    .compareTo(allowed) > 0;
+            boolean late = held.isEmpty()
+                    && Duration.between(freeSince(name, lastSuccess, expected), now).compareTo(allowed) > 0;
+            // Late with no success recorded proves nothing where a run of the window may be
+            // missing from the history (trimmed, expired, or dropped with its job's stream).
+            if (late && lastSuccess == null && proof.completeSince().isAfter(now.minus(allowed))) {
+                unknown = "no success of it is recorded, but the history holds every run only since "
+                        + proof.completeSince() + proof.evictedAt().map(at -> " (it dropped the runs of the least "
+                                + "recently run job at " + at + ", to keep within its jobs)").orElse("");
+            }
+            overdue = late && unknown == null;
         }
-        return new Job(name, runs, Optional.ofNullable(lastSuccess), expected, allowed, overdue, held, now);
+        return new Job(name, runs, Optional.ofNullable(lastSuccess), expected, allowed, overdue,
+                Optional.ofNullable(unknown), held, now);
     }
 
     /** Since when the job's lock has been free for another run (see the class's comment). */
@@ -179,13 +204,15 @@ public final class DibsJobs implements AutoCloseable {
      * @param lastSuccess its last run whose task succeeded
      * @param expected its expected period, if any
      * @param allowed the period plus the grace: the longest time without a success
-     * @param overdueOrNull whether it is overdue; null without an expected period
+     * @param overdueOrNull whether it is proven overdue; null without an expected period
+     * @param unknown why the history cannot tell whether a late job ran (a run may be missing
+     *     from it); then it is not called overdue
      * @param held its lock, when held now by some instance (a job locked by its own name)
      * @param readAt when it was read
      */
     public record Job(String name, List<DibsRun> runs, Optional<DibsRun> lastSuccess,
-            DibsExpectations.Expectation expected, Duration allowed, Boolean overdueOrNull, Optional<HeldLock> held,
-            Instant readAt) {
+            DibsExpectations.Expectation expected, Duration allowed, Boolean overdueOrNull, Optional<String> unknown,
+            Optional<HeldLock> held, Instant readAt) {
         /** @return whether the job is overdue (false without an expected period) */
         public boolean overdue() {
             return Boolean.TRUE.equals(overdueOrNull);

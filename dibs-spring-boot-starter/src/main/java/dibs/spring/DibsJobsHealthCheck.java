@@ -5,8 +5,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The {@code dibsJobs} health, whatever Boot's health API: UP while no expected job is overdue,
- * {@code dibs.jobs.overdue-status} ({@code OUT_OF_SERVICE} by default) while one is, with each
+ * The {@code dibsJobs} health, whatever Boot's health API: UP while no expected job is proven
+ * overdue, {@code dibs.jobs.overdue-status} ({@code OUT_OF_SERVICE} by default) while one is (a
+ * late job whose history cannot prove it did not run is listed as {@code unknown}, and stays UP), with each
  * overdue job and how long it has gone without a successful run on any instance. Boot's
  * liveness and readiness groups do not include it: a pod is not restarted or taken out of a
  * load balancer because a job is late, but {@code /actuator/health} says so.
@@ -28,6 +29,7 @@ public final class DibsJobsHealthCheck {
         for (DibsJobs.Job j : jobs.expected().values()) {
             Map<String, Object> job = new LinkedHashMap<>();
             job.put("overdue", j.overdue());
+            j.unknown().ifPresent(why -> job.put("unknown", why));
             job.put("expectEvery", j.expected().every().toString());
             job.put("lastSuccess", j.lastSuccess().map(r -> r.recordedAt().toString()).orElse(null));
             job.put("lastSuccessAgeMs", j.lastSuccessAge().map(d -> d.toMillis()).orElse(null));
@@ -37,6 +39,11 @@ public final class DibsJobsHealthCheck {
         details.put("jobs", each);
         if (jobs.failure() != null) {
             details.put("readFailure", jobs.failure());
+        }
+        List<String> unknown = jobs.expected().values().stream().filter(j -> j.unknown().isPresent())
+                .map(DibsJobs.Job::name).toList();
+        if (!unknown.isEmpty()) {
+            details.put("unknown", unknown); // late, but the history cannot prove it did not run
         }
         if (overdue.isEmpty()) {
             return new Result("UP", details);

@@ -8,10 +8,11 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Two gauges per expected job, tagged {@code lock} with the job's name, as the lock meters are
+ * Three gauges per expected job, tagged {@code lock} with the job's name, as the lock meters are
  * (Prometheus keeps a {@code job} label of its own): {@code dibs.job.last.run.age} (seconds since
  * its last successful run on any instance was recorded; NaN before one is) and
- * {@code dibs.job.overdue} (1 while overdue, else 0). Registered as each job becomes known.
+ * {@code dibs.job.overdue} (1 while proven overdue, else 0) and {@code dibs.job.unknown} (1 while
+ * late but with a history that cannot prove it did not run). Registered as each job becomes known.
  */
 public final class DibsJobsMeters implements MeterBinder {
     private final DibsJobs jobs;
@@ -39,6 +40,11 @@ public final class DibsJobsMeters implements MeterBinder {
                 DibsJobs.Job job = j.expected().get(name);
                 return job != null && job.overdue() ? 1 : 0;
             }).description("1 while the job is overdue on every instance, else 0").tag(DibsMetrics.TAG, name).register(registry);
+            Gauge.builder("dibs.job.unknown", jobs, j -> {
+                DibsJobs.Job job = j.expected().get(name);
+                return job != null && job.unknown().isPresent() ? 1 : 0;
+            }).description("1 while the job is late but its history cannot prove it did not run, else 0")
+                    .tag(DibsMetrics.TAG, name).register(registry);
         }
     }
 

@@ -2,12 +2,10 @@ package dibs.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dibs.DibsCli;
 import dibs.DibsClient;
 import dibs.DibsRun;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -112,19 +110,9 @@ class FleetViewTest extends RedisFixture {
 
     /** {@code dibs check beat --within W}: its exit code. */
     private static int check(String within) throws Exception {
-        // The repository root: the first directory up from this module's with the Cargo workspace.
-        Path root = Paths.get("").toAbsolutePath();
-        while (root.getParent() != null && !Files.exists(root.resolve("Cargo.toml"))) {
-            root = root.getParent();
-        }
-        Path cli = root.resolve("target/release/dibs");
-        assertThat(Files.isExecutable(cli)).as("the dibs CLI (cargo build --release --bins): " + cli).isTrue();
-        Process p = new ProcessBuilder(cli.toString(), "check", "beat", "--within", within, "--redis",
-                "redis://127.0.0.1:" + redis.port()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        assertThat(p.waitFor(20, TimeUnit.SECONDS)).isTrue();
-        System.out.println("dibs check beat --within " + within + ": " + out.trim());
-        return p.exitValue();
+        DibsCli out = DibsCli.run("redis://127.0.0.1:" + redis.port(), "check", "beat", "--within", within);
+        System.out.println("dibs check beat --within " + within + ": " + out);
+        return out.exitCode();
     }
 
     @Test
