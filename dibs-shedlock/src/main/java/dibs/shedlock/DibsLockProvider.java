@@ -29,6 +29,11 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * time options of ShedLock's database providers ({@code usingDbTime()} and the like) do not
  * apply, and no clock of the JVM is compared with another host's.
  *
+ * <p>ShedLock releases a lock without the task's outcome, so the run history records a task
+ * run through a bare provider as a success even when it threw. Where dibs can see the outcome it
+ * records it: through {@link DibsLockingTaskExecutor}, and for every {@code @SchedulerLock}
+ * method in a Spring Boot application with dibs's starter ({@link TaskOutcome}).
+ *
  * <p>The returned {@link SimpleLock} releases the lock on {@link SimpleLock#unlock()} (kept for
  * the rest of {@code lockAtLeastFor}, else deleted; a lock that was no longer ours is left alone,
  * with a warning in dibs's log) and supports {@link SimpleLock#extend}, as ShedLock's
@@ -82,10 +87,12 @@ public final class DibsLockProvider implements ExtensibleLockProvider {
         if (lockConfiguration == null) {
             throw new IllegalArgumentException("lockConfiguration must not be null");
         }
+        // Within a task whose outcome is recorded, the first lock is that task's.
+        TaskOutcome.Frame task = TaskOutcome.claim();
         Optional<DibsLease> lease = client.tryLock(lockConfiguration.getName(),
                 lockConfiguration.getLockAtMostFor(), lockConfiguration.getLockAtLeastFor());
         try {
-            return lease.map(DibsSimpleLock::new);
+            return lease.map(l -> new DibsSimpleLock(l, task));
         } catch (Throwable e) { // the JVM failing (out of memory): let go of the lock now, not at atMost
             try {
                 lease.ifPresent(DibsLease::close);
@@ -103,11 +110,21 @@ public final class DibsLockProvider implements ExtensibleLockProvider {
      */
     private static final class DibsSimpleLock implements SimpleLock {
         private final DibsLease lease;
+        /** The task whose outcome the release records ({@link TaskOutcome}), or null. */
+        private final TaskOutcome.Frame task;
         private final ReentrantLock guard = new ReentrantLock();
         private boolean valid = true; // guarded by guard
 
-        DibsSimpleLock(DibsLease lease) {
+        DibsSimpleLock(DibsLease lease, TaskOutcome.Frame task) {
             this.lease = lease;
+            this.task = task;
+        }
+
+        /** Releases now, or once the task has ended when its outcome is recorded. */
+        private void release() {
+            if (task == null || !task.defer(lease)) {
+                lease.release();
+            }
         }
 
         /**
@@ -122,7 +139,7 @@ public final class DibsLockProvider implements ExtensibleLockProvider {
             try {
                 checkValid();
                 valid = false;
-                lease.release();
+                release();
             } finally {
                 guard.unlock();
             }
@@ -146,10 +163,10 @@ public final class DibsLockProvider implements ExtensibleLockProvider {
                 boolean extended = lease.extend(lockAtMostFor, lockAtLeastFor);
                 valid = false;
                 if (!extended) {
-                    lease.release(); // no longer ours: nothing is touched, dibs logs a warning
+                    release(); // no longer ours: nothing is touched, dibs logs a warning
                     return Optional.empty();
                 }
-                return Optional.of(new DibsSimpleLock(lease));
+                return Optional.of(new DibsSimpleLock(lease, task));
             } finally {
                 guard.unlock();
             }

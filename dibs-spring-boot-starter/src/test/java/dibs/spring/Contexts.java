@@ -9,7 +9,7 @@ import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
- * What the tests share: a context runner with dibs's three auto-configurations and Spring Boot's
+ * What the tests share: a context runner with dibs's four auto-configurations and Spring Boot's
  * SSL bundles (as every Boot application has them), the same on Boot 3 and Boot 4 (boot4/ runs
  * these classes on Boot 4), and a look at startup failures.
  */
@@ -18,7 +18,8 @@ final class Contexts {
 
     static ApplicationContextRunner runner() {
         return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DibsAutoConfiguration.class,
-                DibsMetricsAutoConfiguration.class, DibsActuatorAutoConfiguration.class, SslAutoConfiguration.class));
+                DibsMetricsAutoConfiguration.class, DibsActuatorAutoConfiguration.class,
+                DibsShedLockAutoConfiguration.class, SslAutoConfiguration.class));
     }
 
     /** Every message in the cause chain, joined: Spring wraps the failure in a few layers. */

@@ -12,8 +12,8 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 
 /**
- * Micrometer and Actuator are optional: without them the client is made and nothing of theirs
- * is; with Boot's own metrics auto-configuration (not a registry the test declares), the meters
+ * Micrometer, Actuator and ShedLock are optional: without them the client is made and nothing of
+ * theirs is; with Boot's own metrics auto-configuration (not a registry the test declares), the meters
  * are registered in Boot's registry.
  */
 class OptionalDependenciesTest extends RedisFixture {
@@ -21,7 +21,7 @@ class OptionalDependenciesTest extends RedisFixture {
     void withoutMicrometerOrActuatorTheClientStillWorks() {
         Contexts.runner()
                 .withClassLoader(new FilteredClassLoader("io.micrometer", "org.springframework.boot.actuate",
-                        "org.springframework.boot.health"))
+                        "org.springframework.boot.health", "net.javacrumbs.shedlock", "dibs.shedlock"))
                 .withPropertyValues("spring.data.redis.port=" + redis.port())
                 .run(context -> {
                     assertThat(context).hasNotFailed().hasSingleBean(DibsClient.class)

@@ -1,11 +1,15 @@
 package dibs.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dibs.DibsCli;
 import dibs.DibsClient;
+import dibs.DibsRun;
 import dibs.shedlock.DibsLockProvider;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,6 +27,7 @@ import org.springframework.context.annotation.Configuration;
  */
 class ShedLockJobTest extends RedisFixture {
     static final String LOCK = "nightly-report";
+    static final String FLAKY = "flaky-report";
 
     /**
      * The job: its first run blocks until released, so that the test sees it running. The bean
@@ -53,9 +58,22 @@ class ShedLockJobTest extends RedisFixture {
         }
     }
 
+    /** A job that fails every night: ShedLock's proxy locks it, and it throws. */
+    public static class FlakyReport {
+        @SchedulerLock(name = FLAKY, lockAtMostFor = "PT30S")
+        public void run() {
+            throw new IllegalStateException("the report's database is down");
+        }
+    }
+
     @Configuration(proxyBeanMethods = false)
     @EnableSchedulerLock(defaultLockAtMostFor = "PT30S")
     static class Jobs {
+        @Bean
+        FlakyReport flakyReport() {
+            return new FlakyReport();
+        }
+
         @Bean
         MeterRegistry meterRegistry() {
             return new SimpleMeterRegistry();
@@ -75,6 +93,31 @@ class ShedLockJobTest extends RedisFixture {
     private static double count(MeterRegistry r, String name) {
         var counter = r.find(name).tag("lock", LOCK).counter();
         return counter == null ? 0 : counter.count();
+    }
+
+    /**
+     * Issue 29 (2): a {@code @SchedulerLock} job that throws is recorded as failed, so that
+     * {@code dibs check} flags it. Before, 3 runs that each threw were 3 successes in the history,
+     * and {@code dibs check} exited 0.
+     */
+    @Test
+    void aSchedulerLockJobThatThrowsIsRecordedAsFailedAndDibsCheckFlagsIt() {
+        Contexts.runner().withUserConfiguration(Jobs.class)
+                .withPropertyValues("spring.data.redis.port=" + redis.port())
+                .run(context -> {
+                    FlakyReport job = context.getBean(FlakyReport.class);
+                    for (int i = 0; i < 3; i++) {
+                        assertThatThrownBy(job::run).isInstanceOf(IllegalStateException.class)
+                                .hasMessage("the report's database is down");
+                    }
+                    List<DibsRun> runs = context.getBean(DibsClient.class).history(FLAKY, 10);
+                    assertThat(runs).hasSize(3).noneMatch(DibsRun::succeeded).allMatch(DibsRun::ownedToTheEnd);
+                    DibsCli check = DibsCli.run(redis.uri(), "check", FLAKY, "--within", "1h");
+                    assertThat(check.exitCode()).as(check.toString()).isEqualTo(1);
+                    assertThat(check.output()).contains("overdue: job 'flaky-report'", "task failed");
+                    MeterRegistry r = context.getBean(MeterRegistry.class);
+                    assertThat(r.get("dibs.lock.acquired").tag("lock", FLAKY).counter().count()).isEqualTo(3);
+                });
     }
 
     @Test
