@@ -31,6 +31,7 @@ const SPEC_KEYS: &[&str] = &[
     "durable",
     "history",
     "instance-id",
+    "retry-failed-ticks",
     "sentinels",
     "master-name",
     "sentinel-username",
@@ -129,6 +130,7 @@ impl Fields {
                 "durable" => f.durable = get_durable(key, v)?,
                 "history" => f.history = get_bool(key, v)?,
                 "instance-id" => f.instance_id = get_str(key, v)?,
+                "retry-failed-ticks" => f.retry_failed_ticks = get_bool(key, v)?,
                 "sentinels" | "cluster-nodes" => {
                     let default_port = if key == "sentinels" {
                         DEFAULT_SENTINEL_PORT

@@ -110,6 +110,9 @@ pub struct ConnSpec {
     history: bool,
     /// Names this instance in the history (`instance-id`), beside its host and pid.
     instance_id: Option<String>,
+    /// A tick whose task failed lets go of its done-mark, so that a later fire may run it
+    /// (`retry-failed-ticks`); off by default: a tick is run once, however it ended.
+    retry_failed_ticks: bool,
 }
 
 /// The connection part of a spec: all that a pool needs, and all that tells two pools apart.
@@ -233,6 +236,13 @@ impl ConnSpec {
     /// What names this instance in the history, beside its host and pid (`instance-id`).
     pub fn instance_id(&self) -> Option<&str> {
         self.instance_id.as_deref()
+    }
+
+    /// Whether the lock of a tick whose task failed is deleted at release, not kept as the
+    /// tick's done-mark (`retry-failed-ticks`), so that another instance's later fire of the same
+    /// tick runs it.
+    pub fn retry_failed_ticks(&self) -> bool {
+        self.retry_failed_ticks
     }
 
     /// Connections to the server, at most.
@@ -382,6 +392,7 @@ impl fmt::Debug for ConnSpec {
             .field("durable", &self.durable)
             .field("history", &self.history)
             .field("instance_id", &self.instance_id)
+            .field("retry_failed_ticks", &self.retry_failed_ticks)
             .field("max_total", &self.server.max_total)
             .field("max_idle", &self.server.max_idle)
             .field("idle_timeout", &self.server.idle_timeout)
@@ -484,6 +495,7 @@ struct Fields {
     durable: Option<Durable>,
     history: Option<bool>,
     instance_id: Option<String>,
+    retry_failed_ticks: Option<bool>,
     sentinels: Option<Vec<(String, u16)>>,
     master_name: Option<String>,
     cluster_nodes: Option<Vec<(String, u16)>>,
@@ -646,6 +658,7 @@ impl Fields {
             durable: self.durable.unwrap_or(Durable::Auto),
             history: self.history.unwrap_or(true),
             instance_id: self.instance_id,
+            retry_failed_ticks: self.retry_failed_ticks.unwrap_or(false),
         })
     }
 }

@@ -159,6 +159,7 @@ impl Locker {
             warning,
             fence,
             tick: params.tick,
+            retry_failed_tick: params.tick && self.spec.retry_failed_ticks(),
             record: self.record(params.job()),
             released: false,
         }))

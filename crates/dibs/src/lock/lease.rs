@@ -48,6 +48,9 @@ pub struct Lease {
     pub(super) fence: u64,
     /// Taken with [`LockParams::for_tick`].
     pub(super) tick: bool,
+    /// A tick's lock whose task failed is deleted at release, not kept as its done-mark (the
+    /// spec's `retry-failed-ticks`).
+    pub(super) retry_failed_tick: bool,
     /// Where the release records the run; `None` with the history off.
     pub(super) record: Option<Record>,
     pub(super) released: bool,
@@ -241,7 +244,11 @@ impl Lease {
         self.released = true;
         let lost = self.keep_alive.take().is_some_and(KeepAlive::stop);
         let elapsed = self.acquired.elapsed();
-        let remaining_ms = self.at_least_ms.saturating_sub(elapsed.as_millis() as u64);
+        let remaining_ms = if self.retry_failed_tick && task == TaskResult::Failed {
+            0 // the tick is not done: another instance's later fire of it may run it
+        } else {
+            self.at_least_ms.saturating_sub(elapsed.as_millis() as u64)
+        };
         let (key, value) = (&self.key, &self.value);
         let record = self.record.as_ref();
         let run = record.map(|record| self.run(record, task, elapsed));

@@ -294,6 +294,17 @@ public final class DibsOptions {
             return put("instance-id", instanceId);
         }
 
+        /**
+         * @param retryFailedTicks whether the lock of a tick ({@link DibsClient#executeOnce})
+         *     whose task threw is let go at once instead of kept as the tick's done-mark for
+         *     atMost, so that another instance whose scheduler fires the same tick later runs it
+         *     again (default false: a tick runs once, however it ended)
+         * @return this builder
+         */
+        public Builder retryFailedTicks(boolean retryFailedTicks) {
+            return put("retry-failed-ticks", retryFailedTicks);
+        }
+
         /** @param timeout the connect timeout (whole milliseconds, at least 1) @return this builder */
         public Builder connectTimeout(Duration timeout) {
             return put("conn-timeout-ms", millis(timeout, "connectTimeout"));

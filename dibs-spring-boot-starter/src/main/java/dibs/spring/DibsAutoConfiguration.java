@@ -89,6 +89,7 @@ public class DibsAutoConfiguration {
         if (properties.instanceId() != null) {
             options.instanceId(properties.instanceId());
         }
+        options.retryFailedTicks(properties.retryFailedTicks());
         List<DibsListener> all = listeners.orderedStream().toList();
         if (!all.isEmpty()) {
             options.listener(all.size() == 1 ? all.get(0) : new CompositeListener(all));

@@ -26,13 +26,16 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param history Whether each release records its run in its job's history in Redis (about 100
  *     runs per job, kept 40 days; no extra round trip). Unset, dibs's own default applies (true).
  * @param instanceId Names this instance in the run history, beside its host and pid: a pod name.
+ * @param retryFailedTicks Whether the lock of a tick (executeOnce) whose task threw is let go at
+ *     once, so that another instance's later fire of the same tick runs it again. Off: a tick is
+ *     run once, however it ended, and stays done for atMost.
  * @param jobs The fleet view: expected periods and the overdue check.
  * @param actuator What /actuator/dibs may change.
  */
 @ConfigurationProperties(DibsProperties.PREFIX)
 public record DibsProperties(@DefaultValue("true") boolean enabled, String keyPrefix, boolean keepAlive,
         boolean interruptOnLost, String durable, @DefaultValue Metrics metrics, Boolean history, String instanceId,
-        @DefaultValue Jobs jobs, @DefaultValue Actuator actuator) {
+        boolean retryFailedTicks, @DefaultValue Jobs jobs, @DefaultValue Actuator actuator) {
     static final String PREFIX = "dibs";
 
     /**
