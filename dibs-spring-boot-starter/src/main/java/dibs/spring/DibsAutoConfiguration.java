@@ -132,6 +132,15 @@ public class DibsAutoConfiguration {
         return new DibsJobs(client, expectations, properties.jobs(), java.time.Clock.systemUTC());
     }
 
+    /**
+     * @return what makes each run of a cron {@code @Scheduled} method know the fire time its
+     *     trigger computed for it ({@link DibsScheduledTick})
+     */
+    @Bean
+    static org.springframework.scheduling.annotation.SchedulingConfigurer dibsTickScheduler() {
+        return new DibsTickScheduler.Configurer();
+    }
+
     /** Where the client's Redis is, without credentials; for the health indicator. */
     @Bean
     @ConditionalOnMissingBean

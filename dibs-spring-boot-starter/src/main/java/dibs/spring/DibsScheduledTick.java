@@ -2,7 +2,7 @@ package dibs.spring;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
-import java.time.LocalDateTime;
+import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.time.temporal.ChronoUnit;
@@ -23,14 +23,24 @@ import org.springframework.scheduling.support.CronExpression;
  * }
  * }</pre>
  *
- * <p>The tick is the latest fire time of the method's cron at or before now, in the cron's zone
- * (the annotation's {@code zone}, else the system's), as an ISO-8601 local date-time
- * ({@code 2026-12-02T02:00}). An instance whose scheduler fires late, or whose clock is a little
- * behind or ahead, names the same tick, as long as the task starts before the next fire time.
+ * <p>The tick is the fire time that the scheduler's trigger computed for this run, in the cron's
+ * zone (the annotation's {@code zone}, else the system's), as an ISO-8601 local date-time
+ * ({@code 2026-12-02T02:00}): the starter records it as each run begins
+ * ({@link DibsTickScheduler}). So an instance whose scheduler fires early or late (its clock
+ * ahead or behind) names its own tick. Where no trigger recorded it (a method called directly, a
+ * scheduler of the application's own outside Spring's registrar), the tick is the fire time
+ * nearest to now: the next one when it is at most {@link #EARLY} away (and less than half the gap
+ * between fires), else the latest one at or before now.
  * Only a cron can be derived: a {@code fixedRate} or {@code fixedDelay} counts from each
  * instance's own start, so its runs share no tick across instances.
  */
 public final class DibsScheduledTick {
+    /** How early a fire may come and still name its own tick, when no trigger recorded it. */
+    static final Duration EARLY = Duration.ofSeconds(1);
+
+    /** The fire time of the scheduled run on this thread, as its trigger computed it. */
+    private static final ThreadLocal<Instant> FIRE = new ThreadLocal<>();
+
     /** Resolves {@code ${...}} in a cron: the application's Environment, set by the starter. */
     private static volatile UnaryOperator<String> placeholders = UnaryOperator.identity();
 
@@ -38,6 +48,26 @@ public final class DibsScheduledTick {
 
     static void resolvePlaceholdersWith(UnaryOperator<String> resolver) {
         placeholders = resolver;
+    }
+
+    /** @return the fire time the trigger of the scheduled run on this thread computed, if any */
+    static Optional<Instant> recordedFire() {
+        return Optional.ofNullable(FIRE.get());
+    }
+
+    /** Runs {@code run} as the scheduled run due at {@code fire} (see {@link DibsTickScheduler}). */
+    static void runFiredAt(Instant fire, Runnable run) {
+        Instant outer = FIRE.get();
+        FIRE.set(fire);
+        try {
+            run.run();
+        } finally {
+            if (outer == null) {
+                FIRE.remove();
+            } else {
+                FIRE.set(outer);
+            }
+        }
     }
 
     /**
@@ -150,12 +180,36 @@ public final class DibsScheduledTick {
             }
             String zone = placeholders.apply(scheduled.zone());
             ZoneId zoneId = zone.isEmpty() ? ZoneId.systemDefault() : ZoneId.of(zone);
-            return latestFire(CronExpression.parse(cron), ZonedDateTime.now(zoneId))
-                    .map(t -> t.toLocalDateTime().truncatedTo(ChronoUnit.SECONDS))
-                    .map(LocalDateTime::toString);
+            Instant fire = FIRE.get();
+            Optional<ZonedDateTime> tick = fire != null ? Optional.of(fire.atZone(zoneId))
+                    : nearestFire(CronExpression.parse(cron), ZonedDateTime.now(zoneId));
+            return tick.map(DibsScheduledTick::name);
         } catch (RuntimeException e) { // an unresolvable placeholder, an unknown zone
             return Optional.empty();
         }
+    }
+
+    /** A tick's name: its local date-time to the second. */
+    static String name(ZonedDateTime fire) {
+        return fire.toLocalDateTime().truncatedTo(ChronoUnit.SECONDS).toString();
+    }
+
+    /**
+     * The fire time nearest to {@code now}, for a run whose trigger did not record its own: the
+     * next one when it is at most {@link #EARLY} away and nearer than half the gap between the
+     * fires around now (a fire that came early), else the latest one at or before now (one that
+     * came late, or on time).
+     */
+    static Optional<ZonedDateTime> nearestFire(CronExpression cron, ZonedDateTime now) {
+        Optional<ZonedDateTime> latest = latestFire(cron, now);
+        ZonedDateTime next = cron.next(now);
+        if (next == null) {
+            return latest;
+        }
+        Duration ahead = Duration.between(now, next);
+        Duration gap = latest.map(l -> Duration.between(l, next)).orElse(EARLY.multipliedBy(2));
+        boolean early = ahead.compareTo(EARLY) <= 0 && ahead.multipliedBy(2).compareTo(gap) < 0;
+        return early || latest.isEmpty() ? Optional.of(next) : latest;
     }
 
     /** The latest fire time at or before {@code now}: searched back over a window that doubles. */
