@@ -21,7 +21,7 @@ use redis::Client;
 
 mod support;
 
-use support::{Res, Server};
+use support::{script_calls, Res, Server};
 
 const WARMUP: usize = 2_000;
 const CYCLES: usize = 20_000;
@@ -78,25 +78,6 @@ fn server_cpu(conn: &mut redis::Connection) -> f64 {
         })
         .sum::<f64>()
         * 1e6
-}
-
-/// EVALSHA and EVAL calls the server has counted.
-fn script_calls(conn: &mut redis::Connection) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query(conn)
-        .unwrap_or_default();
-    ["cmdstat_evalsha:calls=", "cmdstat_eval:calls="]
-        .iter()
-        .filter_map(|prefix| {
-            info.lines()
-                .find_map(|l| l.strip_prefix(prefix))?
-                .split(',')
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
-        .sum()
 }
 
 /// One `Locker::execute`, as `Dibs.execute(conn, name, 10, 0, task)` makes it.

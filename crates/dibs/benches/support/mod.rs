@@ -109,3 +109,23 @@ pub fn measure(warmup: usize, cycles: usize, mut call: impl FnMut()) -> [f64; 3]
     let at = |q: f64| micros[((q * cycles as f64).ceil() as usize).clamp(1, cycles) - 1];
     [at(0.50), at(0.99), mean]
 }
+
+/// EVALSHA and EVAL calls the server has counted (`INFO commandstats`).
+#[allow(dead_code)] // not every benchmark counts them
+pub fn script_calls(conn: &mut redis::Connection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(conn)
+        .unwrap_or_default();
+    ["cmdstat_evalsha:calls=", "cmdstat_eval:calls="]
+        .iter()
+        .filter_map(|prefix| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(prefix))?
+                .split(',')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum()
+}
