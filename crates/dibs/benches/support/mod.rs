@@ -19,6 +19,7 @@ pub struct Server {
 }
 
 impl Server {
+    #[allow(dead_code)] // cluster_cycle starts its nodes with arguments
     pub fn start() -> Res<Server> {
         Server::start_with(&[])
     }
