@@ -3,8 +3,9 @@ package dibs.spring;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.atomic.AtomicReference;
 import org.springframework.core.Ordered;
 import org.springframework.scheduling.SchedulingAwareRunnable;
 import org.springframework.scheduling.TaskScheduler;
@@ -16,9 +17,12 @@ import org.springframework.scheduling.config.ScheduledTaskRegistrar;
 /**
  * The scheduler of {@code @Scheduled} methods, as the application configured it, with one thing
  * added: each run of a trigger's task (a cron) knows the fire time its trigger computed for it,
- * for {@link DibsScheduledTick#current()}. The trigger runs the task once per fire, and computes
- * the next fire only after the run, so the fire it last computed is the run's own. Every call goes
- * to the application's scheduler; the task and the trigger are the same, observed.
+ * for {@link DibsScheduledTick#current()}. The trigger runs the task once per fire, in the order of
+ * its fires, so each run takes the oldest fire no run has taken yet. Which fire the trigger computed
+ * last says nothing: a scheduler that hands each run to a thread of its own (Spring's
+ * SimpleAsyncTaskScheduler, with virtual threads) computes the next fire right after the hand-off,
+ * often before the run's thread starts. Every call goes to the application's scheduler; the task
+ * and the trigger are the same, observed.
  */
 final class DibsTickScheduler implements TaskScheduler {
     private final TaskScheduler scheduler;
@@ -53,16 +57,20 @@ final class DibsTickScheduler implements TaskScheduler {
 
     @Override
     public ScheduledFuture<?> schedule(Runnable task, Trigger trigger) {
-        AtomicReference<Instant> fire = new AtomicReference<>();
+        // A fire waits here from when the trigger computes it until its run starts: one fire with
+        // a scheduler that runs on its own thread, more only while handed-off runs start late.
+        Queue<Instant> fires = new ConcurrentLinkedQueue<>();
         Trigger recording = new Trigger() {
             @Override
             public Instant nextExecution(TriggerContext context) {
                 Instant next = trigger.nextExecution(context);
-                fire.set(next);
+                if (next != null) {
+                    fires.add(next);
+                }
                 return next;
             }
         };
-        return scheduler.schedule(new Fired(task, fire), recording);
+        return scheduler.schedule(new Fired(task, fires), recording);
     }
 
     @Override
@@ -91,21 +99,21 @@ final class DibsTickScheduler implements TaskScheduler {
     }
 
     /**
-     * A trigger's task, run as the fire its trigger last computed. It keeps the task's qualifier,
+     * A trigger's task, run as the oldest fire of its trigger no run has taken. It keeps the task's qualifier,
      * by which Spring picks the scheduler of a {@code @Scheduled(scheduler = ...)} method.
      */
     private static final class Fired implements SchedulingAwareRunnable {
         private final Runnable task;
-        private final AtomicReference<Instant> fire;
+        private final Queue<Instant> fires;
 
-        Fired(Runnable task, AtomicReference<Instant> fire) {
+        Fired(Runnable task, Queue<Instant> fires) {
             this.task = task;
-            this.fire = fire;
+            this.fires = fires;
         }
 
         @Override
         public void run() {
-            DibsScheduledTick.runFiredAt(fire.get(), task);
+            DibsScheduledTick.runFiredAt(fires.poll(), task);
         }
 
         @Override
