@@ -15,9 +15,6 @@ use crate::holder::Holder;
 use crate::lock::{validate_name, Locker};
 use crate::script;
 
-/// A stream entry as `XREVRANGE` gives it: its id, its fields and values.
-type Entry = (String, Vec<String>);
-
 /// Keys asked of each `SCAN`.
 const SCAN_BATCH: usize = 1000;
 
@@ -114,7 +111,7 @@ impl Locker {
             history::stream_key(prefix, job),
             history::evicted_key(prefix),
         );
-        let read = |conn: &mut Conn| -> RedisResult<(Vec<Entry>, Option<u64>)> {
+        let read = |conn: &mut Conn| -> RedisResult<(Value, Option<Vec<u8>>)> {
             redis::pipe()
                 .cmd("XREVRANGE")
                 .arg(&stream)
@@ -125,9 +122,14 @@ impl Locker {
                 .get(&evicted)
                 .query(conn)
         };
-        let (entries, evicted_at_unix_ms) =
+        let (reply, evicted) =
             self.pool
                 .run(&format_args!("reading the history of '{job}'"), read, read)?;
+        let entries = history::entries(&reply);
+        // The mark as dibs writes it, a number; anything else under that key marks nothing.
+        let evicted_at_unix_ms = evicted
+            .and_then(|v| String::from_utf8(v).ok())
+            .and_then(|v| v.parse().ok());
         Ok(Read {
             full: entries.len() >= count,
             runs: entries
@@ -155,11 +157,14 @@ impl Locker {
                     .arg("COUNT")
                     .arg(1);
             }
-            let lasts: Vec<Vec<Entry>> = pipe.query(conn)?;
+            // Each reply as it is: a key of another type under the prefix is no job.
+            let lasts: Vec<RedisResult<Value>> = pipe.ignore_errors().query(conn)?;
             for (key, last) in keys.iter().zip(lasts) {
-                let (Some(job), Some((id, _))) = (history::job_of_key(prefix, key), last.first())
+                let key = String::from_utf8_lossy(key);
+                let last = last.map(|v| history::entries(&v)).unwrap_or_default();
+                let (Some(job), Some((id, _))) = (history::job_of_key(prefix, &key), last.first())
                 else {
-                    continue; // expired meanwhile
+                    continue; // expired meanwhile, or not dibs's
                 };
                 jobs.push(Job {
                     name: job.to_owned(),
@@ -192,9 +197,9 @@ impl Locker {
         glob.push_str(pattern);
         let (mut found, scanned) =
             self.scan(&glob, budget, "listing the held locks", |conn, keys| {
-                let keys: Vec<String> = keys
+                let keys: Vec<Vec<u8>> = keys
                     .into_iter()
-                    .filter(|k| !history::is_history_key(prefix, k))
+                    .filter(|k| !history::is_history_key(prefix, &String::from_utf8_lossy(k)))
                     .collect();
                 let mut found = Vec::with_capacity(keys.len());
                 if keys.is_empty() {
@@ -210,7 +215,7 @@ impl Locker {
                     let value = pair[0]
                         .as_ref()
                         .ok()
-                        .and_then(|v| redis::from_redis_value::<Option<String>>(v.clone()).ok());
+                        .and_then(|v| redis::from_redis_value::<Option<Vec<u8>>>(v.clone()).ok());
                     let Some(Some(value)) = value else {
                         continue;
                     };
@@ -219,7 +224,8 @@ impl Locker {
                         .ok()
                         .and_then(|v| redis::from_redis_value::<i64>(v.clone()).ok())
                         .unwrap_or(-1);
-                    found.push(HeldLock::read(&key[prefix.len()..], &value, pttl));
+                    let name = String::from_utf8_lossy(&key[prefix.len()..]);
+                    found.push(HeldLock::read(&name, &value, pttl));
                 }
                 Ok(found)
             })?;
@@ -237,7 +243,7 @@ impl Locker {
         glob: &str,
         budget: Duration,
         what: &str,
-        mut batch: impl FnMut(&mut Conn, Vec<String>) -> RedisResult<Vec<T>>,
+        mut batch: impl FnMut(&mut Conn, Vec<Vec<u8>>) -> RedisResult<Vec<T>>,
     ) -> Result<(Vec<T>, Scanned)> {
         let deadline = Instant::now() + budget;
         // One master's: its items, then how far it got. A retry on a fresh connection starts
@@ -254,7 +260,8 @@ impl Locker {
                     };
                     return Ok((items, part));
                 }
-                let (next, found): (u64, Vec<String>) = redis::cmd("SCAN")
+                // Keys of any bytes: a foreign key under the prefix must not fail the scan.
+                let (next, found): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
                     .arg(cursor)
                     .arg("MATCH")
                     .arg(glob)
@@ -315,7 +322,7 @@ impl Locker {
         let holder = match found {
             Value::Int(0) => return Ok(ForcedRelease::Free),
             Value::Int(_) => return Ok(ForcedRelease::OtherHolder),
-            value => redis::from_redis_value::<String>(value).ok(),
+            value => redis::from_redis_value::<Vec<u8>>(value).ok(),
         };
         if let Some(place) = &self.history {
             // Under the job the lock's runs are recorded in, where the history knows it.

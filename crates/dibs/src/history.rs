@@ -287,18 +287,60 @@ pub struct HeldLock {
 }
 
 impl HeldLock {
-    /// A held lock as its value and PTTL say.
-    pub(crate) fn read(name: &str, value: &str, pttl: i64) -> HeldLock {
-        let holder = crate::Holder::parse(value);
+    /// A held lock as its value and PTTL say: any value, of any bytes, is one; a value dibs did
+    /// not write has no holder and no token.
+    pub(crate) fn read(name: &str, value: &[u8], pttl: i64) -> HeldLock {
+        let (holder, token) = match crate::Holder::parse_with_token(value) {
+            Some((holder, token)) => (Some(holder), Some(token.to_owned())),
+            None => (None, None),
+        };
         HeldLock {
             name: name.to_owned(),
-            token: holder.as_ref().map(|_| value[..36].to_owned()),
+            token,
             state: crate::LockState {
                 remaining_ms: u64::try_from(pttl).ok(),
                 holder,
             },
         }
     }
+}
+
+/// The entries of an `XREVRANGE` reply, `(id, [field, value, ...])`, whatever their bytes: a
+/// stream under the prefix that dibs did not write (or one of another encoding) reads as text,
+/// its invalid bytes replaced, and then as no run ([`Run::parse`] skips it).
+pub(crate) fn entries(reply: &redis::Value) -> Vec<(String, Vec<String>)> {
+    use redis::Value;
+    fn text(v: &Value) -> Option<String> {
+        match v {
+            Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+            Value::SimpleString(s) => Some(s.clone()),
+            Value::VerbatimString { text, .. } => Some(text.clone()),
+            Value::Int(i) => Some(i.to_string()),
+            _ => None,
+        }
+    }
+    let Value::Array(items) = reply else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|item| {
+            let Value::Array(pair) = item else {
+                return None;
+            };
+            let id = text(pair.first()?)?;
+            let fields = match pair.get(1)? {
+                Value::Array(fields) => fields.iter().filter_map(text).collect(),
+                Value::Map(pairs) => pairs
+                    .iter()
+                    .flat_map(|(k, v)| [text(k), text(v)])
+                    .flatten()
+                    .collect(),
+                _ => return None,
+            };
+            Some((id, fields))
+        })
+        .collect()
 }
 
 #[cfg(test)]

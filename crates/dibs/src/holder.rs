@@ -49,7 +49,14 @@ pub(crate) fn new_value() -> String {
 
 impl Holder {
     /// Reads a holder value; the token is not kept, since it is what guards the release.
-    pub(crate) fn parse(value: &str) -> Option<Holder> {
+    pub(crate) fn parse(value: &[u8]) -> Option<Holder> {
+        Holder::parse_with_token(value).map(|(holder, _)| holder)
+    }
+
+    /// Reads a holder value, and its token: `None` for any value dibs did not write, whatever
+    /// its bytes (another encoding, another length, a token of another form).
+    pub(crate) fn parse_with_token(value: &[u8]) -> Option<(Holder, &str)> {
+        let value = std::str::from_utf8(value).ok()?;
         let mut fields = value.split(';');
         let (token, host, pid, at) = (
             fields.next()?,
@@ -57,14 +64,17 @@ impl Holder {
             fields.next()?,
             fields.next()?,
         );
-        if fields.next().is_some() || uuid::Uuid::parse_str(token).is_err() {
+        // The hyphenated form only, as dibs writes it: 36 ASCII characters, a prefix of the
+        // value that forced releases compare.
+        if fields.next().is_some() || token.len() != 36 || uuid::Uuid::try_parse(token).is_err() {
             return None;
         }
-        Some(Holder {
+        let holder = Holder {
             host: host.to_owned(),
             pid: pid.parse().ok()?,
             acquired_at_unix_ms: at.parse().ok()?,
-        })
+        };
+        Some((holder, token))
     }
 }
 
@@ -98,7 +108,7 @@ mod tests {
     fn values_are_unique_and_parse_back() {
         let a = new_value();
         assert_ne!(a, new_value());
-        let holder = Holder::parse(&a).expect("parses");
+        let holder = Holder::parse(a.as_bytes()).expect("parses");
         assert_eq!(holder.pid, std::process::id());
         assert_eq!(holder.host, host_name());
         assert!(holder.acquired_at_unix_ms > 1_700_000_000_000);
@@ -112,8 +122,13 @@ mod tests {
             "a;b;c;d",
             "not-a-uuid;h;1;2",
             "9b2f1f7e-3c1a-4a55-9f43-0d1f0e9b7a10;h;x;2",
+            // A token of another form that a UUID parser takes (32 hex digits, braces), before
+            // a character of two bytes: once cut at byte 36 and panicked.
+            "0123456789abcdef0123456789abcdef;hhé;1;2",
+            "{9b2f1f7e-3c1a-4a55-9f43-0d1f0e9b7a10};h;1;2",
         ] {
-            assert_eq!(Holder::parse(value), None, "{value}");
+            assert_eq!(Holder::parse(value.as_bytes()), None, "{value}");
         }
+        assert_eq!(Holder::parse(b"\xff\xfe;h;1;2"), None, "not UTF-8");
     }
 }

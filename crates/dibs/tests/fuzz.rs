@@ -1,13 +1,17 @@
 //! Property-based fuzzing of everything that reads caller input: the conn-spec parser (URIs and
 //! maps) and lock-argument validation. Neither may panic, hang or leak a password into a message.
+//! And of what dibs reads back from Redis under its key prefix, which anyone may have written:
+//! `inspect`, `locks`, `jobs` and the history reader take any bytes there without a panic.
 //!
 //! Plain `cargo test` runs 2,000 cases per target; `scripts/test.sh` runs 150,000 (about a
 //! minute). For a longer run:
 //! `DIBS_FUZZ_CASES=2000000 cargo test --release -p dibs --test fuzz`.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
-use dibs::{ConnSpec, Error, LockParams, SpecValue};
+use dibs::{ConnSpec, Error, LockParams, Locker, SpecValue};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -230,4 +234,93 @@ fn lock_arguments_are_validated_without_panics() {
         )
         .unwrap();
     report("lock-args");
+}
+
+/// Values of any bytes, and ones made to look like dibs's own: a token of another form before a
+/// character of two bytes (the value that made `dibs locks` panic), a truncated or padded value.
+fn foreign_value() -> impl Strategy<Value = Vec<u8>> {
+    let token = "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}";
+    prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..80),
+        (token, ".{0,12}", ".{0,12}", ".{0,12}")
+            .prop_map(|(t, h, p, a)| format!("{t};{h};{p};{a}").into_bytes()),
+        (".{30,40}", ".{0,20}").prop_map(|(a, b)| format!("{a};{b};1;2").into_bytes()),
+        Just(b"0123456789abcdef0123456789abcdef;hh\xc3\xa9;1;2".to_vec()),
+        (prop::collection::vec(any::<u8>(), 30..40)).prop_map(|mut v| {
+            v.extend_from_slice("é;1;2".as_bytes());
+            v
+        }),
+    ]
+}
+
+/// Issue 30 (5): whatever a value under the prefix holds, `inspect`, `locks`, `jobs` and the
+/// history reader answer without a panic, and no message quotes it. Against a real
+/// redis-server; `DIBS_FUZZ_SERVER_CASES` cases (500 by default; `scripts/test.sh` runs 3,000).
+#[test]
+fn foreign_values_under_the_prefix_never_panic() {
+    let server = common::RedisServer::start();
+    let locker = Locker::new(ConnSpec::from_uri(&server.uri()).unwrap()).unwrap();
+    let admin = std::cell::RefCell::new(server.admin());
+    let cases = std::env::var("DIBS_FUZZ_SERVER_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500);
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    TestRunner::new(config)
+        .run(&(foreign_value(), foreign_value()), |(value, entry)| {
+            let admin = &mut *admin.borrow_mut();
+            let _: () = redis::cmd("SET")
+                .arg("dibs:foreign")
+                .arg(&value)
+                .query(admin)
+                .unwrap();
+            let _: () = redis::cmd("DEL")
+                .arg("dibs:\u{1f}{history}:foreign")
+                .query(admin)
+                .unwrap();
+            let _: String = redis::cmd("XADD")
+                .arg("dibs:\u{1f}{history}:foreign")
+                .arg("*")
+                .arg("run")
+                .arg(&entry)
+                .arg(&value)
+                .arg(&entry)
+                .query(admin)
+                .unwrap();
+            let quoted = |text: String| {
+                let long = String::from_utf8_lossy(&value).chars().count() >= 12;
+                !long || !text.contains(&*String::from_utf8_lossy(&value))
+            };
+            let state = locker.inspect("foreign").unwrap().expect("held");
+            if let Some(holder) = &state.holder {
+                // Only a value of dibs's own form has a holder: a token, then its fields.
+                prop_assert!(value.len() > 36 && value[36] == b';', "{holder:?}");
+            }
+            let listed = locker.locks("*", 10, dibs::SCAN_BUDGET).unwrap();
+            prop_assert!(listed.items.iter().any(|l| l.name == "foreign"));
+            for lock in &listed.items {
+                if let Some(token) = &lock.token {
+                    prop_assert_eq!(token.len(), 36);
+                }
+            }
+            match locker.history("foreign", 10) {
+                Ok(history) => prop_assert!(history.runs.len() <= 1),
+                Err(e) => prop_assert!(quoted(e.to_string()), "{e}"),
+            }
+            let jobs = locker.jobs(10, dibs::SCAN_BUDGET).unwrap();
+            prop_assert!(jobs.complete);
+            // A forced release of a foreign value never matches a token it does not hold.
+            let token = "9b2f1f7e-3c1a-4a55-9f43-0d1f0e9b7a10";
+            let forced = locker.force_release("foreign", token, "fuzz").unwrap();
+            prop_assert!(
+                forced != dibs::ForcedRelease::Released || value.starts_with(token.as_bytes())
+            );
+            Ok(())
+        })
+        .unwrap();
+    report("foreign-values");
 }

@@ -189,7 +189,8 @@ impl Locker {
     pub fn held_lock(&self, name: &str) -> Result<Option<HeldLock>> {
         validate_name(name)?;
         let key = self.key(name);
-        let read = |conn: &mut Conn| -> RedisResult<(Option<String>, i64)> {
+        // The value as bytes: anyone may have written anything under the prefix.
+        let read = |conn: &mut Conn| -> RedisResult<(Option<Vec<u8>>, i64)> {
             redis::pipe().get(&key).pttl(&key).query(conn).or_else(|e| {
                 // A pipeline folds its replies' errors into one without a code; the same
                 // failure on a lone GET (NOAUTH, NOPERM, ...) comes back typed. Not after a
@@ -197,7 +198,7 @@ impl Locker {
                 if e.is_timeout() || e.is_io_error() {
                     return Err(e);
                 }
-                let _: Option<String> = redis::cmd("GET").arg(&key).query(conn)?;
+                let _: Option<Vec<u8>> = redis::cmd("GET").arg(&key).query(conn)?;
                 Err(e)
             })
         };

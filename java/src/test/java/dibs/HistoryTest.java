@@ -111,6 +111,26 @@ class HistoryTest extends RedisTestBase {
         }
     }
 
+    /**
+     * Issue 30 (5): a value under the prefix that dibs did not write is a lock with no holder;
+     * before, a token of another form before a two-byte character made the native code panic,
+     * and the DibsException quoted the whole value.
+     */
+    @Test
+    void aForeignValueUnderThePrefixIsALockDibsDidNotWrite() throws Exception {
+        String name = uniqueName("foreign");
+        redis.command("SET", "dibs:" + name, "0123456789abcdef0123456789abcdef;hhé;1;2");
+        try (DibsClient client = Dibs.client(local().build())) {
+            LockInfo info = client.inspect(name);
+            assertTrue(info.held());
+            assertEquals(Optional.empty(), info.host());
+            DibsListing<HeldLock> locks = client.locks(name, 10);
+            assertEquals(1, locks.size(), locks.toString());
+            assertEquals(Optional.empty(), locks.get(0).token());
+            assertEquals(Optional.empty(), client.heldLock(name).orElseThrow().host());
+        }
+    }
+
     @Test
     void theHistoryCanBeTurnedOffAndTheLimitIsChecked() throws Exception {
         String name = uniqueName("quiet");
