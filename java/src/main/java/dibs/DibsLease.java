@@ -170,6 +170,28 @@ public final class DibsLease implements AutoCloseable {
     }
 
     /**
+     * With a client that interrupts on a lost lock ({@code DibsOptions.Builder#interruptOnLost}):
+     * the thread that a loss found from now on interrupts, for as long as the lease is held.
+     * {@code tryLock} names the thread that called it; name the thread that runs the work, if
+     * it is another, or {@code null} for none: for work that moves between threads (a coroutine,
+     * which {@link #whenLost()} cancels instead). An interrupt dibs delivered is taken back at the
+     * release, on that thread. No network I/O.
+     *
+     * @param thread the thread to interrupt, or null for none
+     * @throws IllegalStateException if the lease was released
+     */
+    public void interruptOnLost(Thread thread) {
+        State s = state;
+        s.guard.lock();
+        try {
+            s.checkHeld();
+            s.interruptOnLost(thread);
+        } finally {
+            s.guard.unlock();
+        }
+    }
+
+    /**
      * The deadline, in {@link System#nanoTime()} terms, up to which this holder may rely on the
      * lock: {@code atMost} from when the command that last set its expiry was sent (the
      * acquire's {@code SET}, an {@link #extend}, or keep-alive's last extension that succeeded),
@@ -301,6 +323,7 @@ public final class DibsLease implements AutoCloseable {
     void taskFinished(long startNanos) {
         State s = state;
         s.stopInterrupting();
+        s.takeBackInterrupt();
         s.taskTold = true;
         if (s.listener != null) {
             Events.finished(s.listener, s.lockName, Duration.ofNanos(System.nanoTime() - startNanos));
@@ -336,6 +359,9 @@ public final class DibsLease implements AutoCloseable {
         Duration heldFor = Duration.ZERO;
         /** The thread to interrupt when the lock is found lost; null for none. */
         Thread holder;
+        /** The thread a loss interrupted, and whether it was interrupted already then. */
+        Thread interrupted;
+        boolean interruptedBefore;
         /** Completed when the lock is found lost; made by the first {@code whenLost}. */
         CompletableFuture<Void> lost;
         /** Whether {@link LostWatch} watches this lease. */
@@ -346,12 +372,18 @@ public final class DibsLease implements AutoCloseable {
             this.listener = listener;
         }
 
-        /** Has a loss of the lock interrupt {@code thread} (the policy of the client). */
+        /** Has a loss of the lock interrupt {@code thread} (the policy of the client); null: none. */
         void interruptOnLost(Thread thread) {
             guard.lock();
             try {
+                if (thread != holder && interrupted == Thread.currentThread() && !interruptedBefore) {
+                    Thread.interrupted(); // a loss that came first interrupted this thread, no longer the holder
+                    interrupted = null;
+                }
                 holder = thread;
-                watch();
+                if (thread != null) {
+                    watch();
+                }
             } finally {
                 guard.unlock();
             }
@@ -366,6 +398,25 @@ public final class DibsLease implements AutoCloseable {
                 } finally {
                     guard.unlock();
                 }
+            }
+        }
+
+        /**
+         * Clears the calling thread's interrupt if dibs delivered it, and it was not interrupted
+         * before: a task that restored the flag, as it should, leaves its caller as it found it.
+         * Called once dibs interrupts no one any more.
+         */
+        void takeBackInterrupt() {
+            boolean ours;
+            guard.lock();
+            try {
+                ours = interrupted == Thread.currentThread() && !interruptedBefore;
+                interrupted = null;
+            } finally {
+                guard.unlock();
+            }
+            if (ours) {
+                Thread.interrupted();
             }
         }
 
@@ -386,6 +437,8 @@ public final class DibsLease implements AutoCloseable {
                     return;
                 }
                 if (holder != null) {
+                    interrupted = holder;
+                    interruptedBefore = holder.isInterrupted();
                     holder.interrupt();
                 }
                 told = lost;
@@ -410,6 +463,10 @@ public final class DibsLease implements AutoCloseable {
         void release(boolean taskFailed) {
             released = true;
             holder = null;
+            if (interrupted == Thread.currentThread() && !interruptedBefore) {
+                Thread.interrupted(); // dibs's own interrupt, taken back (the guard is held)
+            }
+            interrupted = null;
             if (watched) {
                 LostWatch.unwatch(id);
             }

@@ -111,7 +111,9 @@ public suspend fun <T> DibsClient.attemptSuspending(
     var taken: DibsLease? = null
     try {
         withContext(NonCancellable + Dispatchers.IO) {
-            taken = tryLock(lockName, atMost, atLeast).orElse(null)
+            // The block runs on whatever thread resumes it, not on this IO worker: a lost lock
+            // cancels it (below), and never interrupts the worker, which by then runs others'.
+            taken = tryLock(lockName, atMost, atLeast).orElse(null)?.also { it.interruptOnLost(null) }
         }
     } catch (c: CancellationException) {
         taken?.let { release(it, c) }
