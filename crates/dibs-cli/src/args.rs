@@ -6,7 +6,8 @@ use std::time::Duration;
 pub const USAGE: &str = "\
 usage:
   dibs run    --redis CONN --lock NAME --at-most DURATION [--at-least DURATION | --tick TICK]
-              [--keep-alive] [--skip-exit N] [--redis-opt KEY=VALUE]... -- CMD [ARGS...]
+              [--keep-alive [--on-lost GRACE|ignore]] [--skip-exit N]
+              [--redis-opt KEY=VALUE]... -- CMD [ARGS...]
   dibs status --redis CONN --lock NAME [--redis-opt KEY=VALUE]...
   dibs locks   --redis CONN [PATTERN] [--limit N] [--show-tokens] [--budget DURATION]
   dibs history --redis CONN JOB|LOCK [--limit N]
@@ -26,15 +27,20 @@ usage:
              report-2026-12-01, backup-db1 for backup-db1; NAME for a --tick run
   LOCK       a lock's whole name: its runs within its job's history
   --skip-exit  the exit code when another holder has the lock (default 0)
+  --on-lost  with --keep-alive, when the lock is found lost while CMD runs: send CMD SIGTERM,
+             then SIGKILL GRACE later (a DURATION, default 10s), and exit 75; or ignore: warn
+             only, and let CMD run on
   --budget   how long `dibs locks` may scan the keyspace (default 5s); past it the list is
              partial, said so, and the exit code is 3
 
 `dibs run` runs CMD only if it wins the lock, and exits with CMD's exit code (128 + the
 signal number if CMD was killed by a signal). SIGTERM, SIGINT and SIGHUP are passed on to
-CMD; the lock is released when CMD exits. CMD gets the lock's fencing token (greater than
+CMD (CMD runs in its own process group: a signal to dibs's group, or Ctrl-C, reaches CMD
+once); the lock is released when CMD exits. CMD gets the lock's fencing token (greater than
 every earlier holder's) as DIBS_FENCING_TOKEN. Exit codes of dibs itself: 64 bad usage, 69
 Redis unreachable or refusing, or the lock not confirmed by the replicas (durable acquire),
-70 internal error, 127 CMD could not be started.
+70 internal error, 75 the lock was lost while CMD ran (--keep-alive), 127 CMD could not be
+started.
 
 Each run is recorded in its job's history (the last 100, kept 40 days after the last one;
 about 1,000 jobs keep one). `dibs locks` lists the held locks (PATTERN is a glob over the
@@ -54,6 +60,8 @@ pub enum Command {
         /// With `--tick`: the lock of that tick of job `lock`.
         tick: Option<String>,
         keep_alive: bool,
+        /// With `keep_alive`: what a lock found lost does to the command.
+        on_lost: OnLost,
         skip_exit: u8,
         program: String,
         args: Vec<String>,
@@ -97,6 +105,28 @@ pub struct ServerArg {
     pub options: Vec<(String, String)>,
 }
 
+/// What `dibs run --keep-alive` does to its command when the lock is found lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnLost {
+    /// SIGTERM at once, SIGKILL this long after, if it still runs; dibs exits 75.
+    Stop(Duration),
+    /// A warning only: the command runs on, as before `--on-lost` existed.
+    Ignore,
+}
+
+/// The grace between SIGTERM and SIGKILL when the lock is lost: systemd's own stop timeout is
+/// 90 s, but here another host may run the job meanwhile, so the default is short.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
+
+fn on_lost_arg(text: &str) -> Result<OnLost, String> {
+    match text {
+        "ignore" => Ok(OnLost::Ignore),
+        grace => duration("--on-lost", grace)
+            .map(OnLost::Stop)
+            .map_err(|e| format!("{e}; or give --on-lost ignore")),
+    }
+}
+
 /// Parses the arguments after the program name. `redis_env` is `$DIBS_REDIS`.
 pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, String> {
     let Some((sub, rest)) = args.split_first() else {
@@ -113,7 +143,7 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
     let mut options = Vec::new();
     let (mut lock, mut at_most, mut at_least) = (None, None, None);
     let (mut tick, mut budget) = (None, None);
-    let (mut keep_alive, mut skip_exit) = (false, 0u8);
+    let (mut keep_alive, mut skip_exit, mut on_lost) = (false, 0u8, None);
     let (mut limit, mut show_tokens, mut within, mut token, mut yes) =
         (None, false, None, None, false);
     let mut positional = Vec::new();
@@ -159,6 +189,7 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
                     .parse()
                     .map_err(|_| format!("--skip-exit must be 0 to 255, got '{v}'"))?;
             }
+            "--on-lost" => on_lost = Some(on_lost_arg(&value("--on-lost")?)?),
             "--limit" => {
                 let v = value("--limit")?;
                 limit = Some(
@@ -238,6 +269,11 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
                         .into(),
                 );
             }
+            if on_lost.is_some() && !keep_alive {
+                return Err(
+                    "--on-lost needs --keep-alive: only keep-alive finds a lock lost".into(),
+                );
+            }
             let (program, args) = tail
                 .and_then(|t| t.split_first())
                 .ok_or("the command to run goes after --")?;
@@ -248,6 +284,7 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
                 at_least: at_least.unwrap_or(Duration::ZERO),
                 tick,
                 keep_alive,
+                on_lost: on_lost.unwrap_or(OnLost::Stop(DEFAULT_GRACE)),
                 skip_exit,
                 program: program.clone(),
                 args: args.to_vec(),
@@ -343,6 +380,7 @@ mod tests {
                 at_least: Duration::from_secs(30),
                 tick: None,
                 keep_alive: true,
+                on_lost: OnLost::Stop(DEFAULT_GRACE),
                 skip_exit: 3,
                 program: "echo".into(),
                 args: strings(&["hi", "--x"]),
@@ -363,6 +401,34 @@ mod tests {
                 lock: "job".into()
             }
         );
+    }
+
+    #[test]
+    fn on_lost_takes_a_grace_or_ignore_and_needs_keep_alive() {
+        let with = |extra: &[&str]| {
+            let mut all = strings(&["run", "--redis", "r", "--lock", "j", "--at-most", "1m"]);
+            all.extend(strings(extra));
+            all.extend(strings(&["--", "true"]));
+            parse(&all, None)
+        };
+        let on_lost = |extra: &[&str]| match with(extra) {
+            Ok(Command::Run { on_lost, .. }) => Ok(on_lost),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e),
+        };
+        assert_eq!(on_lost(&["--keep-alive"]), Ok(OnLost::Stop(DEFAULT_GRACE)));
+        assert_eq!(
+            on_lost(&["--keep-alive", "--on-lost", "2s"]),
+            Ok(OnLost::Stop(Duration::from_secs(2)))
+        );
+        assert_eq!(
+            on_lost(&["--keep-alive", "--on-lost=ignore"]),
+            Ok(OnLost::Ignore)
+        );
+        let bad = on_lost(&["--keep-alive", "--on-lost", "soon"]).unwrap_err();
+        assert!(bad.contains("--on-lost") && bad.contains("ignore"), "{bad}");
+        let alone = on_lost(&["--on-lost", "2s"]).unwrap_err();
+        assert!(alone.contains("needs --keep-alive"), "{alone}");
     }
 
     #[test]

@@ -5,24 +5,23 @@
 //! ```
 
 mod args;
+mod child;
 
-use std::os::unix::process::CommandExt;
-use std::process::{Command as Process, ExitCode};
-use std::sync::{Arc, Mutex};
-use std::thread;
+use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use args::{Command, ServerArg, USAGE};
+use args::{Command, OnLost, ServerArg, USAGE};
+use child::{Forwarder, LossStop};
 use dibs::{
     ConnSpec, Error, ForcedRelease, HeldLock, History, LockParams, Locker, Matched, Run, SpecValue,
     TaskResult, Verdict,
 };
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use signal_hook::iterator::Signals;
 
 const EX_USAGE: u8 = 64;
 const EX_UNAVAILABLE: u8 = 69;
 const EX_SOFTWARE: u8 = 70;
+/// `dibs run --keep-alive`: the lock was found lost while the command ran (EX_TEMPFAIL).
+const EX_LOST: u8 = 75;
 const EX_NOT_STARTED: u8 = 127;
 /// What a listing or a check cannot tell: the answer would need data Redis no longer holds, or
 /// that the scan's budget did not reach.
@@ -59,6 +58,7 @@ fn run(command: Command) -> Result<u8, Error> {
             at_least,
             tick,
             keep_alive,
+            on_lost,
             skip_exit,
             program,
             args,
@@ -92,9 +92,27 @@ fn run(command: Command) -> Result<u8, Error> {
             if let Some(warning) = lease.take_warning() {
                 eprintln!("dibs: warning: {warning}");
             }
+            let stop = match on_lost {
+                OnLost::Stop(grace) if keep_alive => {
+                    let stop = LossStop::new(grace);
+                    lease.when_lost(stop.teller());
+                    Some(stop)
+                }
+                OnLost::Ignore if keep_alive => {
+                    let (lock, program) = (lock.clone(), program.clone());
+                    lease.when_lost(move || {
+                        eprintln!(
+                            "dibs: warning: lock '{lock}' was lost while {program} ran, and \
+                             another holder may run it now; --on-lost ignore: {program} runs on"
+                        );
+                    });
+                    None
+                }
+                _ => None,
+            };
             // A panic here drops the lease, which releases it.
-            let code = forwarder.run_child(&program, &args, lease.fence());
-            let ending = lease.release_after(if code == 0 {
+            let end = forwarder.run_child(&lock, &program, &args, lease.fence(), stop);
+            let ending = lease.release_after(if end.code == 0 {
                 TaskResult::Succeeded
             } else {
                 TaskResult::Failed
@@ -103,7 +121,11 @@ fn run(command: Command) -> Result<u8, Error> {
             if let Some(warning) = ending.warning() {
                 eprintln!("dibs: warning: {warning}");
             }
-            Ok(code)
+            Ok(if end.stopped_for_loss {
+                EX_LOST
+            } else {
+                end.code
+            })
         }
         Command::Status { server, lock } => {
             match locker(&server, false)?.inspect(&lock)? {
@@ -479,188 +501,6 @@ fn locker(server: &ServerArg, keep_alive: bool) -> Result<Locker, Error> {
         entries.push(("keep-alive".to_owned(), SpecValue::Bool(true)));
     }
     Locker::new(ConnSpec::from_map(&entries)?)
-}
-
-const FORWARDED: [i32; 3] = [SIGTERM, SIGINT, SIGHUP];
-
-/// Blocks or unblocks the forwarded signals for the calling thread.
-fn set_mask(how: libc::c_int) -> std::io::Result<()> {
-    // SAFETY: a sigset_t filled by sigemptyset/sigaddset, passed to pthread_sigmask.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for signal in FORWARDED {
-            libc::sigaddset(&mut set, signal);
-        }
-        match libc::pthread_sigmask(how, &set, std::ptr::null_mut()) {
-            0 => Ok(()),
-            code => Err(std::io::Error::from_raw_os_error(code)),
-        }
-    }
-}
-
-/// Which of [`FORWARDED`] were ignored when dibs started (nohup, a shell's background job).
-fn inherited_ignored() -> std::io::Result<[bool; FORWARDED.len()]> {
-    let mut ignored = [false; FORWARDED.len()];
-    for (signal, ignored) in FORWARDED.iter().zip(&mut ignored) {
-        // SAFETY: sigaction(2) only reading the disposition into a zeroed struct.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(*signal, std::ptr::null(), &mut action) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            *ignored = action.sa_sigaction == libc::SIG_IGN;
-        }
-    }
-    Ok(ignored)
-}
-
-/// Runs in the child between fork and exec, so async-signal-safe calls only: gives the command
-/// the signal state it would have had without dibs. The dispositions go first: a signal let
-/// through by the mask must not run signal-hook's handler, which would tell the parent.
-fn restore_signals(ignored: &[bool; FORWARDED.len()]) -> std::io::Result<()> {
-    // SAFETY: sigaction(2) and sigprocmask(2) with sets filled by sigemptyset.
-    unsafe {
-        for (signal, ignored) in FORWARDED.iter().zip(ignored) {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = if *ignored {
-                libc::SIG_IGN
-            } else {
-                libc::SIG_DFL
-            };
-            libc::sigemptyset(&mut action.sa_mask);
-            if libc::sigaction(*signal, &action, std::ptr::null_mut()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-        let mut none: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut none);
-        if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-/// Passes SIGTERM, SIGINT and SIGHUP on to the child. A signal that comes before the child
-/// exists is kept and delivered once it does; none is sent once the child has been reaped,
-/// when its pid may belong to another process.
-struct Forwarder {
-    target: Arc<Mutex<Target>>,
-    /// Kept for the child: what nohup ignores, the command ignores too.
-    ignored: [bool; FORWARDED.len()],
-    handle: signal_hook::iterator::Handle,
-    thread: thread::JoinHandle<()>,
-}
-
-enum Target {
-    /// No child yet; the first signal that came meanwhile.
-    Waiting(Option<i32>),
-    Child(libc::pid_t),
-    Done,
-}
-
-impl Forwarder {
-    fn start() -> std::io::Result<Forwarder> {
-        let ignored = inherited_ignored()?;
-        let mut signals = Signals::new(FORWARDED)?;
-        let handle = signals.handle();
-        let target = Arc::new(Mutex::new(Target::Waiting(None)));
-        let shared = target.clone();
-        // The signals are blocked on every thread but the forwarder's: a handler running on the
-        // main thread would interrupt its Redis reads (EINTR) mid-acquire or mid-release. The
-        // child inherits this mask (std does not reset it): `restore_signals` clears it.
-        set_mask(libc::SIG_BLOCK)?;
-        let thread = thread::spawn(move || {
-            let _ = set_mask(libc::SIG_UNBLOCK);
-            for signal in signals.forever() {
-                let mut target = shared.lock().unwrap_or_else(|p| p.into_inner());
-                match &mut *target {
-                    Target::Waiting(first) => *first = first.or(Some(signal)),
-                    // SAFETY: kill(2) on our child, which is not reaped while we hold the lock.
-                    Target::Child(pid) => unsafe {
-                        libc::kill(*pid, signal);
-                    },
-                    Target::Done => {}
-                }
-            }
-        });
-        Ok(Forwarder {
-            target,
-            ignored,
-            handle,
-            thread,
-        })
-    }
-
-    /// Runs the child with our stdin, stdout and stderr; returns its exit code, or 128 + the
-    /// signal that killed it (or that came before it could start).
-    /// The command gets the lock's fencing token as `DIBS_FENCING_TOKEN`.
-    fn run_child(&self, program: &str, args: &[String], fence: u64) -> u8 {
-        let mut target = self.target.lock().unwrap_or_else(|p| p.into_inner());
-        if let Target::Waiting(Some(signal)) = *target {
-            eprintln!("dibs: signal {signal} before {program} started; not run");
-            return (128 + signal).clamp(0, 255) as u8;
-        }
-        let ignored = self.ignored;
-        let mut process = Process::new(program);
-        // DIBS_REDIS may hold a password: it is dibs's, not the command's.
-        process
-            .args(args)
-            .env_remove("DIBS_REDIS")
-            .env("DIBS_FENCING_TOKEN", fence.to_string());
-        // SAFETY: `restore_signals` makes only async-signal-safe calls.
-        unsafe {
-            process.pre_exec(move || restore_signals(&ignored));
-        }
-        let mut child = match process.spawn() {
-            Ok(child) => child,
-            Err(e) => {
-                eprintln!("dibs: cannot run {program}: {e}");
-                return EX_NOT_STARTED;
-            }
-        };
-        let pid = child.id() as libc::pid_t;
-        *target = Target::Child(pid);
-        drop(target);
-        // Wait for the exit without reaping, so that the pid stays ours until forwarding stops.
-        // SAFETY: waitid(2) on our own child, with a zeroed siginfo to fill.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let waited = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        *self.target.lock().unwrap_or_else(|p| p.into_inner()) = Target::Done;
-        if waited != 0 {
-            eprintln!(
-                "dibs: waiting for {program} failed: {}",
-                std::io::Error::last_os_error()
-            );
-        }
-        match child.wait() {
-            Ok(status) => {
-                use std::os::unix::process::ExitStatusExt;
-                match (status.code(), status.signal()) {
-                    (Some(code), _) => code.clamp(0, 255) as u8,
-                    (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
-                    _ => EX_SOFTWARE,
-                }
-            }
-            Err(e) => {
-                eprintln!("dibs: waiting for {program} failed: {e}");
-                EX_SOFTWARE
-            }
-        }
-    }
-
-    fn stop(self) {
-        self.handle.close();
-        let _ = self.thread.join();
-    }
 }
 
 fn millis(d: Duration) -> i64 {

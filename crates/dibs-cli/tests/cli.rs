@@ -3,6 +3,7 @@
 // The core's test fixtures (a redis-server of the test's own, a throwaway PKI), shared.
 #[path = "../../dibs/tests/common/mod.rs"]
 mod common;
+mod support;
 
 use std::process::{Command, Output, Stdio};
 use std::thread;
@@ -10,24 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::RedisServer;
 use redis::Commands;
-
-fn dibs(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dibs"))
-        .args(args)
-        .output()
-        .expect("run dibs")
-}
-
-/// `dibs run --redis URI --lock LOCK --at-most AT_MOST` then `rest` (more flags, `--`, the command).
-fn run(uri: &str, lock: &str, at_most: &str, rest: &[&str]) -> Output {
-    let mut args = vec!["run", "--redis", uri, "--lock", lock, "--at-most", at_most];
-    args.extend_from_slice(rest);
-    dibs(&args)
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use support::{dibs, run, text};
 
 #[test]
 fn runs_the_command_when_it_wins_and_exits_with_its_code() {
@@ -104,67 +88,6 @@ fn skips_with_the_chosen_exit_code_and_a_line_on_stderr() {
     );
     let out = run(&uri, "busy", "1m", &["--skip-exit", "75", "--", "true"]);
     assert_eq!(out.status.code(), Some(75), "{}", text(&out.stderr));
-}
-
-#[test]
-fn sigterm_is_passed_on_and_the_lock_released_when_the_child_exits() {
-    let server = RedisServer::start();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dibs"))
-        .args([
-            "run",
-            "--redis",
-            &server.uri(),
-            "--lock",
-            "long",
-            "--at-most",
-            "1m",
-            "--",
-        ])
-        .args([
-            "sh",
-            "-c",
-            "trap 'echo got-term; exit 42' TERM; echo started; while true; do sleep 0.05; done",
-        ])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The shell prints `started` once its trap is installed, and dibs runs it only once it holds
-    // the lock.
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut out = String::new();
-    std::io::BufRead::read_line(&mut stdout, &mut out).unwrap();
-    assert_eq!(out, "started\n", "the child's first line");
-    assert!(server.exists("dibs:long"), "held while the child runs");
-    let ok = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(ok.success());
-    let status = child.wait().unwrap();
-    std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
-    assert_eq!(
-        status.code(),
-        Some(42),
-        "the child's own exit code; stdout: {out}"
-    );
-    assert!(out.contains("got-term"), "{out}");
-    assert!(!server.exists("dibs:long"), "released");
-}
-
-#[test]
-fn a_child_killed_by_a_signal_exits_128_plus_it_and_a_missing_command_127() {
-    let server = RedisServer::start();
-    let uri = server.uri();
-    let out = run(&uri, "k", "10s", &["--", "sh", "-c", "kill -KILL $$"]);
-    assert_eq!(out.status.code(), Some(128 + 9), "{}", text(&out.stderr));
-    let out = run(&uri, "k", "10s", &["--", "/nonexistent/program"]);
-    assert_eq!(out.status.code(), Some(127), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stderr).contains("cannot run /nonexistent/program"),
-        "{}",
-        text(&out.stderr)
-    );
-    assert!(!server.exists("dibs:k"), "released");
 }
 
 #[test]
@@ -263,163 +186,6 @@ fn bad_usage_exits_64_with_the_usage_and_conn_options_work() {
     ]);
     assert_eq!(out.status.code(), Some(69), "{}", text(&out.stderr));
     assert!(!text(&out.stderr).contains("hunter2"));
-}
-
-#[test]
-fn a_signal_before_the_command_starts_releases_the_lock_and_runs_nothing() {
-    let server = RedisServer::start();
-    let signal = |sig: &str, pid: u32| {
-        let ok = Command::new("kill")
-            .args([sig, &pid.to_string()])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-    };
-    // A frozen server holds dibs inside its acquire while the signal arrives.
-    signal("-STOP", server.pid());
-    let child = Command::new(env!("CARGO_BIN_EXE_dibs"))
-        .args([
-            "run",
-            "--redis",
-            &server.uri(),
-            "--lock",
-            "early",
-            "--at-most",
-            "1m",
-        ])
-        .args(["--", "sh", "-c", "echo ran"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    thread::sleep(Duration::from_millis(300));
-    signal("-HUP", child.id());
-    thread::sleep(Duration::from_millis(100));
-    signal("-CONT", server.pid());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(128 + 1), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "", "the command must not run");
-    assert!(
-        text(&out.stderr).contains("before sh started; not run"),
-        "{}",
-        text(&out.stderr)
-    );
-    assert!(!server.exists("dibs:early"), "released");
-}
-
-/// `dibs run ... -- grep ... /proc/self/status` started with `ignored` of SIGHUP, SIGINT and
-/// SIGTERM set to SIG_IGN and the others to SIG_DFL, as a shell, nohup or cron could leave them;
-/// returns the command's blocked and ignored signal sets. grep is run directly: a shell between
-/// would clear its children's mask itself (dash does) and hide what dibs passed on.
-fn command_signal_sets(uri: &str, ignored: &[i32]) -> (u64, u64) {
-    use std::os::unix::process::CommandExt;
-    let ignored = ignored.to_vec();
-    let mut dibs = Command::new(env!("CARGO_BIN_EXE_dibs"));
-    dibs.args(["run", "--redis", uri, "--lock", "mask", "--at-most", "10s"])
-        .args(["--", "grep", "-E", "^(SigBlk|SigIgn):", "/proc/self/status"]);
-    // SAFETY: only signal(2), which is async-signal-safe, between fork and exec.
-    unsafe {
-        dibs.pre_exec(move || {
-            for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
-                let disposition = if ignored.contains(&signal) {
-                    libc::SIG_IGN
-                } else {
-                    libc::SIG_DFL
-                };
-                libc::signal(signal, disposition);
-            }
-            Ok(())
-        });
-    }
-    let out = dibs.output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let stdout = text(&out.stdout);
-    let set = |name: &str| {
-        let line = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .unwrap_or_else(|| panic!("no {name} in {stdout}"));
-        u64::from_str_radix(line.trim(), 16).unwrap()
-    };
-    (set("SigBlk:"), set("SigIgn:"))
-}
-
-/// A signal's bit in a /proc/PID/status signal set.
-fn bit(signal: i32) -> u64 {
-    1 << (signal - 1)
-}
-
-#[test]
-fn the_command_starts_with_no_signal_blocked_and_the_dispositions_dibs_was_given() {
-    let server = RedisServer::start();
-    let (blocked, ignored) = command_signal_sets(&server.uri(), &[]);
-    assert_eq!(blocked, 0, "SigBlk {blocked:016x}");
-    for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
-        assert_eq!(
-            ignored & bit(signal),
-            0,
-            "{signal} in SigIgn {ignored:016x}"
-        );
-    }
-    // As under nohup: a signal ignored when dibs started stays ignored in the command.
-    let (blocked, ignored) = command_signal_sets(&server.uri(), &[libc::SIGHUP]);
-    assert_eq!(blocked, 0, "SigBlk {blocked:016x}");
-    assert_ne!(ignored & bit(libc::SIGHUP), 0, "SigIgn {ignored:016x}");
-    assert_eq!(ignored & bit(libc::SIGTERM), 0, "SigIgn {ignored:016x}");
-    assert!(!server.exists("dibs:mask"), "released");
-}
-
-#[test]
-fn sigterm_to_dibs_ends_a_command_that_does_not_trap_it_and_dibs_exits_143() {
-    let server = RedisServer::start();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dibs"))
-        .args(["run", "--redis", &server.uri(), "--lock", "sleepy"])
-        .args(["--at-most", "1m", "--", "sleep", "30"])
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while !server.exists("dibs:sleepy") {
-        assert!(started.elapsed() < Duration::from_secs(5), "never acquired");
-        thread::sleep(Duration::from_millis(20));
-    }
-    thread::sleep(Duration::from_millis(300)); // let sleep start
-    let ok = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(ok.success());
-    let killed = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if killed.elapsed() > Duration::from_secs(5) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the command still runs 5 s after SIGTERM");
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
-    assert!(
-        killed.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        killed.elapsed()
-    );
-    assert_eq!(status.code(), Some(128 + 15));
-    assert!(!server.exists("dibs:sleepy"), "released");
-}
-
-#[test]
-fn a_command_that_kills_itself_with_sigterm_makes_dibs_exit_143() {
-    let server = RedisServer::start();
-    let out = run(
-        &server.uri(),
-        "self",
-        "10s",
-        &["--", "sh", "-c", "kill -TERM $$"],
-    );
-    assert_eq!(out.status.code(), Some(128 + 15), "{}", text(&out.stderr));
-    assert!(!server.exists("dibs:self"), "released");
 }
 
 #[test]
@@ -794,6 +560,45 @@ fn locks_among_a_million_other_keys_lists_every_held_lock_or_says_it_is_partial(
     assert!(!partial.contains("no lock held"), "{partial}");
     for lease in held {
         let _ = lease.release();
+    }
+}
+
+/// Issue 30 (5): a value under the prefix that dibs did not write, such as the one that made
+/// `dibs locks` and `dibs status` panic (exit 101), is shown as such; the value is never printed.
+#[test]
+fn a_foreign_value_under_the_prefix_is_shown_as_a_value_dibs_did_not_write() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let value = "0123456789abcdef0123456789abcdef;hhé;1;2";
+    let mut admin = server.admin();
+    let _: () = admin.set("dibs:foreign", value).unwrap();
+    let _: () = admin
+        .set(b"dibs:\xffbytes".as_slice(), b"\xfe\xff;x".as_slice())
+        .unwrap();
+    let status = dibs(&["status", "--redis", &uri, "--lock", "foreign"]);
+    assert_eq!(status.status.code(), Some(0), "{}", text(&status.stderr));
+    let said = text(&status.stdout);
+    assert!(
+        said.contains("held (by a value dibs did not write)"),
+        "{said}"
+    );
+    let locks = ops(&uri, &["locks", "--show-tokens"]);
+    assert_eq!(locks.status.code(), Some(0), "{}", text(&locks.stderr));
+    let listed = text(&locks.stdout);
+    assert!(
+        listed.contains("foreign") && listed.contains("(a value dibs did not write)"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("\u{fffd}bytes"),
+        "a key of other bytes, shown: {listed}"
+    );
+    for out in [&status, &locks] {
+        let all = text(&out.stdout) + &text(&out.stderr);
+        assert!(
+            !all.contains("hhé") && !all.contains("0123456789abcdef0123"),
+            "{all}"
+        );
     }
 }
 
