@@ -174,6 +174,13 @@ pub fn parse(args: &[String], redis_env: Option<String>) -> Result<Command, Stri
                 let (k, v) = kv
                     .split_once('=')
                     .ok_or("--redis-opt takes KEY=VALUE, and its value has no '='")?;
+                // A command line is anyone's to read (ps, /proc): PEM text, a key perhaps, stays
+                // in its file. The message names the key only.
+                if let Some(file_key) = k.strip_suffix("-pem") {
+                    return Err(format!(
+                        "--redis-opt {k}: PEM text on a command line is shown to every user                          (ps); give its file with {file_key}=PATH"
+                    ));
+                }
                 options.push((k.to_owned(), v.to_owned()));
             }
             "--lock" => lock = Some(value("--lock")?),
@@ -502,6 +509,16 @@ mod tests {
                 "j",
             ],
             vec!["run", "--redis", "r", "--lock", "j", "--keep-alive=s3cret"],
+            // PEM text belongs in a file, not on a command line; refused, and not quoted.
+            vec![
+                "status",
+                "--redis",
+                "r",
+                "--redis-opt",
+                "client-key-pem=-----BEGIN PRIVATE KEY-----s3cret",
+                "--lock",
+                "j",
+            ],
         ] {
             let err = parse(&strings(&args), None).unwrap_err();
             assert!(!err.contains("s3cret"), "{err}");

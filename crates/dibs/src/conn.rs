@@ -601,14 +601,14 @@ fn connect_node(
 fn cluster_certificates(spec: &ServerSpec) -> Result<redis::TlsCertificates> {
     let client_tls = match spec.client_cert() {
         Some(client) => Some(redis::ClientTlsConfig {
-            client_cert: crate::tls::read(&client.cert, "client-cert")?,
-            client_key: crate::tls::read(&client.key, "client-key")?,
+            client_cert: client.cert.bytes("client-cert")?.into_owned(),
+            client_key: client.key.bytes("client-key")?.into_owned(),
         }),
         None => None,
     };
     let root_cert = spec
         .ca_cert()
-        .map(|path| crate::tls::read(path, "ca-cert"))
+        .map(|pem| pem.bytes("ca-cert").map(|b| b.into_owned()))
         .transpose()?;
     Ok(redis::TlsCertificates {
         client_tls,

@@ -35,8 +35,8 @@ mod tls;
 
 pub use check::Verdict;
 pub use connspec::{
-    Address, ConnSpec, Durable, SpecValue, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HOST,
-    DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_KEY_PREFIX, DEFAULT_MAX_TOTAL, DEFAULT_PORT,
+    Address, ClientCert, ConnSpec, Durable, Pem, SpecValue, DEFAULT_CONNECT_TIMEOUT_MS,
+    DEFAULT_HOST, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_KEY_PREFIX, DEFAULT_MAX_TOTAL, DEFAULT_PORT,
     DEFAULT_READ_TIMEOUT_MS,
 };
 pub use ending::{Ended, Ending};

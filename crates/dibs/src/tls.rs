@@ -11,7 +11,6 @@
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::panic::AssertUnwindSafe;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,7 +20,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 
 use crate::conn::read_replies;
-use crate::connspec::ClientCert;
+use crate::connspec::{ClientCert, Pem};
 use crate::error::{Error, Result};
 
 /// What every TLS connection of one spec shares: the trusted roots and the client certificate.
@@ -35,10 +34,10 @@ pub(crate) struct TlsConfig {
 }
 
 impl TlsConfig {
-    /// Trusts the CAs of the PEM file `ca_cert`, or else the platform's trust store, and presents
+    /// Trusts the CAs of `ca_cert` (PEM), or else the platform's trust store, and presents
     /// `client_cert` when given.
     pub(crate) fn new(
-        ca_cert: Option<&Path>,
+        ca_cert: Option<&Pem>,
         client_cert: Option<&ClientCert>,
     ) -> Result<TlsConfig> {
         let builder = ClientConfig::builder().with_root_certificates(roots(ca_cert)?);
@@ -52,17 +51,17 @@ impl TlsConfig {
                         rustls::Error::InconsistentKeys(_) => Error::invalid(
                             "client-key",
                             format!(
-                                "'client-key' {} does not fit 'client-cert' {}: {e}",
-                                client.key.display(),
-                                client.cert.display()
+                                "{} does not fit {}: {e}",
+                                client.key.named("client-key"),
+                                client.cert.named("client-cert")
                             ),
                         ),
                         e => Error::invalid(
                             "client-cert",
                             format!(
-                                "'client-cert' {} with 'client-key' {} was refused: {e}",
-                                client.cert.display(),
-                                client.key.display()
+                                "{} with {} was refused: {e}",
+                                client.cert.named("client-cert"),
+                                client.key.named("client-key")
                             ),
                         ),
                     })?
@@ -76,9 +75,9 @@ impl TlsConfig {
 }
 
 /// The roots a server's certificate must chain to.
-fn roots(ca_cert: Option<&Path>) -> Result<RootCertStore> {
+fn roots(ca_cert: Option<&Pem>) -> Result<RootCertStore> {
     let mut roots = RootCertStore::empty();
-    let Some(path) = ca_cert else {
+    let Some(pem) = ca_cert else {
         let found = rustls_native_certs::load_native_certs();
         for cert in found.certs {
             let _ = roots.add(cert); // one unreadable system root is not worth failing for
@@ -94,14 +93,14 @@ fn roots(ca_cert: Option<&Path>) -> Result<RootCertStore> {
     let no_certificate = || {
         Error::invalid(
             "ca-cert",
-            format!("'ca-cert' {} holds no PEM certificate", path.display()),
+            format!("{} holds no PEM certificate", pem.named("ca-cert")),
         )
     };
-    for cert in certificates(path, "ca-cert")? {
+    for cert in certificates(pem, "ca-cert")? {
         roots.add(cert).map_err(|e| {
             Error::invalid(
                 "ca-cert",
-                format!("'ca-cert' {} was refused: {e}", path.display()),
+                format!("{} was refused: {e}", pem.named("ca-cert")),
             )
         })?;
     }
@@ -112,24 +111,24 @@ fn roots(ca_cert: Option<&Path>) -> Result<RootCertStore> {
     Ok(roots)
 }
 
-/// Every PEM certificate of the file that `arg` names.
-fn certificates(path: &Path, arg: &'static str) -> Result<Vec<CertificateDer<'static>>> {
-    let pem = read(path, arg)?;
+/// Every PEM certificate that `arg` gives.
+fn certificates(given: &Pem, arg: &'static str) -> Result<Vec<CertificateDer<'static>>> {
+    let pem = given.bytes(arg)?;
     let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|_| {
             Error::invalid(
                 arg,
                 format!(
-                    "'{arg}' {} holds a PEM certificate that does not parse",
-                    path.display()
+                    "{} holds a PEM certificate that does not parse",
+                    given.named(arg)
                 ),
             )
         })?;
     if certs.is_empty() {
         return Err(Error::invalid(
             arg,
-            format!("'{arg}' {} holds no PEM certificate", path.display()),
+            format!("{} holds no PEM certificate", given.named(arg)),
         ));
     }
     Ok(certs)
@@ -140,24 +139,18 @@ fn client_identity(
     client: &ClientCert,
 ) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
     let chain = certificates(&client.cert, "client-cert")?;
-    let pem = read(&client.key, "client-key")?;
-    // Never echo the file: it holds a secret.
+    let pem = client.key.bytes("client-key")?;
+    // Never echo the key: it is a secret.
     let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|_| {
         Error::invalid(
             "client-key",
             format!(
-                "'client-key' {} holds no PEM private key (PKCS#8, PKCS#1 or SEC1)",
-                client.key.display()
+                "{} holds no PEM private key (PKCS#8, PKCS#1 or SEC1)",
+                client.key.named("client-key")
             ),
         )
     })?;
     Ok((chain, key))
-}
-
-/// The bytes of the file that `arg` names.
-pub(crate) fn read(path: &Path, arg: &'static str) -> Result<Vec<u8>> {
-    std::fs::read(path)
-        .map_err(|e| Error::invalid(arg, format!("cannot read '{arg}' {}: {e}", path.display())))
 }
 
 /// A [`TlsConfig`] and the host name that the server's certificate must name.

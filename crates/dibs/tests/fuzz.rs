@@ -123,6 +123,8 @@ fn key() -> impl Strategy<Value = String> {
         "idle-timeout-ms",
         "ssl",
         "ca-cert",
+        "ca-cert-pem",
+        "client-key-pem",
         "key-prefix",
         "spec",
         "pool",

@@ -235,6 +235,83 @@ fn client_certificate_files_are_checked_when_the_locker_is_made() {
     refused(plain, "client-cert", "needs TLS");
 }
 
+/// Issue 30 (3): the `-pem` keys take the PEM texts in memory, in place of the files, so that a
+/// caller that holds a key (a Spring SSL bundle) never writes it to disk. The same checks apply,
+/// naming the `-pem` key, and no message quotes the text.
+#[test]
+fn pem_texts_in_memory_take_the_place_of_the_files() {
+    let pki = Pki::new();
+    let server = RedisServer::start_tls(&pki);
+    let text = |name: &str| SpecValue::Str(std::fs::read_to_string(pki.path(name)).unwrap());
+    let spec = |key: &str| {
+        ConnSpec::from_map(&[
+            (
+                "uri".into(),
+                SpecValue::Str(format!("rediss://127.0.0.1:{}", server.port)),
+            ),
+            ("ca-cert-pem".into(), text("ca.pem")),
+            ("client-cert-pem".into(), text("client.pem")),
+            ("client-key-pem".into(), text(key)),
+        ])
+    };
+    let locker = Locker::new(spec("client.key").unwrap()).unwrap();
+    assert!(
+        runs(&locker, "inline").unwrap(),
+        "ran over TLS with in-memory PEM"
+    );
+    assert!(!format!("{:?}", spec("client.key").unwrap()).contains("PRIVATE KEY"));
+
+    let err = Locker::new(spec("other-client.key").unwrap())
+        .err()
+        .expect("another certificate's key");
+    assert!(
+        matches!(
+            &err,
+            Error::InvalidArgument {
+                arg: "client-key",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("'client-key-pem' does not fit"),
+        "{message}"
+    );
+    let pem = std::fs::read_to_string(pki.path("other-client.key")).unwrap();
+    assert!(!message.contains(pem.lines().nth(1).unwrap()), "{message}");
+
+    // A path given to a -pem key, a text to a path key, or both forms of one: refused, unquoted.
+    let key_path = pki.path("client.key").display().to_string();
+    for (entries, words) in [
+        (
+            vec![("client-key-pem", SpecValue::Str(key_path.clone()))],
+            "use 'client-key'",
+        ),
+        (
+            vec![("client-key", text("client.key"))],
+            "use 'client-key-pem'",
+        ),
+        (
+            vec![
+                ("client-key", SpecValue::Str(key_path.clone())),
+                ("client-key-pem", text("client.key")),
+            ],
+            "two forms of one value",
+        ),
+    ] {
+        let mut map = vec![(
+            "uri".to_owned(),
+            SpecValue::Str("rediss://127.0.0.1:1".into()),
+        )];
+        map.extend(entries.into_iter().map(|(k, v)| (k.to_owned(), v)));
+        let err = ConnSpec::from_map(&map).unwrap_err();
+        assert!(err.to_string().contains(words), "{err}");
+        assert!(!err.to_string().contains("BEGIN PRIVATE"), "{err}");
+    }
+}
+
 #[test]
 fn an_unreadable_ca_file_is_an_invalid_argument() {
     let spec = ConnSpec::from_map(&[

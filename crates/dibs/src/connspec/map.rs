@@ -3,11 +3,10 @@
 //! (`{pool {...}, spec {...}}`). Keys may be Clojure keywords (`:host`).
 
 use std::fmt;
-use std::path::PathBuf;
 
 use super::uri::parse_node_list;
 use super::{
-    Durable, Fields, ParseError, Parsed, SpecValue, DEFAULT_PORT, DEFAULT_SENTINEL_PORT,
+    Durable, Fields, ParseError, Parsed, Pem, SpecValue, DEFAULT_PORT, DEFAULT_SENTINEL_PORT,
     MAX_POOL_SIZE, MAX_TIMEOUT_MS,
 };
 
@@ -26,6 +25,9 @@ const SPEC_KEYS: &[&str] = &[
     "ca-cert",
     "client-cert",
     "client-key",
+    "ca-cert-pem",
+    "client-cert-pem",
+    "client-key-pem",
     "key-prefix",
     "keep-alive",
     "durable",
@@ -120,9 +122,16 @@ impl Fields {
                     f.idle_timeout_ms = get_int(key, v, 1, MAX_TIMEOUT_MS)?.map(|t| t as u64)
                 }
                 "ssl" => f.tls = get_bool(key, v)?,
-                "ca-cert" => f.ca_cert = get_str(key, v)?.map(PathBuf::from),
-                "client-cert" => f.client_cert = get_str(key, v)?.map(PathBuf::from),
-                "client-key" => f.client_key = get_str(key, v)?.map(PathBuf::from),
+                "ca-cert" => Pem::set(&mut f.ca_cert, "ca-cert", get_str(key, v)?)?,
+                "client-cert" => Pem::set(&mut f.client_cert, "client-cert", get_str(key, v)?)?,
+                "client-key" => Pem::set(&mut f.client_key, "client-key", get_str(key, v)?)?,
+                "ca-cert-pem" => Pem::set(&mut f.ca_cert, "ca-cert-pem", get_str(key, v)?)?,
+                "client-cert-pem" => {
+                    Pem::set(&mut f.client_cert, "client-cert-pem", get_str(key, v)?)?
+                }
+                "client-key-pem" => {
+                    Pem::set(&mut f.client_key, "client-key-pem", get_str(key, v)?)?
+                }
                 "sentinel-username" => f.sentinel_username = get_str(key, v)?,
                 "sentinel-password" => f.sentinel_password = get_str(key, v)?,
                 "key-prefix" => f.key_prefix = get_str(key, v)?,

@@ -9,10 +9,13 @@
 //! [`ConnSpec::from_uri`] and [`ConnSpec::from_map`].
 
 mod map;
+mod pem;
 mod uri;
 
+pub use pem::Pem;
+
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -75,13 +78,14 @@ pub enum Durable {
     Aof(u32),
 }
 
-/// A client certificate for mutual TLS: two PEM files, read when a locker is made.
+/// A client certificate for mutual TLS: two PEM files, read when a locker is made, or their
+/// texts, given in memory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ClientCert {
     /// The certificate, optionally followed by the intermediates that chain it to a CA.
-    pub cert: PathBuf,
+    pub cert: Pem,
     /// Its private key (PKCS#8, PKCS#1 or SEC1).
-    pub key: PathBuf,
+    pub key: Pem,
 }
 
 /// The credentials that the Sentinels themselves ask for.
@@ -120,9 +124,9 @@ pub struct ConnSpec {
 pub(crate) struct ServerSpec {
     address: Address,
     tls: bool,
-    /// A PEM file of CA certificates that the server's certificate must chain to (TLS only);
-    /// without it the platform's trust store is used.
-    ca_cert: Option<PathBuf>,
+    /// PEM CA certificates (a file, or the text) that the server's certificate must chain to
+    /// (TLS only); without them the platform's trust store is used.
+    ca_cert: Option<Pem>,
     /// The client's own certificate (PEM, optionally followed by its chain) and its private key
     /// (PEM), presented on every TLS connection: for servers with `tls-auth-clients yes`.
     client_cert: Option<ClientCert>,
@@ -166,9 +170,9 @@ impl ConnSpec {
         self.server.tls
     }
 
-    /// A PEM file of CA certificates that the server's certificate must chain to (TLS only);
-    /// without it the platform's trust store is used.
-    pub fn ca_cert(&self) -> Option<&Path> {
+    /// PEM CA certificates (a file, or the text) that the server's certificate must chain to
+    /// (TLS only); without them the platform's trust store is used.
+    pub fn ca_cert(&self) -> Option<&Pem> {
         self.server.ca_cert()
     }
 
@@ -280,8 +284,8 @@ impl ServerSpec {
         self.tls
     }
 
-    pub(crate) fn ca_cert(&self) -> Option<&Path> {
-        self.ca_cert.as_deref()
+    pub(crate) fn ca_cert(&self) -> Option<&Pem> {
+        self.ca_cert.as_ref()
     }
 
     pub(crate) fn client_cert(&self) -> Option<&ClientCert> {
@@ -485,9 +489,9 @@ struct Fields {
     connect_timeout_ms: Option<u64>,
     read_timeout_ms: Option<u64>,
     idle_timeout_ms: Option<u64>,
-    ca_cert: Option<PathBuf>,
-    client_cert: Option<PathBuf>,
-    client_key: Option<PathBuf>,
+    ca_cert: Option<Pem>,
+    client_cert: Option<Pem>,
+    client_key: Option<Pem>,
     sentinel_username: Option<String>,
     sentinel_password: Option<String>,
     key_prefix: Option<String>,
@@ -569,18 +573,14 @@ impl Fields {
         let client_cert = match (self.client_cert, self.client_key) {
             (Some(cert), Some(key)) => Some(ClientCert { cert, key }),
             (None, None) => None,
-            (Some(_), None) => {
-                return Err(ParseError::invalid(
-                    "client-key",
-                    "'client-cert' needs its private key: give 'client-key' too",
-                ))
-            }
-            (None, Some(_)) => {
-                return Err(ParseError::invalid(
-                    "client-cert",
-                    "'client-key' needs its certificate: give 'client-cert' too",
-                ))
-            }
+            (Some(_), None) => return Err(ParseError::invalid(
+                "client-key",
+                "'client-cert' needs its private key: give 'client-key' too (or 'client-key-pem')",
+            )),
+            (None, Some(_)) => return Err(ParseError::invalid(
+                "client-cert",
+                "'client-key' needs its certificate: give 'client-cert' too (or 'client-cert-pem')",
+            )),
         };
         // An empty value is no value (as Spring's `${SENTINEL_PASSWORD:}` gives it).
         let given = |v: Option<String>| v.filter(|v| !v.is_empty());

@@ -55,7 +55,8 @@ public final class DibsOptions {
      * Where these options lead, as dibs's messages name it ({@code 127.0.0.1:6379}, the
      * Sentinels' master, the cluster's nodes), never with credentials. The native library
      * parses and checks the options to answer, as it does when they are first used, and reads
-     * the TLS files they name ({@code ca-cert}, {@code client-cert}, {@code client-key}), so a
+     * the TLS files they name ({@code ca-cert}, {@code client-cert}, {@code client-key}) or the PEM
+     * texts they hold ({@code ca-cert-pem}, ...), so a
      * bad setting or file fails here; no connection is made.
      *
      * @return the address, for people to read
@@ -103,11 +104,12 @@ public final class DibsOptions {
         return Objects.hash(spec, maxConnections, System.identityHashCode(listener), interruptOnLost);
     }
 
-    /** Shows every setting but the passwords. */
+    /** Shows every setting but the passwords and the PEM texts. */
     @Override
     public String toString() {
         Map<String, Object> shown = new LinkedHashMap<>(spec);
-        for (String secret : new String[] {"password", "sentinel-password"}) {
+        for (String secret : new String[] {"password", "sentinel-password",
+                "ca-cert-pem", "client-cert-pem", "client-key-pem"}) {
             if (shown.containsKey(secret)) {
                 shown.put(secret, "***");
             }
@@ -187,6 +189,32 @@ public final class DibsOptions {
         public Builder clientCert(Path cert, Path key) {
             put("client-cert", cert == null ? null : cert.toString());
             return put("client-key", key == null ? null : key.toString());
+        }
+
+        /**
+         * The CAs the server's certificate must chain to, as PEM text in memory: as
+         * {@link #caCert(Path)}, with no file.
+         *
+         * @param pem one or more PEM certificates ({@code -----BEGIN CERTIFICATE-----})
+         * @return this builder
+         */
+        public Builder caCertPem(String pem) {
+            return put("ca-cert-pem", pem);
+        }
+
+        /**
+         * A client certificate for mutual TLS, as {@link #clientCert(Path, Path)}, from PEM text in
+         * memory: the key never touches the disk (the Spring starter gives an SSL bundle's key
+         * this way). Neither text is shown by {@link #toString()} or any message; a key that
+         * does not fit fails when the options are first used, naming {@code client-key}.
+         *
+         * @param cert the PEM certificate, optionally followed by its intermediates
+         * @param key its PEM private key (PKCS#8, PKCS#1 or SEC1), unencrypted
+         * @return this builder
+         */
+        public Builder clientCertPem(String cert, String key) {
+            put("client-cert-pem", cert);
+            return put("client-key-pem", key);
         }
 
         /**

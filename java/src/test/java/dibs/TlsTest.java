@@ -64,6 +64,27 @@ class TlsTest {
         assertTrue(Dibs.inspect(conn("ca.pem"), name).held(), "kept for atLeast, seen over TLS");
     }
 
+    /** Issue 30 (3): the PEM texts in memory in place of the files; never shown. */
+    @Test
+    void pemTextsInMemoryTakeThePlaceOfTheFiles() throws IOException {
+        String key = java.nio.file.Files.readString(tls.file("client.key"));
+        DibsOptions options = DibsOptions.builder().uri("rediss://127.0.0.1:" + tls.tlsPort())
+                .caCertPem(java.nio.file.Files.readString(tls.file("ca.pem")))
+                .clientCertPem(java.nio.file.Files.readString(tls.file("client.pem")), key)
+                .build();
+        String keyLine = key.lines().skip(1).findFirst().orElseThrow();
+        assertFalse(options.toString().contains(keyLine), options.toString());
+        try (DibsClient client = Dibs.client(options)) {
+            assertTrue(client.execute(uniqueName("tls-pem"), java.time.Duration.ofSeconds(5),
+                    java.time.Duration.ZERO, () -> {}));
+        }
+        DibsArgumentException wrong = assertThrows(DibsArgumentException.class, () -> Dibs.client(
+                DibsOptions.builder().uri("rediss://127.0.0.1:" + tls.tlsPort())
+                        .clientCertPem(java.nio.file.Files.readString(tls.file("client.pem")),
+                                tls.file("client.key").toString()).build()).close());
+        assertEquals("client-key-pem", wrong.argument(), wrong.getMessage());
+    }
+
     @Test
     void aServerTheCaDidNotSignIsRefused() {
         AtomicBoolean ran = new AtomicBoolean();

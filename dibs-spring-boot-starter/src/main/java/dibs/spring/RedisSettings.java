@@ -20,7 +20,7 @@ import org.springframework.boot.ssl.SslBundles;
  *
  * <p>This class only translates: Spring's rules of precedence (a url overrides host, port,
  * username, password and database; Sentinel or Cluster overrides host and port; naming an SSL
- * bundle turns SSL on) and an SSL bundle's stores, which dibs reads as files ({@link TlsFiles}).
+ * bundle turns SSL on) and an SSL bundle's stores, which dibs takes as PEM text in memory ({@link BundlePem}).
  * The native
  * library checks every value, applies its defaults and describes the address without
  * credentials; a value it refuses comes back as a {@link DibsArgumentException} whose argument
@@ -46,6 +46,9 @@ final class RedisSettings {
             Map.entry("ca-cert", "ssl.bundle"),
             Map.entry("client-cert", "ssl.bundle"),
             Map.entry("client-key", "ssl.bundle"),
+            Map.entry("ca-cert-pem", "ssl.bundle"),
+            Map.entry("client-cert-pem", "ssl.bundle"),
+            Map.entry("client-key-pem", "ssl.bundle"),
             Map.entry("sentinels", "sentinel.nodes"),
             Map.entry("master-name", "sentinel.master"),
             Map.entry("sentinel-username", "sentinel.username"),
@@ -73,7 +76,7 @@ final class RedisSettings {
     private final List<String> clusterNodes;
     private final boolean ssl;
     /** The SSL bundle's CA and client certificate as files, or none (the system's CAs). */
-    private final TlsFiles tls;
+    private final BundlePem tls;
     private final Duration timeout;
     private final Duration connectTimeout;
     /** What gave the address: {@link #PREFIX}, or {@link #DETAILS} for a bean. */
@@ -112,7 +115,7 @@ final class RedisSettings {
         String bundle = get(b, "ssl.bundle", String.class);
         // As in Spring Boot: naming a bundle turns SSL on, and so does a rediss:// url (dibs reads the scheme).
         ssl = (sslEnabled != null && sslEnabled) || (sslEnabled == null && bundle != null);
-        tls = ssl && bundle != null ? TlsFiles.of(bundle(bundles, bundle), PREFIX + ".ssl.bundle") : TlsFiles.NONE;
+        tls = ssl && bundle != null ? BundlePem.of(bundle(bundles, bundle), PREFIX + ".ssl.bundle") : BundlePem.NONE;
         timeout = get(b, "timeout", Duration.class);
         connectTimeout = get(b, "connect-timeout", Duration.class);
     }
@@ -131,7 +134,7 @@ final class RedisSettings {
         sentinelUsername = d.sentinelUsername();
         sentinelPassword = d.sentinelPassword();
         ssl = d.sslBundle() != null;
-        tls = ssl ? TlsFiles.of(d.sslBundle(), DETAILS + ".ssl.bundle") : TlsFiles.NONE;
+        tls = ssl ? BundlePem.of(d.sslBundle(), DETAILS + ".ssl.bundle") : BundlePem.NONE;
         timeout = get(b, "timeout", Duration.class);
         connectTimeout = get(b, "connect-timeout", Duration.class);
     }
@@ -229,10 +232,10 @@ final class RedisSettings {
             o.ssl(true);
         }
         if (tls.caCert() != null) {
-            o.caCert(tls.caCert());
+            o.caCertPem(tls.caCert());
         }
         if (tls.clientCert() != null) {
-            o.clientCert(tls.clientCert(), tls.clientKey());
+            o.clientCertPem(tls.clientCert(), tls.clientKey());
         }
         if (timeout != null) {
             o.readTimeout(timeout);

@@ -7,7 +7,9 @@ import dibs.DibsClient;
 import dibs.DibsConnectionException;
 import dibs.DibsException;
 import dibs.TlsServer;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,7 +21,9 @@ import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import java.security.spec.PKCS8EncodedKeySpec;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -162,6 +166,70 @@ class SslBundleTest {
                             base + "truststore.location=file:" + pki.resolve("trust." + type),
                             base + "truststore.password=" + PASSWORD, base + "truststore.type=" + type)
                     .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).as(type).isTrue());
+        }
+    }
+
+    /**
+     * Issue 30 (3): a password-protected PKCS#12 bundle's key goes to dibs in memory. A service
+     * of its own (a JVM with its own temp directory) starts with the bundle, takes a lock over
+     * TLS and is killed with SIGKILL; then no file under its temp directory holds the key, in
+     * PEM or in DER. Before, the decrypted key was a temporary file left behind by the kill.
+     */
+    @Test
+    void aBundlesKeyNeverTouchesTheDiskEvenAfterSigkill(@TempDir Path temp) throws Exception {
+        String base = "spring.ssl.bundle.jks.redis.";
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Djava.io.tmpdir=" + temp, "-cp", System.getProperty("java.class.path"),
+                LockAndWait.class.getName(), "spring.data.redis.host=127.0.0.1",
+                "spring.data.redis.port=" + tlsPort, "spring.data.redis.ssl.bundle=redis",
+                base + "keystore.location=file:" + pki.resolve("keys.PKCS12"),
+                base + "keystore.password=" + PASSWORD, base + "keystore.type=PKCS12",
+                base + "truststore.location=file:" + pki.resolve("trust.PKCS12"),
+                base + "truststore.password=" + PASSWORD, base + "truststore.type=PKCS12"));
+        Process service = new ProcessBuilder(command).redirectErrorStream(true).start();
+        try {
+            BufferedReader out = new BufferedReader(
+                    new InputStreamReader(service.getInputStream(), StandardCharsets.UTF_8));
+            List<String> said = new ArrayList<>();
+            for (String line; (line = out.readLine()) != null && !line.equals(LockAndWait.LOCKED); ) {
+                said.add(line);
+            }
+            assertThat(service.isAlive()).as("locked over TLS, then waits: %s", said).isTrue();
+        } finally {
+            service.destroyForcibly(); // SIGKILL: no shutdown hook, no deleteOnExit
+            service.waitFor();
+        }
+        String keyBody = Files.readString(tls.file("client.key"), StandardCharsets.US_ASCII)
+                .lines().skip(1).findFirst().orElseThrow();
+        byte[] der = key("client.key").getEncoded();
+        List<Path> holding = new ArrayList<>();
+        try (var files = Files.walk(temp)) {
+            for (Path file : (Iterable<Path>) files.filter(Files::isRegularFile)::iterator) {
+                byte[] bytes = Files.readAllBytes(file);
+                String text = new String(bytes, StandardCharsets.ISO_8859_1);
+                // Its PEM's first line of base64, or its DER's first 64 bytes (some of the modulus).
+                if (text.contains(keyBody) || text.contains(new String(java.util.Arrays.copyOfRange(der, 0, 64),
+                                StandardCharsets.ISO_8859_1))) {
+                    holding.add(file);
+                }
+            }
+        }
+        assertThat(holding).as("files under the service's temp directory holding the key").isEmpty();
+    }
+
+    /** A service with the bundle of its arguments: takes one lock, says so, and waits to be killed. */
+    static final class LockAndWait {
+        static final String LOCKED = "locked over TLS";
+
+        public static void main(String[] properties) {
+            runner().withPropertyValues(properties).run(context -> {
+                if (lockOnce(context.getBean(DibsClient.class))) {
+                    System.out.println(LOCKED);
+                    System.out.flush();
+                    Thread.sleep(Long.MAX_VALUE);
+                }
+            });
         }
     }
 

@@ -1,10 +1,6 @@
 package dibs.spring;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.Key;
 import java.security.KeyStore;
@@ -19,16 +15,17 @@ import java.util.List;
 import org.springframework.boot.ssl.SslBundle;
 
 /**
- * A Spring SSL bundle as the PEM files that dibs reads: its trust store's certificates as the CA
- * ({@code ca-cert}), its key store's private key and certificate chain as the client certificate
- * ({@code client-cert}, {@code client-key}). Whatever the bundle's kind (PEM, JKS, PKCS#12),
- * Spring has already made it into key stores; they are written here to private temporary files,
- * deleted when the JVM exits. A bundle that cannot be used this way fails the startup, naming
- * the property that chose it.
+ * A Spring SSL bundle as the PEM texts that dibs takes in memory: its trust store's certificates
+ * as the CA ({@code ca-cert-pem}), its key store's private key and certificate chain as the
+ * client certificate ({@code client-cert-pem}, {@code client-key-pem}). Whatever the bundle's kind
+ * (PEM, JKS, PKCS#12, password-protected or not), Spring has already opened it into key stores;
+ * nothing is written to disk, so no decrypted key outlives the process, even one killed with
+ * SIGKILL. A bundle that cannot be used this way fails the startup, naming the property that
+ * chose it.
  */
-record TlsFiles(Path caCert, Path clientCert, Path clientKey) {
+record BundlePem(String caCert, String clientCert, String clientKey) {
     /** No bundle: the platform's trust store, no client certificate. */
-    static final TlsFiles NONE = new TlsFiles(null, null, null);
+    static final BundlePem NONE = new BundlePem(null, null, null);
 
     private static final Base64.Encoder PEM_BASE64 =
             Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
@@ -37,11 +34,11 @@ record TlsFiles(Path caCert, Path clientCert, Path clientKey) {
      * @param property the property that named the bundle, for messages
      * @throws DibsStartupException naming {@code property} when a store cannot be read
      */
-    static TlsFiles of(SslBundle bundle, String property) {
-        Path ca = trustStoreCa(bundle, property);
+    static BundlePem of(SslBundle bundle, String property) {
+        String ca = trustStoreCa(bundle, property);
         KeyStore keys = bundle.getStores().getKeyStore();
         if (keys == null) {
-            return new TlsFiles(ca, null, null);
+            return new BundlePem(ca, null, null);
         }
         try {
             String alias = keyAlias(bundle, keys, property);
@@ -58,14 +55,13 @@ record TlsFiles(Path caCert, Path clientCert, Path clientKey) {
             byte[] pkcs8 = key.getEncoded();
             if (pkcs8 == null) {
                 throw new DibsStartupException(property, "names a bundle whose key '" + alias
-                        + "' cannot be exported (a hardware key store?): dibs reads the key from a file");
+                        + "' cannot be exported (a hardware key store?): dibs needs the key's PKCS#8");
             }
             if (key instanceof ECPrivateKey ec) {
                 pkcs8 = Der.ecPkcs8WithPublicKey(pkcs8, ec, chain[0].getPublicKey());
             }
             // PKCS#8, the encoding every Java private key gives, and one rustls reads.
-            return new TlsFiles(ca, write(property, "dibs-client-", ".pem", pem.toString()),
-                    write(property, "dibs-client-", ".key", pem("PRIVATE KEY", pkcs8)));
+            return new BundlePem(ca, pem.toString(), pem("PRIVATE KEY", pkcs8));
         } catch (GeneralSecurityException e) {
             throw new DibsStartupException(property, "names a bundle whose key store could not be read: "
                     + e.getMessage());
@@ -126,8 +122,8 @@ record TlsFiles(Path caCert, Path clientCert, Path clientKey) {
                 + "' could not be recovered: set the bundle's key.password");
     }
 
-    /** The certificates of the bundle's trust store as a PEM file; null without one. */
-    private static Path trustStoreCa(SslBundle bundle, String property) {
+    /** The certificates of the bundle's trust store as PEM; null without one. */
+    private static String trustStoreCa(SslBundle bundle, String property) {
         KeyStore store = bundle.getStores().getTrustStore();
         if (store == null) {
             return null;
@@ -144,30 +140,11 @@ record TlsFiles(Path caCert, Path clientCert, Path clientKey) {
             throw new DibsStartupException(property, "names a bundle whose trust store could not be read: "
                     + e.getMessage());
         }
-        return pem.length() == 0 ? null : write(property, "dibs-ca-", ".pem", pem.toString());
+        return pem.length() == 0 ? null : pem.toString();
     }
 
     private static String pem(String type, byte[] der) {
         return "-----BEGIN " + type + "-----\n" + PEM_BASE64.encodeToString(der) + "\n-----END " + type + "-----\n";
-    }
-
-    /** A temporary file only this user may read (it may hold a private key). */
-    private static Path write(String property, String prefix, String suffix, String content) {
-        try {
-            Path file;
-            try {
-                file = Files.createTempFile(prefix, suffix,
-                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-            } catch (UnsupportedOperationException e) {
-                file = Files.createTempFile(prefix, suffix); // no POSIX permissions: the user's own temp folder
-            }
-            file.toFile().deleteOnExit();
-            Files.writeString(file, content, StandardCharsets.US_ASCII);
-            return file;
-        } catch (IOException e) {
-            throw new DibsStartupException(property, "the bundle could not be written to a temporary file: "
-                    + e.getMessage());
-        }
     }
 
     /**
@@ -239,9 +216,9 @@ record TlsFiles(Path caCert, Path clientCert, Path clientKey) {
         }
     }
 
-    /** Never the files' contents. */
+    /** Never the texts: which parts the bundle gave, only. */
     @Override
     public String toString() {
-        return "TlsFiles[ca=" + caCert + ", client=" + clientCert + "]";
+        return "BundlePem[ca=" + (caCert != null) + ", client=" + (clientCert != null) + "]";
     }
 }
