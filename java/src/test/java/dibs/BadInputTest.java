@@ -262,7 +262,7 @@ class BadInputTest {
                         "unknown key 'bogus' in the spec map",
                         "valid keys: uri, host, port, username, password, db, timeout-ms, conn-timeout-ms,"
                                 + " read-timeout-ms, idle-timeout-ms, ssl, ca-cert, client-cert, client-key,"
-                                + " key-prefix"),
+                                + " ca-cert-pem, client-cert-pem, client-key-pem, key-prefix"),
                 bad("map misspelled key 'hots'", () -> Dibs.execute(map("hots", "127.0.0.1", "port", port()), "job", 10, 0, TASK),
                         "unknown key 'hots'", "valid keys: uri, host, port"),
                 bad("map port a Double", () -> Dibs.execute(map("host", "127.0.0.1", "port", (double) port()), "job", 10, 0, TASK),
