@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # What the Java + JNI layer costs per call: builds, runs dibs.CallCostBench (conn resolution per
 # call, a full Dibs.execute cycle, the skip path), then the Rust core's own cycle and skip path
-# (crates/dibs/benches/core_cycle.rs) for comparison. Each program starts its own throwaway redis-server and
+# (benches/core_cycle.rs) for comparison. Each program starts its own throwaway redis-server and
 # prints Markdown tables. Usage: scripts/call-cost.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh   # redis-server via apt-get when missing; checks cargo, java, mvn
 
-echo "== building (this machine's library, then Java; then crates/dibs/benches/core_cycle.rs) ..."
+echo "== building (this machine's library, then Java; then benches/core_cycle.rs) ..."
 # The library module (java/) and what it needs from the reactor (dibs-test-support); the test
 # class path is written to java/target/call-cost.classpath.
 mvn -q -B -ntp -DskipTests -Dcargo.testTools.skip=true -Ddibs.natives=host -pl java -am \
@@ -31,5 +31,5 @@ echo
 echo "== Java + JNI, platform and virtual callers: dibs.CallCostBench on $("$jdk25" -version 2>&1 | head -n 1)"
 "$jdk25" --enable-native-access=ALL-UNNAMED -cp "$classpath" dibs.CallCostBench
 echo
-echo "== Rust core: crates/dibs/benches/core_cycle.rs"
+echo "== Rust core: benches/core_cycle.rs"
 cargo bench -q -p dibs --bench core_cycle

@@ -1,7 +1,7 @@
 //! The `dibs` command line against a real redis-server.
 
 // The core's test fixtures (a redis-server of the test's own, a throwaway PKI), shared.
-#[path = "../../dibs/tests/common/mod.rs"]
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 mod support;
 

@@ -8,7 +8,7 @@
 //! sets it) makes that a failure.
 
 // The core's test fixtures (a redis-server of the test's own, a throwaway PKI), shared.
-#[path = "../../dibs/tests/common/mod.rs"]
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 
 use std::net::{SocketAddr, TcpStream, UdpSocket};

@@ -2,7 +2,7 @@
 //! stopped (SIGTERM, then SIGKILL after the grace), dibs exits 75 and the run is recorded lost;
 //! or, with `--on-lost ignore`, it runs on.
 
-#[path = "../../dibs/tests/common/mod.rs"]
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 mod support;
 

@@ -1,7 +1,7 @@
 //! `dibs run` and signals, against a real redis-server: what dibs passes on to its command, and
 //! how often, whether the signal is sent to dibs alone or to its whole process group.
 
-#[path = "../../dibs/tests/common/mod.rs"]
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 mod support;
 

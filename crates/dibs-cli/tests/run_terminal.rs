@@ -2,7 +2,7 @@
 //! which has the terminal's foreground in a process group of its own, and job control goes on
 //! working.
 
-#[path = "../../dibs/tests/common/mod.rs"]
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 mod support;
 

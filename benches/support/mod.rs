@@ -32,6 +32,10 @@ impl Server {
             let child = Command::new("redis-server")
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args(["--save", "", "--appendonly", "no"])
+                // A replica's full sync writes an RDB file: into the temp directory, never the
+                // working tree (a later --dir in `extra` wins).
+                .arg("--dir")
+                .arg(std::env::temp_dir())
                 .args(extra)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
