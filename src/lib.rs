@@ -29,6 +29,7 @@ mod job;
 mod keepalive;
 mod lock;
 mod pool;
+mod resp;
 mod script;
 mod sweeper;
 mod tls;

@@ -19,9 +19,9 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 
-use crate::conn::read_replies;
-use crate::connspec::{ClientCert, Pem};
+use crate::connspec::{ClientCert, ConnSpec, Pem};
 use crate::error::{Error, Result};
+use crate::resp::read_replies;
 
 /// What every TLS connection of one spec shares: the trusted roots and the client certificate.
 /// Built once per locker, from files, never the network.
@@ -71,6 +71,18 @@ impl TlsConfig {
             client_cert: client_cert.is_some(),
             config: AssertUnwindSafe(Arc::new(config)),
         })
+    }
+}
+
+impl ConnSpec {
+    /// Reads the files the spec names (the CA, the client certificate and its key) and checks
+    /// them as a locker would, with no network I/O: so that a service can refuse them at
+    /// startup, not at its first lock call.
+    pub fn check_files(&self) -> Result<()> {
+        if self.tls() {
+            TlsConfig::new(self.ca_cert(), self.client_cert())?;
+        }
+        Ok(())
     }
 }
 

@@ -263,16 +263,6 @@ impl ConnSpec {
     pub fn endpoint(&self) -> String {
         self.server.endpoint()
     }
-
-    /// Reads the files the spec names (the CA, the client certificate and its key) and checks
-    /// them as a locker would, with no network I/O: so that a service can refuse them at
-    /// startup, not at its first lock call.
-    pub fn check_files(&self) -> Result<()> {
-        if self.tls() {
-            crate::tls::TlsConfig::new(self.ca_cert(), self.client_cert())?;
-        }
-        Ok(())
-    }
 }
 
 impl ServerSpec {
