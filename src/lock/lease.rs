@@ -197,11 +197,6 @@ impl Lease {
         self.warning.take()
     }
 
-    /// Whether [`take_warning`](Lease::take_warning) has one to give.
-    pub fn has_warning(&self) -> bool {
-        self.warning.is_some()
-    }
-
     /// If the lock is still ours, sets its expiry to `at_most_ms` from now and counts
     /// `at_least_ms` from now too (as a fresh acquisition would); `Ok(false)`: no longer ours.
     /// The durations follow [`LockParams::from_millis`]'s rules, checked before any I/O. For

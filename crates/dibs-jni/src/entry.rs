@@ -131,12 +131,15 @@ pub extern "system" fn Java_dibs_NativeLib_inspect<'l>(
 }
 
 /// Validates the arguments, then `SET key value NX PX atMost` (with its fencing token, and durable
-/// acquire's WAIT when it applies): the id of the lease when won, 0 when another holder has the
-/// lock (a `DibsUnconfirmedException` when durable acquire could not confirm it and gave it back), and minus the id when won with a warning to take with
-/// `takeWarning` (rare: no second call on the common path). With keep-alive in the conn, the
-/// extender starts here. With a `tick` (null for none), the lock of that tick of the job
-/// `lockName` (`dibs_core::LockParams::for_tick`, whose atLeast is its atMost).
+/// acquire's WAIT when it applies), and says how it went as the release does: `facts` gets the
+/// lease's id (0 when another holder has the lock, or when durable acquire could not confirm the
+/// lock and gave it back), whether it was unconfirmed (1 or 0) and the fencing token; the return
+/// value is the acquire's warning for the log (unconfirmed, or a keep-alive schedule that cannot
+/// hold), or null. With keep-alive in the conn, the extender starts here. With a `tick` (null
+/// for none), the lock of that tick of the job `lockName` (`dibs_core::LockParams::for_tick`,
+/// whose atLeast is its atMost).
 #[no_mangle]
+#[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 7 arguments
 pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
@@ -146,7 +149,8 @@ pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
     at_most: jlong,
     at_least: jlong,
     unit_ms: jlong,
-) -> jlong {
+    facts: JLongArray<'l>,
+) -> jstring {
     entry(&mut env, |env| {
         let name = read_string(env, &lock_name, "lockName")?;
         let params = if tick.is_null() {
@@ -154,18 +158,34 @@ pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
         } else {
             LockParams::for_tick(&name, &read_string(env, &tick, "tick")?, at_most, unit_ms)?
         };
-        Ok(match handles::locker(handle)?.acquire(&params)? {
-            Some(lease) if lease.has_warning() => -leases::put(lease),
-            Some(lease) => leases::put(lease),
-            None => 0,
+        let (id, unconfirmed, fence, warning) = match handles::locker(handle)?.acquire(&params) {
+            Ok(Some(mut lease)) => {
+                let warning = lease.take_warning();
+                let fence = lease.fence() as i64;
+                (leases::put(lease), 0, fence, warning)
+            }
+            Ok(None) => (0, 0, 0, None),
+            // Given back already: a call that did not run, told as one (never an exception).
+            Err(Error::Unconfirmed(message)) => (0, 1, 0, Some(message)),
+            Err(e) => return Err(e.into()),
+        };
+        // The lease is in the table: if Java cannot be told (out of memory), let go of it now.
+        if let Err(e) = env.set_long_array_region(&facts, 0, &[id, unconfirmed, fence]) {
+            if id != 0 {
+                let _ = leases::take(id).map(|lease| lease.release_after(TaskResult::Failed));
+            }
+            return Err(e.into());
+        }
+        Ok(match warning {
+            Some(text) => env.new_string(text)?.into_raw(),
+            None => std::ptr::null_mut(),
         })
     })
 }
 
-/// Releases a lease and says how the call ended: `facts` gets the ending's code, the
-/// milliseconds held and the lease's fencing token (so that Java needs no call of its own for
-/// it); the return value is the ending's warning, or null when all went well. `task_failed`:
-/// the task threw, for the run history.
+/// Releases a lease and says how the call ended: `facts` gets the ending's code and the
+/// milliseconds held; the return value is the ending's warning, or null when all went well.
+/// `task_failed`: the task threw, for the run history.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_release<'l>(
     mut env: JNIEnv<'l>,
@@ -176,14 +196,13 @@ pub extern "system" fn Java_dibs_NativeLib_release<'l>(
 ) -> jstring {
     entry(&mut env, |env| {
         let lease = leases::take(lease)?;
-        let fence = lease.fence() as i64;
         let ending = lease.release_after(if task_failed == 0 {
             TaskResult::Succeeded
         } else {
             TaskResult::Failed
         });
         let held_ms = i64::try_from(ending.elapsed.as_millis()).unwrap_or(i64::MAX);
-        env.set_long_array_region(&facts, 0, &[i64::from(ending.code()), held_ms, fence])?;
+        env.set_long_array_region(&facts, 0, &[i64::from(ending.code()), held_ms])?;
         Ok(match ending.warning() {
             Some(text) => env.new_string(text)?.into_raw(),
             None => std::ptr::null_mut(),
@@ -208,22 +227,6 @@ pub extern "system" fn Java_dibs_NativeLib_extend<'l>(
         let ours = held.extend(at_most_ms, at_least_ms);
         leases::put_back(lease, held);
         Ok(jboolean::from(ours?))
-    })
-}
-
-/// The warning the acquire of a lease found (a keep-alive schedule that cannot hold), once; null
-/// when none.
-#[no_mangle]
-pub extern "system" fn Java_dibs_NativeLib_takeWarning<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    lease: jlong,
-) -> jstring {
-    entry(&mut env, |env| {
-        Ok(match leases::take_warning(lease)? {
-            Some(text) => env.new_string(text)?.into_raw(),
-            None => std::ptr::null_mut(),
-        })
     })
 }
 

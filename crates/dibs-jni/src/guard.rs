@@ -102,7 +102,7 @@ fn exception_class(e: &Error) -> &'static str {
         Error::Timeout(_) => "dibs/DibsTimeoutException",
         Error::Authentication(_) => "dibs/DibsAuthenticationException",
         Error::Permission(_) => "dibs/DibsPermissionException",
-        Error::Server(_) => "dibs/DibsException",
-        Error::Unconfirmed(_) => "dibs/DibsUnconfirmedException",
+        // Unconfirmed is the acquire's, which tells it in its facts: never thrown from there.
+        Error::Server(_) | Error::Unconfirmed(_) => "dibs/DibsException",
     }
 }

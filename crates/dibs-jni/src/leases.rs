@@ -73,11 +73,6 @@ pub(super) fn fence(id: i64) -> Result<u64, Failure> {
     with(id, |lease| lease.fence())
 }
 
-/// The acquire's warning about the lease, once (no I/O).
-pub(super) fn take_warning(id: i64) -> Result<Option<String>, Failure> {
-    with(id, Lease::take_warning)
-}
-
 /// Runs `f` on the lease `id`, left in the table.
 fn with<T>(id: i64, f: impl FnOnce(&mut Lease) -> T) -> Result<T, Failure> {
     LEASES

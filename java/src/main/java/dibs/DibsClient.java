@@ -25,15 +25,13 @@ public final class DibsClient implements AutoCloseable {
     /** How long a listing scans the keyspace (Rust's {@code SCAN_BUDGET}). */
     private static final long SCAN_BUDGET_MS = 5_000;
 
+    private final ClientHandle client;
     private final long handle;
-    private final DibsListener listener;
-    private final boolean interruptOnLost;
     private volatile boolean closed;
 
     DibsClient(long handle, DibsListener listener, boolean interruptOnLost) {
-        this.interruptOnLost = interruptOnLost;
+        this.client = new ClientHandle(handle, listener, interruptOnLost);
         this.handle = handle;
-        this.listener = listener;
     }
 
     /**
@@ -116,7 +114,7 @@ public final class DibsClient implements AutoCloseable {
     public <T> DibsResult<T> attemptOnce(String lockName, String tick, Duration atMost, Supplier<T> task) {
         checkOpen(lockName, task);
         Lifecycle.checkNotNull(tick, "tick");
-        return Lifecycle.run(handle, listener, interruptOnLost, lockName, tick, LockDurations.of(atMost, atMost), task);
+        return Lifecycle.run(client, lockName, tick, LockDurations.of(atMost, atMost), task);
     }
 
     /**
@@ -183,7 +181,7 @@ public final class DibsClient implements AutoCloseable {
      */
     public <T> DibsResult<T> attempt(String lockName, long atMostSec, long atLeastSec, Supplier<T> task) {
         checkOpen(lockName, task);
-        return Lifecycle.run(handle, listener, interruptOnLost, lockName, null, LockDurations.ofSeconds(atMostSec, atLeastSec), task);
+        return Lifecycle.run(client, lockName, null, LockDurations.ofSeconds(atMostSec, atLeastSec), task);
     }
 
     /**
@@ -202,7 +200,7 @@ public final class DibsClient implements AutoCloseable {
      */
     public <T> DibsResult<T> attempt(String lockName, Duration atMost, Duration atLeast, Supplier<T> task) {
         checkOpen(lockName, task);
-        return Lifecycle.run(handle, listener, interruptOnLost, lockName, null, LockDurations.of(atMost, atLeast), task);
+        return Lifecycle.run(client, lockName, null, LockDurations.of(atMost, atLeast), task);
     }
 
     /**
@@ -220,7 +218,7 @@ public final class DibsClient implements AutoCloseable {
      */
     public Optional<DibsLease> tryLock(String lockName, Duration atMost, Duration atLeast) {
         checkOpen(lockName, this);
-        return Optional.ofNullable(DibsLease.acquire(handle, listener, interruptOnLost, lockName, null, LockDurations.of(atMost, atLeast)));
+        return Optional.ofNullable(DibsLease.acquire(client, lockName, null, LockDurations.of(atMost, atLeast)));
     }
 
     /**

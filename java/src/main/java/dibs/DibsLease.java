@@ -47,39 +47,35 @@ public final class DibsLease implements AutoCloseable {
      * @throws IllegalArgumentException on an invalid name, tick or durations (from Rust, before I/O)
      * @throws DibsException if the lock could not be tried
      */
-    static DibsLease acquire(long handle, DibsListener listener, boolean interruptOnLost, String lockName,
-            String tick, LockDurations durations) {
-        // Made before the lock exists, the release's facts array included: between the native
-        // acquire and the try below nothing can throw, and nothing leaks the lease. Inside the
-        // try, a failure lets go of the lock at once; once made, the lease is the cleaner's too.
+    static DibsLease acquire(ClientHandle client, String lockName, String tick, LockDurations durations) {
+        // Made before the lock exists, the facts arrays included: between the native acquire
+        // and the try below nothing can throw, and nothing leaks the lease. Inside the try, a
+        // failure lets go of the lock at once; once made, the lease is the cleaner's too.
+        DibsListener listener = client.listener;
         State state = new State(lockName, listener);
+        long[] acquired = new long[3];
         Events.attempt(listener, lockName);
-        long id;
-        try {
-            id = NativeIo.acquire(handle, lockName, tick, durations.atMost, durations.atLeast, durations.unitMs);
-        } catch (DibsUnconfirmedException e) { // given back already: a call that did not run
-            Log.warning(e.getMessage());
-            Events.unconfirmed(listener, lockName);
+        String warning = NativeIo.acquire(client.id, lockName, tick, durations.atMost, durations.atLeast,
+                durations.unitMs, acquired);
+        state.id = acquired[NativeLib.ACQUIRED_ID];
+        if (state.id == 0) {
+            Log.warning(warning);
+            if (acquired[NativeLib.ACQUIRED_UNCONFIRMED] != 0) { // given back already: a call that did not run
+                Events.unconfirmed(listener, lockName);
+            } else {
+                Events.skipped(listener, lockName);
+            }
             return null;
         }
-        if (id == 0) {
-            Events.skipped(listener, lockName);
-            return null;
-        }
-        state.id = id > 0 ? id : -id; // negative: won, with a warning to take (below)
         state.acquiredAt = System.nanoTime();
+        state.fencingToken = acquired[NativeLib.ACQUIRED_FENCING_TOKEN];
         DibsLease lease;
         try {
             FaultInjection.at(FaultInjection.Point.LEASE_MADE);
             lease = new DibsLease(state);
-            if (id < 0) { // keep-alive's schedule cannot hold for this atMost
-                Log.warning(NativeLib.takeWarning(state.id));
-            }
-            if (interruptOnLost) {
+            Log.warning(warning); // rare: keep-alive's schedule cannot hold for this atMost
+            if (client.interruptOnLost) {
                 state.interruptOnLost(Thread.currentThread());
-            }
-            if (listener != null) { // else the token is read when asked for, or from the release
-                state.fencingToken = NativeLib.fencingToken(state.id);
             }
             Events.acquired(listener, lockName, state.fencingToken);
         } catch (Throwable e) { // the JVM failing (out of memory): let go of the lock now, not at atMost
@@ -112,16 +108,7 @@ public final class DibsLease implements AutoCloseable {
      * @return the token, &gt; 0
      */
     public long fencingToken() {
-        State s = state;
-        s.guard.lock();
-        try {
-            if (s.fencingToken == 0) {
-                s.fencingToken = s.released ? s.facts[2] : NativeLib.fencingToken(s.id);
-            }
-            return s.fencingToken;
-        } finally {
-            s.guard.unlock();
-        }
+        return state.fencingToken;
     }
 
     /**
@@ -344,12 +331,15 @@ public final class DibsLease implements AutoCloseable {
         final String lockName;
         final DibsListener listener;
         final ReentrantLock guard = new ReentrantLock();
-        /** Filled by the native release: [{@link Ending} code, milliseconds held, fencing token]. */
-        final long[] facts = new long[3];
+        /** Filled by the native release: [{@link Ending} code, milliseconds held]. */
+        final long[] facts = new long[2];
         /** Set once, right after the native acquire, before the lease is published. */
         long id;
         long acquiredAt;
-        /** 0 until read: at acquire for a listener, on demand, or from the release's facts. */
+        /**
+         * From the acquire's facts, set before the lease is published; 0 when the server's ACL
+         * refuses {@code TIME}.
+         */
         long fencingToken;
         // guarded by guard:
         boolean released;
@@ -481,8 +471,8 @@ public final class DibsLease implements AutoCloseable {
                 Events.ended(listener, lockName, Ending.RELEASE_FAILED, Duration.ZERO);
                 throw e;
             }
-            ending = (int) facts[0];
-            heldFor = Duration.ofMillis(facts[1]);
+            ending = (int) facts[NativeLib.RELEASED_ENDING];
+            heldFor = Duration.ofMillis(facts[NativeLib.RELEASED_HELD_MS]);
             Log.warning(warning);
             Events.ended(listener, lockName, ending, heldFor);
         }

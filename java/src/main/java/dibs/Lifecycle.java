@@ -21,10 +21,10 @@ final class Lifecycle {
      * worded by Rust, and only dispatched by the lease. With a {@code tick} (null for none),
      * under the lock of that tick of the job {@code lockName}.
      */
-    static <T> DibsResult<T> run(long handle, DibsListener listener, boolean interruptOnLost, String lockName,
-            String tick, LockDurations durations, Supplier<T> task) {
+    static <T> DibsResult<T> run(ClientHandle client, String lockName, String tick, LockDurations durations,
+            Supplier<T> task) {
         long[] current = CURRENT.get(); // before the lock is ours: nothing between acquire and try can throw
-        DibsLease lease = DibsLease.acquire(handle, listener, interruptOnLost, lockName, tick, durations);
+        DibsLease lease = DibsLease.acquire(client, lockName, tick, durations);
         if (lease == null) {
             return DibsResult.skipped();
         }
@@ -33,7 +33,7 @@ final class Lifecycle {
         long outer = current[0]; // a task may run another locked call: restore its lease after
         current[0] = lease.id();
         try {
-            long start = listener == null ? 0 : System.nanoTime();
+            long start = client.listener == null ? 0 : System.nanoTime();
             try {
                 value = task.get();
             } finally {

@@ -27,11 +27,12 @@ final class NativeIo {
 
     private NativeIo() {}
 
-    static long acquire(long handle, String lockName, String tick, long atMost, long atLeast, long unitMs) {
+    static String acquire(long handle, String lockName, String tick, long atMost, long atLeast, long unitMs,
+            long[] facts) {
         if (!isVirtual()) {
-            return NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs);
+            return NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs, facts);
         }
-        return offload(() -> NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs));
+        return offload(() -> NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs, facts));
     }
 
     static String release(long lease, boolean taskFailed, long[] facts) {

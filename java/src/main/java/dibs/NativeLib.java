@@ -59,29 +59,45 @@ final class NativeLib {
     /** Drops the pool of an owned handle. Closing twice is harmless. */
     static native void close(long handle);
 
+    /** Where {@link #acquire} puts the lease's id: 0 when the call did not win the lock. */
+    static final int ACQUIRED_ID = 0;
+    /** Where {@link #acquire} puts 1 when durable acquire could not confirm the lock and gave it back. */
+    static final int ACQUIRED_UNCONFIRMED = 1;
+    /** Where {@link #acquire} puts the lease's fencing token (0 when not won). */
+    static final int ACQUIRED_FENCING_TOKEN = 2;
+
+    /** Where {@link #release} puts the {@link Ending} code. */
+    static final int RELEASED_ENDING = 0;
+    /** Where {@link #release} puts the milliseconds the lock was held, acquisition to release. */
+    static final int RELEASED_HELD_MS = 1;
+
     /**
-     * Validates the arguments, then {@code SET key token NX PX atMost}. With keep-alive in the
-     * conn, a Rust thread (which never calls the JVM) extends the lock until {@link #release}.
+     * Validates the arguments, then {@code SET key token NX PX atMost}, and says how it went as
+     * {@link #release} does. With keep-alive in the conn, a Rust thread (which never calls the
+     * JVM) extends the lock until {@link #release}.
      *
      * @param tick null, or a tick of the job {@code lockName}: the lock {@code <lockName>@<tick>},
      *     kept for all of atMost from its acquisition as the tick's done marker ({@code atLeast}
      *     is then atMost)
      * @param unitMs 1000 when {@code atMost}/{@code atLeast} are seconds, 1 when milliseconds
-     * @return the id of the lease (&gt; 0) when won; 0 when another holder has the lock; minus
-     *     the id when won with a warning to take with {@link #takeWarning} (rare)
+     * @param facts receives {@code [}lease id (0: not won){@code , }unconfirmed (1: durable
+     *     acquire won the lock, could not confirm it on the replicas in time, and gave it back;
+     *     the task must not run){@code , }fencing token{@code ]} (see {@link #ACQUIRED_ID})
+     * @return the acquire's warning for the log (unconfirmed, or keep-alive's schedule cannot
+     *     hold for this atMost), or null
      * @throws DibsArgumentException on an invalid name, tick or duration, before any I/O
-     * @throws DibsUnconfirmedException when durable acquire won the lock but could not confirm
-     *     it on the replicas in time, and gave it back
      * @throws DibsException (a subclass where one fits) when the lock could not be tried
      */
-    static native long acquire(long handle, String lockName, String tick, long atMost, long atLeast, long unitMs);
+    static native String acquire(long handle, String lockName, String tick, long atMost, long atLeast, long unitMs,
+            long[] facts);
 
     /**
      * Stops keep-alive and releases a lease with the token-checked script, then says how the
      * call ended. A lease is released once: its id is then unknown.
      *
      * @param taskFailed whether the task threw, for the run history
-     * @param facts receives {@code [}{@link Ending} code{@code , milliseconds held, fencing token]}
+     * @param facts receives {@code [}{@link Ending} code{@code , milliseconds held]} (see
+     *     {@link #RELEASED_ENDING})
      * @return the ending's warning for the log, or null when the lock was ours to the end
      * @throws IllegalStateException when the lease was released already
      */
@@ -97,12 +113,6 @@ final class NativeLib {
      * @throws DibsException when Redis could not be reached
      */
     static native boolean extend(long lease, long atMostMs, long atLeastMs);
-
-    /**
-     * The warning the acquire of a lease found (keep-alive's schedule cannot hold for its atMost
-     * and timeouts), once; null when none. For a negative {@link #acquire} result. No I/O.
-     */
-    static native String takeWarning(long lease);
 
     /**
      * The lease's fencing token: greater than that of every earlier holder of the lock (the

@@ -167,7 +167,7 @@ class DibsClientTest extends RedisTestBase {
         long handle = ConnCache.open(redis.uri());
         NativeLib.close(handle);
         IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> NativeLib.acquire(handle, "closed-race", null, 10, 0, 1000));
+                () -> NativeLib.acquire(handle, "closed-race", null, 10, 0, 1000, new long[3]));
         assertTrue(e.getMessage().contains("closed"), e.getMessage());
     }
 }
