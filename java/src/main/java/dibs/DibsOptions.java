@@ -286,17 +286,20 @@ public final class DibsOptions {
         }
 
         /**
-         * How an acquire makes sure a failover cannot lose the lock it just took: the {@code SET}
-         * is followed, in the same round trip, by {@code WAIT} for replicas, within half the read
-         * timeout; a lock they did not acknowledge in time is given back, and the call does not
-         * run (its own ending: a warning and {@link DibsListener#unconfirmed}).
+         * @param durable how an acquire makes sure a failover cannot lose the lock it just took
+         *     (default {@link DurableAcquire#auto()})
+         * @return this builder
+         */
+        public Builder durable(DurableAcquire durable) {
+            return put("durable", durable == null ? null : durable.toString());
+        }
+
+        /**
+         * {@link #durable(DurableAcquire)} in the conn key's own text, as a Map conn or a
+         * property gives it.
          *
-         * @param durable {@code "auto"} (the default: wait for 1 replica behind Sentinel, and
-         *     elsewhere where the master reports
-         *     one connected; a server that refuses {@code WAIT} is warned about once and used
-         *     without), {@code "off"}, a number of replicas as {@code "2"} (a refusal fails the
-         *     call), {@code "aof"} or {@code "aof:N"} ({@code WAITAOF}: the master's own AOF
-         *     fsync and N replicas', Redis 7.2 and later)
+         * @param durable {@code "auto"}, {@code "off"}, a number of replicas as {@code "2"},
+         *     {@code "aof"} or {@code "aof:N"} (see {@link DurableAcquire})
          * @return this builder
          */
         public Builder durable(String durable) {
