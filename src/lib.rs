@@ -36,9 +36,9 @@ mod tls;
 
 pub use check::Verdict;
 pub use connspec::{
-    Address, ClientCert, ConnSpec, Durable, Pem, SpecValue, DEFAULT_CONNECT_TIMEOUT_MS,
-    DEFAULT_HOST, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_KEY_PREFIX, DEFAULT_MAX_TOTAL, DEFAULT_PORT,
-    DEFAULT_READ_TIMEOUT_MS,
+    Address, ClientCert, ConnKey, ConnSpec, Durable, Pem, SpecValue, CONN_KEYS, CONN_MAP_KEYS,
+    DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_KEY_PREFIX,
+    DEFAULT_MAX_TOTAL, DEFAULT_PORT, DEFAULT_READ_TIMEOUT_MS, POOL_KEYS,
 };
 pub use ending::{Ended, Ending};
 pub use error::{Error, Result};

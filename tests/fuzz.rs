@@ -110,29 +110,14 @@ fn value() -> impl Strategy<Value = SpecValue> {
 }
 
 fn key() -> impl Strategy<Value = String> {
-    let known = prop::sample::select(vec![
-        "uri",
-        "host",
-        "port",
-        "username",
-        "password",
-        "db",
-        "timeout-ms",
-        "conn-timeout-ms",
-        "read-timeout-ms",
-        "idle-timeout-ms",
-        "ssl",
-        "ca-cert",
-        "ca-cert-pem",
-        "client-key-pem",
-        "key-prefix",
-        "spec",
-        "pool",
-        "max-total",
-        "max-idle",
-        "max-total-per-key",
-        "max-idle-per-key",
-    ]);
+    // Every key the parser knows (the one list, dibs::CONN_KEYS), and Carmine's map keys.
+    let names = dibs::CONN_KEYS.iter().map(|k| k.name);
+    let known = prop::sample::select(
+        names
+            .chain(dibs::POOL_KEYS.iter().copied())
+            .chain(dibs::CONN_MAP_KEYS.iter().copied())
+            .collect::<Vec<_>>(),
+    );
     prop_oneof![
         known.clone().prop_map(String::from),
         known.prop_map(|k| format!(":{k}")),

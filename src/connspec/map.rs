@@ -4,49 +4,12 @@
 
 use std::fmt;
 
+use super::keys::{CONN_MAP_KEYS, POOL_KEYS, SPEC_KEYS};
 use super::uri::parse_node_list;
 use super::{
     Durable, Fields, ParseError, Parsed, Pem, SpecValue, DEFAULT_PORT, DEFAULT_SENTINEL_PORT,
     MAX_POOL_SIZE, MAX_TIMEOUT_MS,
 };
-
-const SPEC_KEYS: &[&str] = &[
-    "uri",
-    "host",
-    "port",
-    "username",
-    "password",
-    "db",
-    "timeout-ms",
-    "conn-timeout-ms",
-    "read-timeout-ms",
-    "idle-timeout-ms",
-    "ssl",
-    "ca-cert",
-    "client-cert",
-    "client-key",
-    "ca-cert-pem",
-    "client-cert-pem",
-    "client-key-pem",
-    "key-prefix",
-    "keep-alive",
-    "durable",
-    "history",
-    "instance-id",
-    "retry-failed-ticks",
-    "sentinels",
-    "master-name",
-    "sentinel-username",
-    "sentinel-password",
-    "cluster-nodes",
-];
-const POOL_KEYS: &[&str] = &[
-    "max-total",
-    "max-total-per-key",
-    "max-idle",
-    "max-idle-per-key",
-];
-const CONN_MAP_KEYS: &[&str] = &["spec", "pool"];
 
 impl SpecValue {
     fn type_name(&self) -> &str {
@@ -69,7 +32,7 @@ impl Fields {
             .any(|(k, _)| CONN_MAP_KEYS.contains(&k.as_str()))
         {
             // Carmine's conn map: {pool {...}, spec {...}}.
-            reject_unknown(&entries, CONN_MAP_KEYS, "conn", &[SPEC_KEYS])?;
+            reject_unknown(&entries, CONN_MAP_KEYS, "conn", &[&SPEC_KEYS])?;
             let mut f = Fields::default();
             for (key, value) in &entries {
                 let inner = match value {
@@ -98,7 +61,7 @@ impl Fields {
     }
 
     fn from_spec_entries(entries: &[(String, SpecValue)]) -> Parsed<Fields> {
-        reject_unknown(entries, SPEC_KEYS, "spec", &[CONN_MAP_KEYS, POOL_KEYS])?;
+        reject_unknown(entries, &SPEC_KEYS, "spec", &[CONN_MAP_KEYS, POOL_KEYS])?;
         let mut f = Fields::default();
         let mut from_uri = None;
         for (key, v) in entries {

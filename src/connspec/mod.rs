@@ -8,10 +8,12 @@
 //! Both parsers report a `ParseError`, turned into [`Error::InvalidArgument`] once, by
 //! [`ConnSpec::from_uri`] and [`ConnSpec::from_map`].
 
+mod keys;
 mod map;
 mod pem;
 mod uri;
 
+pub use keys::{ConnKey, CONN_KEYS, CONN_MAP_KEYS, POOL_KEYS};
 pub use pem::Pem;
 
 use std::fmt;

@@ -60,7 +60,10 @@ final class RedisSettings {
             "conn-timeout-ms", PREFIX + ".connect-timeout",
             "key-prefix", DibsProperties.PREFIX + ".key-prefix",
             "keep-alive", DibsProperties.PREFIX + ".keep-alive",
-            "durable", DibsProperties.PREFIX + ".durable");
+            "durable", DibsProperties.PREFIX + ".durable",
+            "history", DibsProperties.PREFIX + ".history",
+            "instance-id", DibsProperties.PREFIX + ".instance-id",
+            "retry-failed-ticks", DibsProperties.PREFIX + ".retry-failed-ticks");
 
     private final String url;
     private final String host;
