@@ -19,6 +19,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A throwaway redis-server on a free loopback port, for tests and the demo. No mocks: the tests
@@ -33,40 +36,79 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Faults: {@link #kill()} (SIGKILL), {@link #freeze()} / {@link #thaw()} (SIGSTOP / SIGCONT),
  * {@link #stop()} (SIGTERM) and {@link #start()} again on the same port.
+ *
+ * <p>The one JUnit 5 fixture of every module: a server for a test class, started before its
+ * first test and stopped after its last, is a static field:
+ *
+ * <pre>{@code
+ * @RegisterExtension
+ * static final RedisServer redis = RedisServer.perTestClass();   // Kotlin: @JvmField in a companion
+ * }</pre>
  */
-public final class RedisServer implements AutoCloseable {
-    private final int port;
+public final class RedisServer implements AutoCloseable, BeforeAllCallback, AfterAllCallback {
     private final List<String> extraArgs;
-    private final Path logFile;
+    /** Set when the server gets its port: at once, or in {@link #beforeAll} for a test class's. */
+    private int port;
+    private Path logFile;
     /**
      * Its own working directory, kept across restarts: a shared one would hand each server the
      * dump files of the others (a Redis 6.2 refuses to start on a 7.x dump's RDB version).
      */
-    private final Path dir;
+    private Path dir;
     private Process process;
     private boolean frozen;
 
-    private RedisServer(int port, List<String> extraArgs) throws IOException {
-        this.port = port;
+    private RedisServer(List<String> extraArgs) {
         this.extraArgs = extraArgs;
+        // Never leave a redis-server behind, even when the JVM exits without closing us.
+        Runtime.getRuntime().addShutdownHook(new Thread(this::stop, "redis-server-stop"));
+    }
+
+    /** Gives the server its port, log file and directory. */
+    private void open(int port) throws IOException {
+        this.port = port;
         this.logFile = Files.createTempFile("dibs-redis-" + port + "-", ".log");
         logFile.toFile().deleteOnExit();
         this.dir = Files.createTempDirectory("dibs-redis-" + port + "-");
         dir.toFile().deleteOnExit();
-        // Never leave a redis-server behind, even when the JVM exits without closing us.
-        Runtime.getRuntime().addShutdownHook(new Thread(this::stop, "redis-server-" + port + "-stop"));
     }
 
     /** Starts a server on a free port; {@code extraArgs} go to redis-server, e.g. "--requirepass", "pw". */
     public static RedisServer launch(String... extraArgs) throws IOException {
+        RedisServer server = new RedisServer(Arrays.asList(extraArgs));
+        server.startOnAFreePort();
+        return server;
+    }
+
+    /**
+     * A server for one test class, registered as a JUnit 5 extension ({@code @RegisterExtension}
+     * on a static field): started on a free port before the class's first test, stopped and
+     * its files removed after its last; {@code extraArgs} go to redis-server.
+     */
+    public static RedisServer perTestClass(String... extraArgs) {
+        return new RedisServer(Arrays.asList(extraArgs));
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) throws IOException {
+        startOnAFreePort();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        close();
+    }
+
+    private void startOnAFreePort() throws IOException {
         // A port found free can be taken before redis-server binds it: then try another.
         IOException last = null;
         for (int attempt = 0; attempt < 5; attempt++) {
-            RedisServer server = new RedisServer(freePort(), Arrays.asList(extraArgs));
+            open(freePort());
             try {
-                server.start();
-                return server;
+                start();
+                return;
             } catch (IOException e) {
+                close();
                 last = e;
             }
         }
@@ -78,7 +120,8 @@ public final class RedisServer implements AutoCloseable {
      * (the README's snippets, which name port 6379); {@code extraArgs} go to redis-server.
      */
     public static RedisServer launchOnPort(int port, String... extraArgs) throws IOException {
-        RedisServer server = new RedisServer(port, Arrays.asList(extraArgs));
+        RedisServer server = new RedisServer(Arrays.asList(extraArgs));
+        server.open(port);
         server.start();
         return server;
     }
@@ -144,6 +187,9 @@ public final class RedisServer implements AutoCloseable {
     @Override
     public void close() {
         stop();
+        if (dir == null) {
+            return; // a test class's server that never started
+        }
         try (var files = Files.walk(dir)) {
             files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
         } catch (IOException e) {
