@@ -4,10 +4,11 @@
 
 use std::fmt;
 
+use super::fields::Fields;
+use super::parse_error::{ParseError, Parsed};
 use super::uri::parse_node_list;
 use super::{
-    Durable, Fields, ParseError, Parsed, Pem, SpecValue, DEFAULT_PORT, DEFAULT_SENTINEL_PORT,
-    MAX_POOL_SIZE, MAX_TIMEOUT_MS,
+    Durable, Pem, SpecValue, DEFAULT_PORT, DEFAULT_SENTINEL_PORT, MAX_POOL_SIZE, MAX_TIMEOUT_MS,
 };
 
 const SPEC_KEYS: &[&str] = &[
