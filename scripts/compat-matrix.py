@@ -7,7 +7,8 @@ Servers: Debian's redis-server (the one on PATH) and the builds of scripts/redis
 DIBS_REDIS_SERVER / DIBS_REDIS_CLI (Rust) and -Dredis.server (Java) pointing at it:
 
   lock contract            Java: DibsContractTest, DibsClientContractTest, DibsLeaseContractTest
-  single-server faults     Rust: tests/lock.rs, keepalive.rs, pileup.rs (SIGSTOP, kill, restarts)
+  single-server faults     Rust: tests/lock.rs, lock_faults.rs, keepalive.rs, pileup.rs (SIGSTOP,
+                           kill, restarts)
   TLS, client certificates Rust: tests/tls.rs (tls-auth-clients yes, and optional)
   ACL, refused commands    Rust: tests/conn.rs, durable.rs (the README's ACL, WAIT, WAITAOF,
                            renamed INFO/SCRIPT/CONFIG/CLIENT)
@@ -44,7 +45,7 @@ COLUMNS = [
     "run history",
 ]
 RUST = {
-    "single-server faults": ["lock", "keepalive", "pileup"],
+    "single-server faults": ["lock", "lock_faults", "keepalive", "pileup"],
     "TLS, client certificates required": ["tls"],
     "ACL, refused commands": ["conn", "durable"],
     "Sentinel (TLS, auth)": ["sentinel"],
