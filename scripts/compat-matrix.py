@@ -7,12 +7,13 @@ Servers: Debian's redis-server (the one on PATH) and the builds of scripts/redis
 DIBS_REDIS_SERVER / DIBS_REDIS_CLI (Rust) and -Dredis.server (Java) pointing at it:
 
   lock contract            Java: DibsContractTest, DibsClientContractTest, DibsLeaseContractTest
-  single-server faults     Rust: tests/lock.rs, keepalive.rs, pileup.rs (SIGSTOP, kill, restarts)
+  single-server faults     Rust: tests/lock.rs, lock_faults.rs, keepalive.rs, pileup.rs (SIGSTOP,
+                           kill, restarts)
   TLS, client certificates Rust: tests/tls.rs (tls-auth-clients yes, and optional)
   ACL, refused commands    Rust: tests/conn.rs, durable.rs (the README's ACL, WAIT, WAITAOF,
                            renamed INFO/SCRIPT/CONFIG/CLIENT)
-  Sentinel (TLS, auth)     Rust: tests/topology.rs, its sentinel_* tests
-  Cluster (TLS)            Rust: tests/topology.rs, the others (TLS, MOVED, ASK, frozen master)
+  Sentinel (TLS, auth)     Rust: tests/sentinel.rs (failover, TLS, the Sentinels' own auth)
+  Cluster (TLS)            Rust: tests/cluster.rs (TLS, MOVED, ASK, frozen master)
   run history              Rust: tests/history.rs (XADD in the release script, SCAN, an ACL
                            without streams)
 
@@ -44,9 +45,11 @@ COLUMNS = [
     "run history",
 ]
 RUST = {
-    "single-server faults": ["lock", "keepalive", "pileup"],
+    "single-server faults": ["lock", "lock_faults", "keepalive", "pileup"],
     "TLS, client certificates required": ["tls"],
     "ACL, refused commands": ["conn", "durable"],
+    "Sentinel (TLS, auth)": ["sentinel"],
+    "Cluster (TLS)": ["cluster"],
     "run history": ["history"],
 }
 JAVA_CONTRACT = "DibsContractTest,DibsClientContractTest,DibsLeaseContractTest"
@@ -146,11 +149,7 @@ def main():
             results, log = rust(tests, env)
             cells[column] = results
             logs.append(f"== {label}: {column}\n{log}")
-        results, log = rust(["topology"], env)
-        logs.append(f"== {label}: topology\n{log}")
-        cells["Sentinel (TLS, auth)"] = {k: v for k, v in results.items() if "sentinel" in k}
-        cells["Cluster (TLS)"] = {k: v for k, v in results.items() if "sentinel" not in k}
-        # A column with no test at all (a filter that matched nothing) is a failure too.
+        # A column with no test at all (a binary that ran none) is a failure too.
         failures += sum(not ok for r in cells.values() for ok in r.values())
         failures += sum(not r for r in cells.values())
         name = version(binary)

@@ -3,7 +3,7 @@
 //!
 //! Why synchronous connections and not one multiplexed connection: a lock cycle is two strictly
 //! sequential round trips made from a caller's own thread, so a blocking socket per in-flight
-//! call has no scheduling hop and no runtime to start inside the JVM. `benches/pool_vs_multiplexed.rs`
+//! call has no scheduling hop and no runtime to start inside the JVM. `benches/pool_vs_multiplexed/`
 //! measures both; the README carries the figures.
 
 use std::fmt;

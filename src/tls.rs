@@ -3,9 +3,9 @@
 //! The redis crate's TLS connect takes a host name, resolves it itself with no timeout, and tries
 //! its addresses in order within one timeout, so a blackholed first address leaves none for the
 //! others. Here the name is resolved and each address given its share by the caller (see
-//! `conn::connect_tls`), while the certificate is still checked against the name as given. The
-//! TLS handshake is done at connect, within that address's share, so that an address that
-//! accepts TCP but never speaks TLS leaves the next one the rest. The connection then speaks
+//! `conn::connect::connect_tls`), while the certificate is still checked against the name as
+//! given. The TLS handshake is done at connect, within that address's share, so that an address
+//! that accepts TCP but never speaks TLS leaves the next one the rest. The connection then speaks
 //! RESP through the redis crate's own parser.
 
 use std::io::{self, Read, Write};

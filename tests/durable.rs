@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use common::proxy::Proxy;
 use common::RedisServer;
 use dibs::{ConnSpec, Error, LockParams, Locker, SpecValue};
+use replication::{replica_of, synced, wait_for_replicas};
 
 fn locker(server_uri: &str, durable: Option<SpecValue>, read_timeout_ms: i128) -> Locker {
     locker_with(server_uri, durable, read_timeout_ms, &[])
@@ -42,49 +43,6 @@ fn locker_with(
 
 fn ms(name: &str, at_most: i64) -> LockParams {
     LockParams::from_millis(name, at_most, 0).unwrap()
-}
-
-fn info(server: &RedisServer, field: &str) -> String {
-    let text: String = redis::cmd("INFO")
-        .arg("replication")
-        .query(&mut server.admin())
-        .unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .unwrap_or_default()
-        .trim()
-        .to_owned()
-}
-
-/// A replica of `master` (directly, or through `via`'s port), in sync.
-fn replica_of(master_port: u16, via: Option<u16>) -> RedisServer {
-    let port = via.unwrap_or(master_port).to_string();
-    synced(RedisServer::start_with(&[
-        "--replicaof",
-        "127.0.0.1",
-        &port,
-    ]))
-}
-
-/// `replica`, once it has synced with its master.
-fn synced(replica: RedisServer) -> RedisServer {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while info(&replica, "master_link_status") != "up" {
-        assert!(Instant::now() < deadline, "the replica never synced");
-        sleep(Duration::from_millis(50));
-    }
-    replica
-}
-
-fn wait_for_replicas(master: &RedisServer, n: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while info(master, "connected_slaves") != n {
-        assert!(
-            Instant::now() < deadline,
-            "the master never saw {n} replicas"
-        );
-        sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]

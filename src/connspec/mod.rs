@@ -4,12 +4,17 @@
 //!
 //! - `uri`: the URI forms (see there).
 //! - `map`: the map forms, whose `uri` key goes through the URI parser.
+//! - `fields`: what both parsers fill in, and `Fields::build`, which checks it and makes the spec.
+//! - `parse_error`: what they report.
+//! - `keys`: the one list of conn keys a map may set.
 //!
-//! Both parsers report a `ParseError`, turned into [`Error::InvalidArgument`] once, by
+//! Both parsers report a `ParseError`, turned into [`crate::Error::InvalidArgument`] once, by
 //! [`ConnSpec::from_uri`] and [`ConnSpec::from_map`].
 
+mod fields;
 mod keys;
 mod map;
+mod parse_error;
 mod pem;
 mod uri;
 
@@ -20,7 +25,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use fields::Fields;
 
 pub const DEFAULT_HOST: &str = "127.0.0.1";
 pub const DEFAULT_PORT: u16 = 6379;
@@ -419,246 +425,11 @@ pub enum SpecValue {
     Other(String),
 }
 
-/// Why a spec was refused, as both parsers and the build step report it. It becomes an
-/// [`Error::InvalidArgument`] in one place, the `From` below.
-#[derive(Debug)]
-enum ParseError {
-    /// `arg` is wrong; `message` says how, and names it.
-    Invalid { arg: &'static str, message: String },
-    /// A URI that does not parse: `shown` is the URI redacted, `reason` what is wrong with it.
-    Uri { shown: String, reason: String },
-    /// A map key whose value does not parse, and why.
-    Key { key: &'static str, reason: String },
-}
-
-type Parsed<T> = std::result::Result<T, ParseError>;
-
-impl ParseError {
-    fn invalid(arg: &'static str, message: impl Into<String>) -> ParseError {
-        ParseError::Invalid {
-            arg,
-            message: message.into(),
-        }
-    }
-
-    /// The argument named, and the whole message.
-    fn into_parts(self) -> (&'static str, String) {
-        match self {
-            ParseError::Invalid { arg, message } => (arg, message),
-            ParseError::Uri { shown, reason } => {
-                ("uri", format!("invalid conn URI '{shown}': {reason}"))
-            }
-            ParseError::Key { key, reason } => (key, format!("'{key}': {reason}")),
-        }
-    }
-
-    /// The message alone, to become the reason of an enclosing error.
-    fn reason(self) -> String {
-        self.into_parts().1
-    }
-}
-
-impl From<ParseError> for Error {
-    fn from(e: ParseError) -> Error {
-        let (arg, message) = e.into_parts();
-        Error::InvalidArgument { arg, message }
-    }
-}
-
-/// The settings a source gave explicitly; `None` means "not said", so a URI and explicit keys
-/// can be checked against each other before defaults apply.
-// No Debug: it holds the passwords in the clear.
-#[derive(Default)]
-struct Fields {
-    tls: Option<bool>,
-    host: Option<String>,
-    port: Option<u16>,
-    unix_path: Option<PathBuf>,
-    username: Option<String>,
-    password: Option<String>,
-    db: Option<i64>,
-    timeout_ms: Option<u64>,
-    connect_timeout_ms: Option<u64>,
-    read_timeout_ms: Option<u64>,
-    idle_timeout_ms: Option<u64>,
-    ca_cert: Option<Pem>,
-    client_cert: Option<Pem>,
-    client_key: Option<Pem>,
-    sentinel_username: Option<String>,
-    sentinel_password: Option<String>,
-    key_prefix: Option<String>,
-    keep_alive: Option<bool>,
-    durable: Option<Durable>,
-    history: Option<bool>,
-    instance_id: Option<String>,
-    retry_failed_ticks: Option<bool>,
-    sentinels: Option<Vec<(String, u16)>>,
-    master_name: Option<String>,
-    cluster_nodes: Option<Vec<(String, u16)>>,
-    max_total: Option<usize>,
-    max_idle: Option<usize>,
-}
-
-impl Fields {
-    /// Checks what the parsers found as a whole and applies the defaults: the one way to a
-    /// [`ConnSpec`].
-    fn build(self) -> Parsed<ConnSpec> {
-        let tls = self.tls.unwrap_or(false);
-        let single = self.host.is_some() || self.port.is_some() || self.unix_path.is_some();
-        let multi_node_key = if self.sentinels.is_some() {
-            "sentinels"
-        } else {
-            "cluster-nodes"
-        };
-        let address = match (self.sentinels, self.cluster_nodes, self.master_name) {
-            (Some(_), Some(_), _) => {
-                return Err(ParseError::invalid(
-                    "cluster-nodes",
-                    "give 'sentinels' or 'cluster-nodes', not both",
-                ))
-            }
-            (Some(_), None, None) => {
-                return Err(ParseError::invalid("master-name", "'sentinels' need a 'master-name'"))
-            }
-            (None, _, Some(_)) => {
-                return Err(ParseError::invalid("sentinels", "'master-name' needs 'sentinels'"))
-            }
-            (Some(_), _, _) | (_, Some(_), _) if single => {
-                return Err(ParseError::invalid(
-                    multi_node_key,
-                    "'host', 'port' or a socket contradict 'sentinels'/'cluster-nodes'; give one address",
-                ))
-            }
-            (Some(sentinels), None, Some(master)) => Address::Sentinel { sentinels, master },
-            (None, Some(nodes), None) => {
-                if self.db.unwrap_or(0) != 0 {
-                    return Err(ParseError::invalid("db", "a cluster has only db 0"));
-                }
-                Address::Cluster { nodes }
-            }
-            (None, None, None) => match self.unix_path {
-                Some(path) => Address::Unix(path),
-                None => Address::Tcp {
-                    host: self.host.unwrap_or_else(|| DEFAULT_HOST.to_owned()),
-                    port: self.port.unwrap_or(DEFAULT_PORT),
-                },
-            },
-        };
-        if tls && matches!(address, Address::Unix(_)) {
-            return Err(ParseError::invalid(
-                "ssl",
-                "TLS over a unix socket is not supported",
-            ));
-        }
-        for (arg, given) in [
-            ("ca-cert", self.ca_cert.is_some()),
-            ("client-cert", self.client_cert.is_some()),
-            ("client-key", self.client_key.is_some()),
-        ] {
-            if given && !tls {
-                return Err(ParseError::invalid(
-                    arg,
-                    format!("'{arg}' needs TLS: use a rediss:// URI or 'ssl' true"),
-                ));
-            }
-        }
-        let client_cert = match (self.client_cert, self.client_key) {
-            (Some(cert), Some(key)) => Some(ClientCert { cert, key }),
-            (None, None) => None,
-            (Some(_), None) => return Err(ParseError::invalid(
-                "client-key",
-                "'client-cert' needs its private key: give 'client-key' too (or 'client-key-pem')",
-            )),
-            (None, Some(_)) => return Err(ParseError::invalid(
-                "client-cert",
-                "'client-key' needs its certificate: give 'client-cert' too (or 'client-cert-pem')",
-            )),
-        };
-        // An empty value is no value (as Spring's `${SENTINEL_PASSWORD:}` gives it).
-        let given = |v: Option<String>| v.filter(|v| !v.is_empty());
-        let sentinel_auth = match (given(self.sentinel_username), given(self.sentinel_password)) {
-            (None, None) => None,
-            _ if !matches!(address, Address::Sentinel { .. }) => {
-                return Err(ParseError::invalid(
-                    "sentinels",
-                    "'sentinel-username' and 'sentinel-password' need 'sentinels'",
-                ))
-            }
-            (username, Some(password)) => Some(SentinelAuth { username, password }),
-            (Some(_), None) => {
-                return Err(ParseError::invalid(
-                    "sentinel-password",
-                    "'sentinel-username' needs 'sentinel-password'",
-                ))
-            }
-        };
-        let key_prefix = self
-            .key_prefix
-            .unwrap_or_else(|| DEFAULT_KEY_PREFIX.to_owned());
-        if key_prefix.len() > MAX_KEY_PREFIX_BYTES || key_prefix.chars().any(char::is_control) {
-            return Err(ParseError::invalid(
-                "key-prefix",
-                format!("'key-prefix' must be at most {MAX_KEY_PREFIX_BYTES} bytes without control characters"),
-            ));
-        }
-        if let Some(id) = &self.instance_id {
-            if id.is_empty() || id.len() > MAX_INSTANCE_ID_BYTES || id.chars().any(char::is_control)
-            {
-                return Err(ParseError::invalid(
-                    "instance-id",
-                    format!("'instance-id' must be 1 to {MAX_INSTANCE_ID_BYTES} bytes without control characters"),
-                ));
-            }
-        }
-        let max_total = self.max_total.unwrap_or(DEFAULT_MAX_TOTAL);
-        if max_total == 0 {
-            return Err(ParseError::invalid(
-                "pool",
-                "'max-total' must be at least 1",
-            ));
-        }
-        let max_idle = self.max_idle.unwrap_or(max_total);
-        if max_idle > max_total {
-            return Err(ParseError::invalid(
-                "pool",
-                format!("'max-idle' ({max_idle}) must not exceed 'max-total' ({max_total})"),
-            ));
-        }
-        let ms = |explicit: Option<u64>, default| {
-            Duration::from_millis(explicit.or(self.timeout_ms).unwrap_or(default))
-        };
-        Ok(ConnSpec {
-            server: ServerSpec {
-                address,
-                tls,
-                ca_cert: self.ca_cert,
-                client_cert,
-                username: self.username,
-                password: self.password,
-                sentinel_auth,
-                db: self.db.unwrap_or(0),
-                connect_timeout: ms(self.connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT_MS),
-                read_timeout: ms(self.read_timeout_ms, DEFAULT_READ_TIMEOUT_MS),
-                max_total,
-                max_idle,
-                idle_timeout: Duration::from_millis(
-                    self.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
-                ),
-            },
-            key_prefix,
-            keep_alive: self.keep_alive.unwrap_or(false),
-            durable: self.durable.unwrap_or(Durable::Auto),
-            history: self.history.unwrap_or(true),
-            instance_id: self.instance_id,
-            retry_failed_ticks: self.retry_failed_ticks.unwrap_or(false),
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::uri::redact_uri;
     use super::*;
+    use crate::error::Error;
 
     /// The `(host, port)` of a TCP spec.
     pub(super) fn tcp(spec: &ConnSpec) -> (&str, u16) {

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::ParseError;
+use super::parse_error::ParseError;
 use crate::error::{Error, Result};
 
 /// A CA bundle, a certificate chain or a private key, in PEM.

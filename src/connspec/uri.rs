@@ -16,7 +16,9 @@
 
 use std::path::PathBuf;
 
-use super::{Fields, ParseError, Parsed, DEFAULT_PORT, DEFAULT_SENTINEL_PORT};
+use super::fields::Fields;
+use super::parse_error::{ParseError, Parsed};
+use super::{DEFAULT_PORT, DEFAULT_SENTINEL_PORT};
 
 impl Fields {
     /// What a URI says. An error names the URI, redacted.

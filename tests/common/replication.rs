@@ -1,6 +1,6 @@
-//! Replicated topologies for failover tests, all on loopback and started by the test: Sentinels,
-//! a cluster with one replica per master, and a `tc` filter that stalls one replication flow
-//! (see /work/shared/faults/README.md for why a frozen replica would not do).
+//! Replicated topologies for failover tests, all on loopback and started by the test: a replica
+//! of one master, Sentinels, a cluster with one replica per master, and a `tc` filter that stalls
+//! one replication flow (see /work/shared/faults/README.md for why a frozen replica would not do).
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -60,6 +60,51 @@ pub fn exists_on(port: u16, key: &str, cluster: bool) -> bool {
         let _: () = redis::cmd("READONLY").query(&mut conn).unwrap();
     }
     redis::cmd("EXISTS").arg(key).query(&mut conn).unwrap()
+}
+
+/// One field of `INFO replication` on `server`, through its admin connection (over TLS too).
+fn info(server: &RedisServer, field: &str) -> String {
+    let text: String = redis::cmd("INFO")
+        .arg("replication")
+        .query(&mut server.admin())
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+}
+
+/// A replica of `master` (directly, or through `via`'s port), in sync.
+pub fn replica_of(master_port: u16, via: Option<u16>) -> RedisServer {
+    let port = via.unwrap_or(master_port).to_string();
+    synced(RedisServer::start_with(&[
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+    ]))
+}
+
+/// `replica`, once it has synced with its master.
+pub fn synced(replica: RedisServer) -> RedisServer {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while info(&replica, "master_link_status") != "up" {
+        assert!(Instant::now() < deadline, "the replica never synced");
+        sleep(Duration::from_millis(50));
+    }
+    replica
+}
+
+/// Waits until `master` counts `n` connected replicas.
+pub fn wait_for_replicas(master: &RedisServer, n: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while info(master, "connected_slaves") != n {
+        assert!(
+            Instant::now() < deadline,
+            "the master never saw {n} replicas"
+        );
+        sleep(Duration::from_millis(50));
+    }
 }
 
 /// A `redis-server --sentinel` watching `mymaster` at `127.0.0.1:master_port`.

@@ -1,0 +1,291 @@
+//! [`Opener`]: how to open a connection for one spec, whatever its address (a server, a unix
+//! socket, the master the Sentinels name, a cluster), and the handshake every new connection
+//! goes through.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::AtomicUsize;
+use std::time::Instant;
+
+use redis::cluster::{ClusterClient, ClusterConnection};
+use redis::{Client, Connection, ConnectionAddr, ErrorKind, RedisError, RedisResult};
+
+use super::connect::{connect_node, connect_tcp, connect_tls, plain_info, tcp_settings};
+use super::sentinel::master_address;
+use super::Conn;
+use crate::connspec::{Address, ServerSpec};
+use crate::error::{redact, Error, Result};
+use crate::inflight::InFlight;
+use crate::tls::{TlsClient, TlsConfig};
+
+/// Knows how to open a connection for one spec. Building it does no I/O.
+pub(crate) enum Opener {
+    /// Plain TCP: the host is resolved, and each address tried, within the connect timeout.
+    Tcp { host: String, port: u16 },
+    /// TLS: the host is resolved, and each address tried, within the connect timeout, the
+    /// certificate checked against the name as given.
+    Tls {
+        host: String,
+        port: u16,
+        client: TlsClient,
+    },
+    /// A unix socket. Its connect has no timeout: it runs on a helper thread, one at a time.
+    Unix {
+        client: Client,
+        connecting: InFlight<(), Connection>,
+    },
+    /// Each Sentinel over TLS when `tls` is set, and the master it names too (its certificate
+    /// checked against the address the Sentinel gives).
+    Sentinel {
+        sentinels: Vec<(String, u16)>,
+        master: String,
+        /// The Sentinel that answered last, asked first next time.
+        last_good: AtomicUsize,
+        tls: Option<TlsConfig>,
+    },
+    Cluster {
+        /// Configuration only, so a panic elsewhere cannot leave it half-changed: this keeps
+        /// `Locker` unwind-safe for callers who `catch_unwind` around it.
+        client: AssertUnwindSafe<ClusterClient>,
+        /// Its connect PINGs with no read timeout: it runs on a helper thread, one at a time.
+        connecting: InFlight<(), ClusterConnection>,
+        /// For the connections dibs opens itself, to a node that an `ASK` names.
+        tls: Option<TlsConfig>,
+    },
+}
+
+impl Opener {
+    pub(crate) fn new(spec: &ServerSpec) -> Result<Opener> {
+        // Building a client does no I/O, so its errors are about the spec itself.
+        let bad_spec = |arg: &'static str, e: RedisError| {
+            let why = redact(&e.to_string(), &spec.secrets());
+            Error::invalid(
+                arg,
+                format!("{arg} for {} rejected: {why}", spec.endpoint()),
+            )
+        };
+        let tls = if spec.tls() {
+            Some(TlsConfig::new(spec.ca_cert(), spec.client_cert())?)
+        } else {
+            None
+        };
+        let path = match spec.address() {
+            Address::Tcp { host, port } if spec.tls() => {
+                let config = tls.as_ref().expect("made above for TLS");
+                let client = TlsClient::new(config, host).map_err(|e| bad_spec("conn", e))?;
+                return Ok(Opener::Tls {
+                    host: host.clone(),
+                    port: *port,
+                    client,
+                });
+            }
+            Address::Tcp { host, port } => {
+                return Ok(Opener::Tcp {
+                    host: host.clone(),
+                    port: *port,
+                })
+            }
+            Address::Unix(path) => path.clone(),
+            Address::Sentinel { sentinels, master } => {
+                return Ok(Opener::Sentinel {
+                    sentinels: sentinels.clone(),
+                    master: master.clone(),
+                    last_good: AtomicUsize::new(0),
+                    tls,
+                })
+            }
+            Address::Cluster { nodes } => {
+                let infos = nodes
+                    .iter()
+                    .map(|(h, p)| plain_info(ConnectionAddr::Tcp(h.clone(), *p)))
+                    .collect::<RedisResult<Vec<_>>>()
+                    .map_err(|e| bad_spec("conn", e))?;
+                let mut builder = ClusterClient::builder(infos)
+                    // No retries inside the cluster client: it would resend a timed-out command
+                    // on the same socket (its late reply then answering the resend) and back off
+                    // for minutes on CLUSTERDOWN. The pool retries MOVED and ASK once, on a fresh
+                    // connection with a fresh slot map, and drops sockets that timed out.
+                    .retries(0)
+                    .connection_timeout(spec.connect_timeout())
+                    .response_timeout(spec.read_timeout())
+                    .tcp_settings(tcp_settings());
+                if let Some(password) = spec.password() {
+                    builder = builder.password(password);
+                }
+                if let Some(user) = spec.username() {
+                    builder = builder.username(user);
+                }
+                if spec.tls() {
+                    // The cluster client opens its own TLS connections, to the seeds and to
+                    // every node the slot map or a MOVED names, with the same roots and client
+                    // certificate (read here once more as the bytes it takes).
+                    builder = builder.certs(cluster_certificates(spec)?);
+                }
+                return Ok(Opener::Cluster {
+                    client: AssertUnwindSafe(builder.build().map_err(|e| bad_spec("conn", e))?),
+                    connecting: InFlight::new(),
+                    tls,
+                });
+            }
+        };
+        let info = plain_info(ConnectionAddr::Unix(path)).map_err(|e| bad_spec("conn", e))?;
+        Ok(Opener::Unix {
+            client: Client::open(info).map_err(|e| bad_spec("conn", e))?,
+            connecting: InFlight::new(),
+        })
+    }
+
+    /// A ready connection (authenticated, db selected, command timeouts set), within the
+    /// spec's connect timeout.
+    pub(crate) fn open(&self, spec: &ServerSpec) -> RedisResult<Conn> {
+        let deadline = Instant::now() + spec.connect_timeout();
+        let conn = match self {
+            Opener::Tcp { host, port } => Conn::Single(connect_tcp(host, *port, deadline)?),
+            Opener::Unix { client, connecting } => {
+                // A unix connect has no timeout, and waits as long as a frozen server's listen
+                // backlog stays full. (The redis crate cannot take a stream connected by us with
+                // a timeout.)
+                let client = client.clone();
+                let connect = move || client.get_connection();
+                Conn::Single(connecting.run(&(), deadline, &connect)?)
+            }
+            Opener::Tls { host, port, client } => connect_tls(client, host, *port, spec, deadline)?,
+            Opener::Sentinel {
+                sentinels,
+                master,
+                last_good,
+                tls,
+            } => {
+                let (host, port) =
+                    master_address(sentinels, master, last_good, tls.as_ref(), spec, deadline)?;
+                connect_node(&host, port, tls.as_ref(), spec, deadline)?
+            }
+            Opener::Cluster {
+                client, connecting, ..
+            } => {
+                // The cluster client's own connect runs a PING with no read timeout: bound it.
+                let cluster = client.0.clone();
+                let connect = move || cluster.get_connection();
+                return match connecting.run(&(), deadline, &connect) {
+                    Ok(conn) => Ok(Conn::Cluster(Box::new(conn))),
+                    Err(e) => Err(self.typed_cluster_error(e, spec)),
+                };
+            }
+        };
+        handshake(conn, spec, deadline)
+    }
+
+    /// A direct connection to one node of a cluster, `host:port` as a redirection names it,
+    /// authenticated like the cluster's, that sends `ASKING` before every command: for following
+    /// an `ASK`.
+    pub(crate) fn open_node(&self, spec: &ServerSpec, node: &str) -> RedisResult<Conn> {
+        let deadline = Instant::now() + spec.connect_timeout();
+        let (host, port) = node
+            .rsplit_once(':')
+            .and_then(|(h, p)| Some((h.trim_matches(['[', ']']), p.parse().ok()?)))
+            .ok_or_else(|| {
+                RedisError::from((
+                    ErrorKind::Client,
+                    "a redirection without host:port",
+                    node.to_owned(),
+                ))
+            })?;
+        let tls = self.node_tls();
+        // AUTH and SELECT first, plainly: an ASKING before AUTH would be refused (NOAUTH).
+        let conn = handshake(
+            connect_node(host, port, tls, spec, deadline)?,
+            spec,
+            deadline,
+        )?;
+        Ok(Conn::Asking(Box::new(conn)))
+    }
+
+    /// A direct connection to one master of a cluster, authenticated like the cluster's: for
+    /// what runs per node (`SCAN`).
+    pub(crate) fn open_master(
+        &self,
+        spec: &ServerSpec,
+        host: &str,
+        port: u16,
+    ) -> RedisResult<Conn> {
+        let deadline = Instant::now() + spec.connect_timeout();
+        handshake(
+            connect_node(host, port, self.node_tls(), spec, deadline)?,
+            spec,
+            deadline,
+        )
+    }
+
+    /// The TLS configuration of the connections dibs opens itself to one cluster node.
+    fn node_tls(&self) -> Option<&TlsConfig> {
+        match self {
+            Opener::Cluster { tls, .. } => tls.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The cluster client folds a seed's AUTH failure into a generic connection error; asked
+    /// directly, the first seed says what it is (WRONGPASS, NOAUTH), so that it is typed.
+    fn typed_cluster_error(&self, error: RedisError, spec: &ServerSpec) -> RedisError {
+        let Address::Cluster { nodes } = spec.address() else {
+            return error;
+        };
+        let Some((host, port)) = nodes.first() else {
+            return error;
+        };
+        let tls = self.node_tls();
+        let deadline = Instant::now() + spec.connect_timeout();
+        match connect_node(host, *port, tls, spec, deadline)
+            .and_then(|c| handshake(c, spec, deadline))
+        {
+            Err(auth)
+                if auth.kind() == ErrorKind::AuthenticationFailed
+                    || matches!(auth.code(), Some("WRONGPASS" | "NOAUTH")) =>
+            {
+                auth
+            }
+            _ => error,
+        }
+    }
+}
+
+/// AUTH and SELECT, one command at a time, each bounded by what is left of the connect
+/// timeout; then the command timeouts for the connection's life. (A TLS connection has done its
+/// TLS handshake at connect.)
+fn handshake(mut conn: Conn, spec: &ServerSpec, deadline: Instant) -> RedisResult<Conn> {
+    let mut commands = Vec::new();
+    if let Some(password) = spec.password() {
+        let mut auth = redis::cmd("AUTH");
+        if let Some(user) = spec.username() {
+            auth.arg(user);
+        }
+        commands.push(auth.arg(password).to_owned());
+    }
+    if spec.db() != 0 {
+        commands.push(redis::cmd("SELECT").arg(spec.db()).to_owned());
+    }
+    for command in commands {
+        conn.set_deadline(deadline)?;
+        command.query::<()>(&mut conn)?;
+    }
+    conn.set_timeouts(spec.read_timeout())?;
+    Ok(conn)
+}
+
+/// The roots and client certificate of `spec` as the cluster client takes them: PEM bytes.
+fn cluster_certificates(spec: &ServerSpec) -> Result<redis::TlsCertificates> {
+    let client_tls = match spec.client_cert() {
+        Some(client) => Some(redis::ClientTlsConfig {
+            client_cert: client.cert.bytes("client-cert")?.into_owned(),
+            client_key: client.key.bytes("client-key")?.into_owned(),
+        }),
+        None => None,
+    };
+    let root_cert = spec
+        .ca_cert()
+        .map(|pem| pem.bytes("ca-cert").map(|b| b.into_owned()))
+        .transpose()?;
+    Ok(redis::TlsCertificates {
+        client_tls,
+        root_cert,
+    })
+}
