@@ -4,19 +4,23 @@
 //! dibs run --redis redis://redis:6379 --lock nightly --at-most 10m -- /usr/local/bin/report
 //! ```
 
-mod args;
 mod child;
+mod cli;
 
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use args::{Command, OnLost, ServerArg, USAGE};
 use child::{Forwarder, LossStop};
+use clap::error::ErrorKind;
+use cli::{
+    CheckArgs, Cli, Command, Conn, HistoryArgs, LocksArgs, OnLost, ReleaseArgs, RunArgs, StatusArgs,
+};
 use dibs::{
     ConnSpec, Error, ForcedRelease, HeldLock, History, LockParams, Locker, Matched, Run, SpecValue,
     TaskResult, Verdict,
 };
 
+/// Bad usage: what clap refuses (its own exit code would be 2), or a value dibs refuses.
 const EX_USAGE: u8 = 64;
 const EX_UNAVAILABLE: u8 = 69;
 const EX_SOFTWARE: u8 = 70;
@@ -28,31 +32,30 @@ const EX_NOT_STARTED: u8 = 127;
 const EX_INCOMPLETE: u8 = 3;
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let code = match args::parse(&argv, std::env::var("DIBS_REDIS").ok()) {
-        Ok(Command::Help) => {
-            println!("{USAGE}");
-            0
-        }
-        Ok(command) => run(command).unwrap_or_else(|e| {
-            eprintln!("dibs: {e}");
-            match e {
-                Error::InvalidArgument { .. } => EX_USAGE,
-                _ => EX_UNAVAILABLE,
-            }
-        }),
-        Err(message) => {
-            eprintln!("dibs: {message}\n\n{USAGE}");
-            EX_USAGE
+    let cli = match Cli::parse_args(std::env::args_os()) {
+        Ok(cli) => cli,
+        Err(error) => {
+            // Help and the version go to stdout, the errors to stderr, with the usage.
+            let _ = error.print();
+            return ExitCode::from(match error.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => 0,
+                _ => EX_USAGE,
+            });
         }
     };
-    ExitCode::from(code)
+    ExitCode::from(run(cli.command).unwrap_or_else(|e| {
+        eprintln!("dibs: {e}");
+        match e {
+            Error::InvalidArgument { .. } => EX_USAGE,
+            _ => EX_UNAVAILABLE,
+        }
+    }))
 }
 
 fn run(command: Command) -> Result<u8, Error> {
     match command {
-        Command::Run {
-            server,
+        Command::Run(RunArgs {
+            conn,
             lock,
             at_most,
             at_least,
@@ -60,14 +63,16 @@ fn run(command: Command) -> Result<u8, Error> {
             keep_alive,
             on_lost,
             skip_exit,
-            program,
-            args,
-        } => {
+            command,
+        }) => {
+            let (program, args) = command
+                .split_first()
+                .expect("clap requires a command after --");
             let params = match &tick {
                 Some(tick) => LockParams::for_tick(&lock, tick, millis(at_most), 1)?,
                 None => LockParams::from_millis(&lock, millis(at_most), millis(at_least))?,
             };
-            let locker = locker(&server, keep_alive)?;
+            let locker = locker(&conn, keep_alive)?;
             // Watch signals before taking the lock: one that arrives while it is being taken
             // must not kill dibs with the lock held and nothing to release it.
             let forwarder = match Forwarder::start() {
@@ -111,7 +116,7 @@ fn run(command: Command) -> Result<u8, Error> {
                 _ => None,
             };
             // A panic here drops the lease, which releases it.
-            let end = forwarder.run_child(&lock, &program, &args, lease.fence(), stop);
+            let end = forwarder.run_child(&lock, program, args, lease.fence(), stop);
             let ending = lease.release_after(if end.code == 0 {
                 TaskResult::Succeeded
             } else {
@@ -127,8 +132,8 @@ fn run(command: Command) -> Result<u8, Error> {
                 end.code
             })
         }
-        Command::Status { server, lock } => {
-            match locker(&server, false)?.inspect(&lock)? {
+        Command::Status(StatusArgs { conn, lock }) => {
+            match locker(&conn, false)?.inspect(&lock)? {
                 None => println!("lock '{lock}' is free"),
                 Some(state) => {
                     let who = match &state.holder {
@@ -150,14 +155,14 @@ fn run(command: Command) -> Result<u8, Error> {
             }
             Ok(0)
         }
-        Command::Locks {
-            server,
+        Command::Locks(LocksArgs {
+            conn,
             pattern,
             limit,
             show_tokens,
             budget,
-        } => {
-            let listing = locker(&server, false)?.locks(&pattern, limit, budget)?;
+        }) => {
+            let listing = locker(&conn, false)?.locks(&pattern, limit, budget)?;
             let partial = (!listing.complete).then(|| {
                 format!(
                     "partial: scanned about {} of {} keys in {} (--budget), so a held lock may be \
@@ -204,8 +209,8 @@ fn run(command: Command) -> Result<u8, Error> {
             }
             Ok(0)
         }
-        Command::History { server, job, limit } => {
-            let history = locker(&server, false)?.history(&job, limit)?;
+        Command::History(HistoryArgs { conn, job, limit }) => {
+            let history = locker(&conn, false)?.history(&job, limit)?;
             let subject = subject(&job, &history.matched);
             if history.runs.is_empty() {
                 println!(
@@ -242,12 +247,8 @@ fn run(command: Command) -> Result<u8, Error> {
             print_table(&rows);
             Ok(0)
         }
-        Command::Check {
-            server,
-            job,
-            within,
-        } => {
-            let history = locker(&server, false)?.history(&job, dibs::HISTORY_LENGTH as usize)?;
+        Command::Check(CheckArgs { conn, job, within }) => {
+            let history = locker(&conn, false)?.history(&job, dibs::HISTORY_LENGTH as usize)?;
             let now = unix_ms();
             let ago = |run: &Run| {
                 human(Duration::from_millis(
@@ -310,13 +311,13 @@ fn run(command: Command) -> Result<u8, Error> {
                 }
             }
         }
-        Command::Release {
-            server,
+        Command::Release(ReleaseArgs {
+            conn,
             lock,
             token,
             yes,
-        } => {
-            let locker = locker(&server, false)?;
+        }) => {
+            let locker = locker(&conn, false)?;
             let by = operator();
             let (token, shown) = match token {
                 Some(token) => (token, None),
@@ -360,7 +361,6 @@ fn run(command: Command) -> Result<u8, Error> {
                 }
             }
         }
-        Command::Help => Ok(0),
     }
 }
 
@@ -489,11 +489,10 @@ fn utc(unix_ms: u64) -> String {
 }
 
 /// The same conn specs as the library: the URI, plus extra keys as in its maps.
-fn locker(server: &ServerArg, keep_alive: bool) -> Result<Locker, Error> {
-    let mut entries = vec![("uri".to_owned(), SpecValue::Str(server.uri.clone()))];
+fn locker(conn: &Conn, keep_alive: bool) -> Result<Locker, Error> {
+    let mut entries = vec![("uri".to_owned(), SpecValue::Str(conn.redis.clone()))];
     entries.extend(
-        server
-            .options
+        conn.options
             .iter()
             .map(|(k, v)| (k.clone(), SpecValue::Str(v.clone()))),
     );
