@@ -393,3 +393,24 @@ fn what_else_the_hand_written_parser_refused_stays_refused() {
     };
     assert_eq!((history.conn.redis.as_str(), history.limit), ("b", 5));
 }
+
+/// The one change of what is accepted: the hand-written parser read every option for every
+/// command, and ignored those of other commands (`dibs release x --lock y` released `x`); each
+/// command now refuses the options it does not have, naming them.
+#[test]
+fn an_option_of_another_command_is_refused_where_it_was_ignored() {
+    for (args, option) in [
+        ("status --redis r --lock j --at-most 1s", "--at-most"),
+        ("status --redis r --lock j --keep-alive", "--keep-alive"),
+        ("locks --redis r --within 1s", "--within"),
+        ("history --redis r job --show-tokens", "--show-tokens"),
+        ("release --redis r x --lock y", "--lock"),
+    ] {
+        let args: Vec<&str> = args.split_whitespace().collect();
+        let err = parse(&args, None).unwrap_err();
+        assert!(
+            err.starts_with(&format!("error: unexpected argument '{option}' found")),
+            "{args:?}: {err}"
+        );
+    }
+}
