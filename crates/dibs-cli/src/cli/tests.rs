@@ -41,6 +41,11 @@ fn parse_clap(args: &[&str], redis_env: Option<&str>) -> Result<Command, clap::E
     Cli::parse_with(command, argv.map(Into::into).collect()).map(|cli| cli.command)
 }
 
+/// `"run --lock j"` as `["run", "--lock", "j"]`.
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 fn conn(uri: &str, options: &[(&str, &str)]) -> Conn {
     Conn {
         redis: uri.into(),
@@ -65,30 +70,9 @@ fn durations() {
 
 #[test]
 fn run_and_status() {
-    let cmd = parse(
-        &[
-            "run",
-            "--redis",
-            "redis://h",
-            "--lock",
-            "job",
-            "--at-most",
-            "10m",
-            "--at-least",
-            "30s",
-            "--keep-alive",
-            "--skip-exit",
-            "3",
-            "--redis-opt",
-            "key-prefix=app:",
-            "--",
-            "echo",
-            "hi",
-            "--x",
-        ],
-        None,
-    )
-    .unwrap();
+    let args = "run --redis redis://h --lock job --at-most 10m --at-least 30s --keep-alive \
+                --skip-exit 3 --redis-opt key-prefix=app: -- echo hi --x";
+    let cmd = parse(&words(args), None).unwrap();
     assert_eq!(
         cmd,
         Command::Run(RunArgs {
@@ -259,71 +243,37 @@ fn no_value_is_echoed_in_a_usage_error() {
 #[test]
 fn usage_errors() {
     for (args, fragment) in [
+        (words("run --lock j --at-most 1s -- true"), "--redis"),
         (
-            vec!["run", "--lock", "j", "--at-most", "1s", "--", "true"],
-            "--redis",
-        ),
-        (
-            vec!["run", "--redis", "r", "--at-most", "1s", "--", "true"],
+            words("run --redis r --at-most 1s -- true"),
             "required arguments were not provided:\n  --lock <NAME>",
         ),
         (
-            vec!["run", "--redis", "r", "--lock", "j", "--", "true"],
+            words("run --redis r --lock j -- true"),
             "required arguments were not provided:\n  --at-most <DURATION>",
         ),
         (
-            vec!["run", "--redis", "r", "--lock", "j", "--at-most", "1s"],
+            words("run --redis r --lock j --at-most 1s"),
             "required arguments were not provided:\n  <CMD>...",
         ),
         (
-            vec![
-                "run",
-                "--redis",
-                "r",
-                "--lock",
-                "j",
-                "--at-most",
-                "1s",
-                "--bogus",
-            ],
+            words("run --redis r --lock j --at-most 1s --bogus"),
             "unexpected argument '--bogus'",
         ),
         (
-            vec![
-                "run",
-                "--redis",
-                "r",
-                "--lock",
-                "j",
-                "--at-most",
-                "soon",
-                "--",
-                "x",
-            ],
+            words("run --redis r --lock j --at-most soon -- x"),
             "'--at-most <DURATION>': not a whole number",
         ),
         (
-            vec![
-                "run",
-                "--redis",
-                "r",
-                "--lock",
-                "j",
-                "--at-most",
-                "1s",
-                "--skip-exit",
-                "300",
-                "--",
-                "x",
-            ],
+            words("run --redis r --lock j --at-most 1s --skip-exit 300 -- x"),
             "'--skip-exit <N>': must be 0 to 255",
         ),
         (
-            vec!["stop", "--redis", "r", "--lock", "j"],
+            words("stop --redis r --lock j"),
             "unrecognized subcommand 'stop'",
         ),
         (
-            vec!["status", "--redis", "r", "--lock"],
+            words("status --redis r --lock"),
             "a value is required for '--lock <NAME>'",
         ),
     ] {
@@ -371,7 +321,7 @@ fn what_else_the_hand_written_parser_refused_stays_refused() {
         "status --redis r --redis-opt novalue --lock j",
     ];
     for args in refused {
-        let args: Vec<&str> = args.split_whitespace().collect();
+        let args = words(args);
         let err = parse(&args, None).unwrap_err();
         assert!(err.starts_with("error: "), "{args:?}: {err}");
     }
@@ -406,7 +356,7 @@ fn an_option_of_another_command_is_refused_where_it_was_ignored() {
         ("history --redis r job --show-tokens", "--show-tokens"),
         ("release --redis r x --lock y", "--lock"),
     ] {
-        let args: Vec<&str> = args.split_whitespace().collect();
+        let args = words(args);
         let err = parse(&args, None).unwrap_err();
         assert!(
             err.starts_with(&format!("error: unexpected argument '{option}' found")),
