@@ -19,6 +19,13 @@ pub fn run(uri: &str, lock: &str, at_most: &str, rest: &[&str]) -> Output {
     dibs(&args)
 }
 
+/// `dibs ARGS --redis URI`.
+pub fn ops(uri: &str, args: &[&str]) -> Output {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--redis", uri]);
+    dibs(&all)
+}
+
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }

@@ -1,0 +1,249 @@
+//! The signals dibs passes on to the command `dibs run` runs, and those it sends it when the
+//! lock is lost.
+//!
+//! One signal reaches the command once. A signal to dibs's process group (a `kill -- -PGID`, a
+//! supervisor stopping the group) reaches dibs alone, which passes it on; Ctrl-C at a terminal
+//! goes to the foreground group, which is the command's while it runs, and dibs never sees it.
+
+use std::io;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::Duration;
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+use crate::output::human;
+
+pub const FORWARDED: [i32; 3] = [SIGTERM, SIGINT, SIGHUP];
+
+/// Passes SIGTERM, SIGINT and SIGHUP on to the child. A signal that comes before the child
+/// exists is kept and delivered once it does; none is sent once the child has been reaped,
+/// when its pid may belong to another process.
+pub struct Forwarder {
+    target: Arc<Mutex<Target>>,
+    /// Kept for the child: what nohup ignores, the command ignores too.
+    ignored: [bool; FORWARDED.len()],
+    handle: signal_hook::iterator::Handle,
+    thread: thread::JoinHandle<()>,
+}
+
+enum Target {
+    /// No child yet; the first signal that came meanwhile.
+    Waiting(Option<i32>),
+    Child(libc::pid_t),
+    Done,
+}
+
+/// Forwarding held while the child is started: a signal that comes meanwhile waits, and goes to
+/// the child once [`Starting::started`] names it.
+pub struct Starting<'a>(MutexGuard<'a, Target>);
+
+impl Starting<'_> {
+    pub fn started(mut self, pid: libc::pid_t) {
+        *self.0 = Target::Child(pid);
+    }
+}
+
+impl Forwarder {
+    pub fn start() -> io::Result<Forwarder> {
+        let ignored = inherited_ignored()?;
+        let mut signals = Signals::new(FORWARDED)?;
+        let handle = signals.handle();
+        let target = Arc::new(Mutex::new(Target::Waiting(None)));
+        let shared = target.clone();
+        // The signals are blocked on every thread but the forwarder's: a handler running on the
+        // main thread would interrupt its Redis reads (EINTR) mid-acquire or mid-release. The
+        // child inherits this mask (std does not reset it): `restore_in_child` clears it.
+        set_mask(libc::SIG_BLOCK, &FORWARDED)?;
+        let thread = thread::spawn(move || {
+            let _ = set_mask(libc::SIG_UNBLOCK, &FORWARDED);
+            for signal in signals.forever() {
+                let mut target = shared.lock().unwrap_or_else(|p| p.into_inner());
+                match &mut *target {
+                    Target::Waiting(first) => *first = first.or(Some(signal)),
+                    // SAFETY: kill(2) on our child, which is not reaped while we hold the lock.
+                    Target::Child(pid) => unsafe {
+                        libc::kill(*pid, signal);
+                    },
+                    Target::Done => {}
+                }
+            }
+        });
+        Ok(Forwarder {
+            target,
+            ignored,
+            handle,
+            thread,
+        })
+    }
+
+    /// Which of [`FORWARDED`] were ignored when dibs started.
+    pub fn ignored(&self) -> [bool; FORWARDED.len()] {
+        self.ignored
+    }
+
+    /// Holds forwarding for the child about to start; the signal that came before instead, if
+    /// one did: the child is then not to be started.
+    pub fn starting(&self) -> Result<Starting<'_>, i32> {
+        let target = self.target.lock().unwrap_or_else(|p| p.into_inner());
+        match *target {
+            Target::Waiting(Some(signal)) => Err(signal),
+            _ => Ok(Starting(target)),
+        }
+    }
+
+    /// No signal goes to the child from here on: it has exited, and is about to be reaped.
+    pub fn exited(&self) {
+        *self.target.lock().unwrap_or_else(|p| p.into_inner()) = Target::Done;
+    }
+
+    pub fn stop(self) {
+        self.handle.close();
+        let _ = self.thread.join();
+    }
+}
+
+/// Stops the child when its lock is lost: SIGTERM to its process group, then SIGKILL `grace`
+/// later if it still runs.
+pub struct LossStop {
+    grace: Duration,
+    events: mpsc::Receiver<Event>,
+    sender: mpsc::Sender<Event>,
+}
+
+enum Event {
+    Lost,
+    Exited,
+}
+
+/// A [`LossStop`] watching a running child.
+pub struct LossWatch {
+    exited: mpsc::Sender<Event>,
+    thread: thread::JoinHandle<bool>,
+}
+
+impl LossStop {
+    pub fn new(grace: Duration) -> LossStop {
+        let (sender, events) = mpsc::channel();
+        LossStop {
+            grace,
+            events,
+            sender,
+        }
+    }
+
+    /// What keep-alive calls, on its thread, when the lock is found lost.
+    pub fn teller(&self) -> impl FnOnce() + Send + 'static {
+        let sender = self.sender.clone();
+        move || {
+            let _ = sender.send(Event::Lost);
+        }
+    }
+
+    /// Watches for the loss while the child, whose signals `forwarder` passes on, runs.
+    pub fn watch(self, forwarder: &Forwarder, lock: &str, program: &str) -> LossWatch {
+        let exited = self.sender.clone();
+        let target = forwarder.target.clone();
+        let (lock, program) = (lock.to_owned(), program.to_owned());
+        let thread = thread::spawn(move || stop_on_loss(&target, self, &lock, &program));
+        LossWatch { exited, thread }
+    }
+}
+
+impl LossWatch {
+    /// Once the child has exited (and before it is reaped): whether it was told to stop for a
+    /// loss of the lock.
+    pub fn finish(self) -> bool {
+        let _ = self.exited.send(Event::Exited); // the stopper signals no more
+        self.thread.join().unwrap_or(false)
+    }
+}
+
+/// Waits for a loss of the lock or for the child's exit, whichever comes first. On a loss:
+/// SIGTERM to the child's group now, SIGKILL after the grace if the child still runs. Returns
+/// whether the lock was lost first.
+fn stop_on_loss(target: &Mutex<Target>, stop: LossStop, lock: &str, program: &str) -> bool {
+    let group = |sig| {
+        let target = target.lock().unwrap_or_else(|p| p.into_inner());
+        if let Target::Child(pid) = *target {
+            // SAFETY: kill(2) on our child's group; the child is not reaped (the target says
+            // so, under its lock), so its pid, the group's id, is not anyone else's.
+            unsafe { libc::kill(-pid, sig) };
+        }
+    };
+    if !matches!(stop.events.recv(), Ok(Event::Lost)) {
+        return false;
+    }
+    let grace = human(stop.grace);
+    eprintln!(
+        "dibs: warning: lock '{lock}' was lost while {program} ran, and another holder may run \
+         it now: {program} is sent SIGTERM, and SIGKILL in {grace} if it still runs"
+    );
+    group(libc::SIGTERM);
+    if let Err(RecvTimeoutError::Timeout) = stop.events.recv_timeout(stop.grace) {
+        eprintln!("dibs: {program} still runs {grace} after SIGTERM: SIGKILL");
+        group(libc::SIGKILL);
+    }
+    true
+}
+
+/// Blocks or unblocks `signals` for the calling thread.
+pub fn set_mask(how: libc::c_int, signals: &[i32]) -> io::Result<()> {
+    // SAFETY: a sigset_t filled by sigemptyset/sigaddset, passed to pthread_sigmask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for &signal in signals {
+            libc::sigaddset(&mut set, signal);
+        }
+        match libc::pthread_sigmask(how, &set, std::ptr::null_mut()) {
+            0 => Ok(()),
+            code => Err(io::Error::from_raw_os_error(code)),
+        }
+    }
+}
+
+/// Which of [`FORWARDED`] were ignored when dibs started (nohup, a shell's background job).
+fn inherited_ignored() -> io::Result<[bool; FORWARDED.len()]> {
+    let mut ignored = [false; FORWARDED.len()];
+    for (signal, ignored) in FORWARDED.iter().zip(&mut ignored) {
+        // SAFETY: sigaction(2) only reading the disposition into a zeroed struct.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(*signal, std::ptr::null(), &mut action) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            *ignored = action.sa_sigaction == libc::SIG_IGN;
+        }
+    }
+    Ok(ignored)
+}
+
+/// Runs in the child between fork and exec, so async-signal-safe calls only: gives it the
+/// signal state it would have had without dibs. The dispositions go before the mask: a signal
+/// let through by the mask must not run signal-hook's handler, which would tell the parent.
+pub fn restore_in_child(ignored: &[bool; FORWARDED.len()]) -> io::Result<()> {
+    // SAFETY: sigaction and sigprocmask, with sets filled by sigemptyset.
+    unsafe {
+        for (signal, ignored) in FORWARDED.iter().zip(ignored) {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = if *ignored {
+                libc::SIG_IGN
+            } else {
+                libc::SIG_DFL
+            };
+            libc::sigemptyset(&mut action.sa_mask);
+            if libc::sigaction(*signal, &action, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

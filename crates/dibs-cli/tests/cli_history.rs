@@ -1,0 +1,195 @@
+//! The run history, against a real redis-server: `dibs history` and `dibs check`.
+
+// The core's test fixtures (a redis-server of the test's own, a throwaway PKI), shared.
+#[path = "../../../tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::thread;
+use std::time::Duration;
+
+use common::RedisServer;
+use support::{ops, run, text};
+
+#[test]
+fn history_and_check_tell_who_ran_a_job_and_whether_it_is_overdue() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let out = ops(&uri, &["check", "report", "--within", "1h"]);
+    assert_eq!(out.status.code(), Some(1), "nothing recorded: overdue");
+    assert!(
+        text(&out.stdout).contains("no success of it is recorded"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let ok = run(
+        &uri,
+        "report-2026-12-01",
+        "10s",
+        &["--redis-opt", "instance-id=pod-a", "--", "true"],
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let out = ops(&uri, &["check", "report", "--within", "1h"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with("ok: job 'report' ran "),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(text(&out.stdout).contains("pod-a"), "{}", text(&out.stdout));
+
+    let failed = run(
+        &uri,
+        "report-2026-12-02",
+        "10s",
+        &["--", "sh", "-c", "exit 3"],
+    );
+    assert_eq!(failed.status.code(), Some(3));
+    thread::sleep(Duration::from_millis(1_100));
+    // The success is over a second old, and a failure came since.
+    let out = ops(&uri, &["check", "report", "--within", "1s"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let said = text(&out.stdout);
+    assert!(
+        said.starts_with("overdue: job 'report' has not run to success within 1000 ms"),
+        "{said}"
+    );
+    assert!(said.contains("its last success was"), "{said}");
+    assert!(
+        said.contains("its latest record") && said.contains("task failed"),
+        "{said}"
+    );
+    assert_eq!(
+        ops(&uri, &["check", "report", "--within", "1h"])
+            .status
+            .code(),
+        Some(0)
+    );
+
+    let out = ops(&uri, &["history", "report"]);
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
+    assert_eq!(
+        lines[0], "job 'report': the last 2 recorded, newest first",
+        "{lines:?}"
+    );
+    assert!(lines[1].starts_with("RECORDED (UTC)"), "{lines:?}");
+    assert!(
+        lines[2].contains("report-2026-12-02") && lines[2].contains("failed"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[3].contains("report-2026-12-01") && lines[3].contains("pod-a ("),
+        "{lines:?}"
+    );
+    assert!(
+        lines[3].contains(" ok ") && lines[3].ends_with("released"),
+        "{lines:?}"
+    );
+
+    let out = ops(&uri, &["history", "nothing"]);
+    assert_eq!(
+        text(&out.stdout),
+        "no run of job or lock 'nothing' is recorded\n"
+    );
+    let out = ops(&uri, &["check", "report"]);
+    assert_eq!(out.status.code(), Some(64), "--within is required");
+}
+
+/// Issue 29 (2): `dibs check` answers for exactly the job or lock it is given, and says which.
+/// Before, `backup-db1` was filed under job `backup` (its digit segment cut), so `check backup`
+/// passed although `backup-db2` never ran, and `check backup-db1` failed.
+#[test]
+fn check_and_history_answer_for_exactly_the_job_or_lock_named() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let ok = run(&uri, "backup-db1", "10s", &["--", "true"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let check = |name: &str| ops(&uri, &["check", name, "--within", "1h"]);
+    let out = check("backup-db1");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).starts_with("ok: job 'backup-db1' ran "));
+    for never in ["backup", "backup-db2"] {
+        let out = check(never);
+        assert_eq!(out.status.code(), Some(1), "{never}: {}", text(&out.stdout));
+        assert!(
+            text(&out.stdout).contains(&format!("overdue: job '{never}'")),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+
+    // A per-tick name: its job is `report`; asked by its own name, the lock of that job.
+    let ok = run(&uri, "report-2026-12-01", "10s", &["--", "true"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let out = check("report-2026-12-01");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with("ok: lock 'report-2026-12-01' of job 'report' ran "),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(check("report").status.code(), Some(0));
+    assert_eq!(check("report-2026-12-02").status.code(), Some(1));
+    let history = text(&ops(&uri, &["history", "report-2026-12-01"]).stdout);
+    assert!(
+        history.starts_with("lock 'report-2026-12-01' of job 'report': the last 1 recorded"),
+        "{history}"
+    );
+
+    // A tick run, the CLI's executeOnce: recorded under the job named, its lock kept for all of
+    // --at-most, so that another host's cron firing the same tick later skips it.
+    let tick = |cmd: &str| {
+        run(
+            &uri,
+            "nightly-report",
+            "10s",
+            &["--tick", "2026-12-04", "--", "sh", "-c", cmd],
+        )
+    };
+    let first = tick("echo ran");
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert_eq!(text(&first.stdout), "ran\n");
+    let again = tick("echo twice");
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(text(&again.stdout), "", "the tick ran once");
+    let ttl = server.pttl("dibs:nightly-report@2026-12-04");
+    assert!((8_000..=10_000).contains(&ttl), "kept as done: {ttl}");
+    let out = check("nightly-report");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("nightly-report@2026-12-04"));
+    let out = check("nightly-report@2026-12-04");
+    assert!(
+        text(&out.stdout)
+            .starts_with("ok: lock 'nightly-report@2026-12-04' of job 'nightly-report'"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// Issue 29 (1): when the history had to drop a job's runs to stay within its jobs, a job with no
+/// record may have been among them: `dibs check` says it cannot tell (exit 3), never overdue.
+#[test]
+fn check_cannot_tell_a_dropped_history_from_a_job_that_never_ran_and_says_so() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let locker = dibs::Locker::new(dibs::ConnSpec::from_uri(&uri).unwrap()).unwrap();
+    for n in 0..=dibs::HISTORY_JOBS + 20 {
+        let params = dibs::LockParams::from_millis(&format!("order-{n}"), 10_000, 0).unwrap();
+        let _ = locker.acquire(&params).unwrap().unwrap().release();
+    }
+    let out = ops(&uri, &["check", "order-0", "--within", "1h"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
+    let said = text(&out.stdout);
+    assert!(
+        said.starts_with("unknown: no success of job 'order-0'"),
+        "{said}"
+    );
+    assert!(
+        said.contains("dropped the least recently run one's runs"),
+        "{said}"
+    );
+    let recent = ops(&uri, &["check", "order-1020", "--within", "1h"]);
+    assert_eq!(recent.status.code(), Some(0), "{}", text(&recent.stdout));
+}
