@@ -11,13 +11,12 @@ import java.util.stream.Stream
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
-import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertSame
 import org.junit.jupiter.api.Assertions.assertTrue
-import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.TestInstance
+import org.junit.jupiter.api.extension.RegisterExtension
 import org.junit.jupiter.params.ParameterizedTest
 import org.junit.jupiter.params.provider.Arguments
 import org.junit.jupiter.params.provider.MethodSource
@@ -32,19 +31,14 @@ import org.junit.jupiter.params.provider.MethodSource
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SuspendingLeaseFaultTest {
-    private lateinit var redis: RedisServer
+    companion object {
+        @JvmField
+        @RegisterExtension
+        val redis: RedisServer = RedisServer.perTestClass()
+    }
+
     private var failingLogger: AutoCloseable? = null
     private val cases = AtomicInteger()
-
-    @BeforeAll
-    fun start() {
-        redis = RedisServer.launch()
-    }
-
-    @AfterAll
-    fun stop() {
-        redis.close()
-    }
 
     @AfterEach
     fun removeHooks() {

@@ -12,7 +12,6 @@ import dibs.LeaseFaults.Fault;
 import dibs.LeaseFaults.Kind;
 import dibs.LeaseFaults.Point;
 import dibs.shedlock.DibsLockProvider;
-import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,10 +22,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
 import net.javacrumbs.shedlock.core.LockConfiguration;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -40,18 +38,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 @Timeout(300)
 class ShedLockLeaseFaultTest {
     private static final AtomicInteger CASES = new AtomicInteger();
-    private static RedisServer redis;
+
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
+
     private AutoCloseable failingLogger;
-
-    @BeforeAll
-    static void startRedis() throws IOException {
-        redis = RedisServer.launch();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
-    }
 
     @AfterEach
     void removeHooks() throws Exception {

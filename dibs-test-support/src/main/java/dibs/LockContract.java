@@ -13,9 +13,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The lock contract that every front end of dibs passes, in the style of ShedLock's
@@ -24,18 +23,12 @@ import org.junit.jupiter.api.Test;
  * that implements {@link #runLocked}. Against a real redis-server that the class starts.
  */
 public abstract class LockContract {
-    /** The server every scenario of the class runs against. */
-    protected static RedisServer redis;
-
-    @BeforeAll
-    static void startContractRedis() throws Exception {
-        redis = RedisServer.launch();
-    }
-
-    @AfterAll
-    static void stopContractRedis() {
-        redis.close();
-    }
+    /**
+     * The server every scenario of the class runs against: started before each front end's
+     * first test (before its own {@code @BeforeAll} methods), stopped after its last.
+     */
+    @RegisterExtension
+    protected static final RedisServer redis = RedisServer.perTestClass();
 
     /**
      * Through the front end under test: if the lock {@code name} is free, takes it for at most

@@ -9,10 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Unreachable, silent, unauthenticated and unauthorized servers. Faults of a server dibs was
@@ -22,17 +21,9 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class AccessErrorTest {
     private static final String PASSWORD = "s3cret-hunter2";
-    private static RedisServer redis;
 
-    @BeforeAll
-    static void startRedis() throws IOException {
-        redis = RedisServer.launch("--requirepass", PASSWORD);
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
-    }
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass("--requirepass", PASSWORD);
 
     private static String authUri() {
         return "redis://:" + PASSWORD + "@127.0.0.1:" + redis.port();

@@ -26,13 +26,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -64,21 +64,17 @@ class BadInputTest {
     };
     private static final AtomicInteger PASSED = new AtomicInteger();
 
-    private static RedisServer redis;
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
+
     private static Map<String, Map<String, Long>> statsBefore;
     private static long connectionsBefore;
 
     @BeforeAll
-    static void startRedisAndReadStats() throws IOException {
-        redis = RedisServer.launch();
+    static void readStats() throws IOException {
         // Each reading is one fixture connection sending one INFO.
         connectionsBefore = connections();
         statsBefore = redis.commandStats();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
     }
 
     private static long connections() throws IOException {

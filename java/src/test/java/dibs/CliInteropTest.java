@@ -11,28 +11,24 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The `dibs` command line and the JVM exclude each other, both ways, on one lock name. */
 @Timeout(60)
 class CliInteropTest {
-    private static RedisServer redis;
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
+
     private static Path cli;
 
     @BeforeAll
-    static void start() throws IOException {
+    static void findCli() {
         cli = TestSupport.repositoryRoot().resolve(Paths.get("target", "release", "dibs")).toAbsolutePath();
         assertTrue(Files.isExecutable(cli), "the CLI " + cli + " is missing: run `cargo build --release --bins`"
                 + " before the Java tests (the Maven and Gradle builds do)");
-        redis = RedisServer.launch();
-    }
-
-    @AfterAll
-    static void stop() {
-        redis.close();
     }
 
     private static Process cli(String lock, String... command) throws IOException {

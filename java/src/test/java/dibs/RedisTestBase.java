@@ -2,23 +2,13 @@ package dibs;
 
 import java.io.IOException;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** A test class that needs one plain redis-server for all its tests: {@link #redis}. */
 abstract class RedisTestBase {
-    /** Started before the class's first test, stopped after its last. */
-    static RedisServer redis;
-
-    @BeforeAll
-    static void startRedis() throws IOException {
-        redis = RedisServer.launch();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
-    }
+    /** Started before each subclass's first test, stopped after its last. */
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
 
     /** Every command's calls, except INFO (each reading's own INFO is counted by the next one). */
     static long totalCallsButInfo() throws IOException {

@@ -35,9 +35,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Faults of a server dibs is talking to, each with the task's outcome checked: killed mid-task,
@@ -53,12 +53,9 @@ import org.junit.jupiter.api.Timeout;
 class ServerFaultTest {
     private static final String PASSWORD = "right-secret";
     private static final AtomicInteger SURVIVED = new AtomicInteger();
-    private static RedisServer redis;
 
-    @BeforeAll
-    static void startRedis() throws IOException {
-        redis = RedisServer.launch("--requirepass", PASSWORD);
-    }
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass("--requirepass", PASSWORD);
 
     /** Whatever a scenario did to the server, the next one finds it up and answering. */
     @AfterEach
@@ -68,8 +65,7 @@ class ServerFaultTest {
     }
 
     @AfterAll
-    static void stopRedisAndReport() throws IOException {
-        redis.close();
+    static void report() throws IOException {
         Path dir = TestSupport.repositoryRoot().resolve(Paths.get("target", "reliability"));
         Files.createDirectories(dir);
         Files.write(dir.resolve("faults.txt"), ("faults=" + SURVIVED.get() + "\n").getBytes(StandardCharsets.UTF_8));

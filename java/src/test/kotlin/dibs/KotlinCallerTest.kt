@@ -1,30 +1,23 @@
 package dibs
 
-import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertSame
 import org.junit.jupiter.api.Assertions.assertThrows
 import org.junit.jupiter.api.Assertions.assertTrue
-import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
+import org.junit.jupiter.api.extension.RegisterExtension
 import java.time.Duration
 import java.util.Optional
 
 /** How a Kotlin service calls dibs: the task is the last parameter, so the lambda trails the call. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class KotlinCallerTest {
-    private lateinit var redis: RedisServer
-
-    @BeforeAll
-    fun startRedis() {
-        redis = RedisServer.launch()
-    }
-
-    @AfterAll
-    fun stopRedis() {
-        redis.close()
+    companion object {
+        @JvmField
+        @RegisterExtension
+        val redis: RedisServer = RedisServer.perTestClass()
     }
 
     @Test

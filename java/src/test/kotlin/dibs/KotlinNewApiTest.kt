@@ -1,6 +1,5 @@
 package dibs
 
-import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertNull
@@ -12,6 +11,7 @@ import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
 import org.junit.jupiter.api.Timeout
+import org.junit.jupiter.api.extension.RegisterExtension
 import java.time.Duration
 import java.time.Instant
 
@@ -19,20 +19,19 @@ import java.time.Instant
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(60)
 class KotlinNewApiTest {
-    private lateinit var redis: RedisServer
+    companion object {
+        @JvmField
+        @RegisterExtension
+        val redis: RedisServer = RedisServer.perTestClass()
+    }
+
     private lateinit var uri: String
     private lateinit var options: DibsOptions
 
     @BeforeAll
-    fun startRedis() {
-        redis = RedisServer.launch()
+    fun buildOptions() {
         uri = redis.uri()
         options = DibsOptions.builder().uri(uri).build()
-    }
-
-    @AfterAll
-    fun stopRedis() {
-        redis.close()
     }
 
     @BeforeEach

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
+import org.junit.jupiter.api.extension.RegisterExtension
 
 /**
  * Issue 17 (1): a caller cancelled while dibs takes or releases the lock. Taking and releasing
@@ -29,19 +30,22 @@ import org.junit.jupiter.api.TestInstance
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SuspendingCancellationTest {
-    private lateinit var redis: RedisServer
+    companion object {
+        @JvmField
+        @RegisterExtension
+        val redis: RedisServer = RedisServer.perTestClass()
+    }
+
     private lateinit var client: DibsClient
 
     @BeforeAll
     fun start() {
-        redis = RedisServer.launch()
         client = Dibs.client(DibsOptions.builder().uri(redis.uri()).keepAlive(true).build())
     }
 
     @AfterAll
     fun stop() {
         client.close()
-        redis.close()
     }
 
     private fun exists(name: String): Boolean = redis.command("EXISTS", RedisServer.lockKey(name)) == "1"

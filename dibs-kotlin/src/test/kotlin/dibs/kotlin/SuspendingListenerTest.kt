@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
+import org.junit.jupiter.api.extension.RegisterExtension
 
 /**
  * A suspending locked call is heard by the client's [DibsListener] as every dibs lock is:
@@ -31,7 +32,12 @@ import org.junit.jupiter.api.TestInstance
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SuspendingListenerTest {
-    private lateinit var redis: RedisServer
+    companion object {
+        @JvmField
+        @RegisterExtension
+        val redis: RedisServer = RedisServer.perTestClass()
+    }
+
     private lateinit var client: DibsClient
 
     /** Every event, as "event lockName". */
@@ -49,14 +55,12 @@ class SuspendingListenerTest {
 
     @BeforeAll
     fun start() {
-        redis = RedisServer.launch()
         client = Dibs.client(DibsOptions.builder().uri(redis.uri()).listener(recorder).build())
     }
 
     @AfterAll
     fun stop() {
         client.close()
-        redis.close()
     }
 
     /** The events of one lock, in order, without its name. */

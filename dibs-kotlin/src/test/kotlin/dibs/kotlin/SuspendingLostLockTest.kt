@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
+import org.junit.jupiter.api.extension.RegisterExtension
 
 /**
  * Issue 18 (3): with keep-alive, a suspending block whose lock is found lost is cancelled at
@@ -33,19 +34,22 @@ import org.junit.jupiter.api.TestInstance
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SuspendingLostLockTest {
-    private lateinit var redis: RedisServer
+    companion object {
+        @JvmField
+        @RegisterExtension
+        val redis: RedisServer = RedisServer.perTestClass()
+    }
+
     private lateinit var client: DibsClient
 
     @BeforeAll
     fun start() {
-        redis = RedisServer.launch()
         client = Dibs.client(DibsOptions.builder().uri(redis.uri()).keepAlive(true).build())
     }
 
     @AfterAll
     fun stop() {
         client.close()
-        redis.close()
     }
 
     @Test

@@ -24,17 +24,22 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
+import org.junit.jupiter.api.extension.RegisterExtension
 
 /** executeSuspending / attemptSuspending against a real redis-server. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SuspendingTest {
-    private lateinit var redis: RedisServer
+    companion object {
+        @JvmField
+        @RegisterExtension
+        val redis: RedisServer = RedisServer.perTestClass()
+    }
+
     private lateinit var client: DibsClient
     private lateinit var keepAliveClient: DibsClient
 
     @BeforeAll
     fun start() {
-        redis = RedisServer.launch()
         client = Dibs.client(DibsOptions.of(redis.uri()))
         keepAliveClient = Dibs.client(DibsOptions.builder().uri(redis.uri()).keepAlive(true).build())
     }
@@ -43,7 +48,6 @@ class SuspendingTest {
     fun stop() {
         client.close()
         keepAliveClient.close()
-        redis.close()
     }
 
     private fun exists(name: String): String = redis.command("EXISTS", RedisServer.lockKey(name))

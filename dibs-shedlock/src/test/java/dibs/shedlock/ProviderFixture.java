@@ -3,33 +3,32 @@ package dibs.shedlock;
 import dibs.Dibs;
 import dibs.DibsClient;
 import dibs.RedisServer;
-import java.io.IOException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** A real redis-server per test class, a client on it and the provider under test. */
 abstract class ProviderFixture {
     private static final AtomicInteger NAMES = new AtomicInteger();
 
-    static RedisServer redis;
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
     static DibsClient client;
     static DibsLockProvider provider;
 
+    /** After the extension started {@link #redis}. */
     @BeforeAll
-    static void startRedis() throws IOException {
-        redis = RedisServer.launch();
+    static void openClient() {
         client = Dibs.client(redis.uri());
         provider = new DibsLockProvider(client);
     }
 
+    /** Before the extension stops {@link #redis}. */
     @AfterAll
-    static void stopRedis() {
+    static void closeClient() {
         if (client != null) {
             client.close();
-        }
-        if (redis != null) {
-            redis.close();
         }
     }
 

@@ -4,11 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsClient;
 import dibs.RedisServer;
-import java.io.IOException;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.data.redis.RedisConnectionDetails;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
 import org.springframework.context.annotation.Bean;
@@ -26,23 +24,15 @@ class ConnectionDetailsTest {
     private static final String PASSWORD = "details-Pw-9";
     private static final boolean BOOT3 =
             ClassUtils.isPresent("org.springframework.boot.autoconfigure.data.redis.RedisConnectionDetails", null);
-    private static RedisServer secured;
+
+    @RegisterExtension
+    static final RedisServer secured = RedisServer.perTestClass("--requirepass", PASSWORD);
 
     /** What the bean of the running test gives: one of standalone, sentinel or cluster. */
     record Given(String password, String host, int port, int database, String master, List<Integer> sentinels,
             List<Integer> cluster) {}
 
     private static volatile Given given;
-
-    @BeforeAll
-    static void start() throws IOException {
-        secured = RedisServer.launch("--requirepass", PASSWORD);
-    }
-
-    @AfterAll
-    static void stop() {
-        secured.close();
-    }
 
     private static Class<?> detailsBean() {
         return BOOT3 ? Boot3Details.class : Boot4Details.class;

@@ -11,29 +11,20 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /** The DibsClient bean from spring.data.redis.* and dibs.*, against a real redis-server. */
 class DibsAutoConfigurationTest {
     private static final String PASSWORD = "s3cret-Pw";
-    private static RedisServer redis;
-    private static RedisServer secured;
 
-    @BeforeAll
-    static void start() throws IOException {
-        redis = RedisServer.launch();
-        secured = RedisServer.launch("--requirepass", PASSWORD);
-    }
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
 
-    @AfterAll
-    static void stop() {
-        redis.close();
-        secured.close();
-    }
+    @RegisterExtension
+    static final RedisServer secured = RedisServer.perTestClass("--requirepass", PASSWORD);
 
     /** Runs a task under the lock and reports what Redis held while it ran: EXISTS of {@code key}, in {@code db}. */
     static String existsWhileRunning(DibsClient client, RedisServer server, int db, String key) {

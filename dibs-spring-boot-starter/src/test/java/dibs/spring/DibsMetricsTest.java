@@ -11,11 +11,15 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /** The Micrometer meters, fed by real locked calls against a real redis-server. */
-class DibsMetricsTest extends RedisFixture {
+class DibsMetricsTest {
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
+
     @Configuration(proxyBeanMethods = false)
     static class Registry {
         @Bean

@@ -3,6 +3,7 @@ package dibs.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsClient;
+import dibs.RedisServer;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.ZoneId;
@@ -15,6 +16,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.scheduling.annotation.EnableScheduling;
@@ -26,7 +28,10 @@ import org.springframework.scheduling.support.CronExpression;
  * every instance, so that {@code executeOnce} runs each tick once. Two application contexts
  * (two instances) with one cron job race on the same redis-server.
  */
-class DibsScheduledTickTest extends RedisFixture {
+class DibsScheduledTickTest {
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
+
     /** Per tick, which instances ran it. */
     static final Map<String, List<String>> RUNS = new ConcurrentHashMap<>();
     static final AtomicInteger FIRED = new AtomicInteger();

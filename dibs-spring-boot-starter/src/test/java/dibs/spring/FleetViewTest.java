@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dibs.DibsCli;
 import dibs.DibsClient;
 import dibs.DibsRun;
+import dibs.RedisServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
@@ -16,6 +17,7 @@ import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -30,7 +32,10 @@ import org.springframework.scheduling.annotation.Scheduled;
  * tick; when it runs again, it is no longer overdue. Against a real redis-server.
  */
 @Timeout(120)
-class FleetViewTest extends RedisFixture {
+class FleetViewTest {
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
+
     static final long PERIOD_MS = 2_000;
     /** Whether the instances run the job: cleared to stop it everywhere. */
     static final AtomicBoolean RUNNING = new AtomicBoolean(true);

@@ -3,6 +3,7 @@ package dibs.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsClient;
+import dibs.RedisServer;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.ZoneId;
@@ -14,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -33,7 +35,10 @@ import org.springframework.scheduling.concurrent.SimpleAsyncTaskScheduler;
  * tick in CI when each instance's run started late.
  */
 @Timeout(60)
-class HandedOffTickTest extends RedisFixture {
+class HandedOffTickTest {
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
+
     static final String JOB = "handed-off-tick";
     static final Duration LATE_START = Duration.ofMillis(300);
     /** Per tick, which instances ran it. */

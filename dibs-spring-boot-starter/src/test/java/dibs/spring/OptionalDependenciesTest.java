@@ -3,11 +3,13 @@ package dibs.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsClient;
+import dibs.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 
@@ -16,7 +18,10 @@ import org.springframework.boot.test.context.FilteredClassLoader;
  * theirs is; with Boot's own metrics auto-configuration (not a registry the test declares), the meters
  * are registered in Boot's registry.
  */
-class OptionalDependenciesTest extends RedisFixture {
+class OptionalDependenciesTest {
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
+
     @Test
     void withoutMicrometerOrActuatorTheClientStillWorks() {
         Contexts.runner()

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dibs.DibsCli;
 import dibs.DibsClient;
 import dibs.DibsRun;
+import dibs.RedisServer;
 import dibs.shedlock.DibsLockProvider;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -17,6 +18,7 @@ import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.spring.annotation.EnableSchedulerLock;
 import net.javacrumbs.shedlock.spring.annotation.SchedulerLock;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -25,7 +27,10 @@ import org.springframework.context.annotation.Configuration;
  * client shows up in the meters and in /actuator/dibs like any other locked call, against a real
  * redis-server. The job is called directly, as a scheduler would: ShedLock's proxy locks it.
  */
-class ShedLockJobTest extends RedisFixture {
+class ShedLockJobTest {
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
+
     static final String LOCK = "nightly-report";
     static final String FLAKY = "flaky-report";
 

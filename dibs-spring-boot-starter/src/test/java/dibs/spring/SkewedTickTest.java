@@ -3,6 +3,7 @@ package dibs.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsClient;
+import dibs.RedisServer;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.LocalDateTime;
@@ -16,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -35,7 +37,10 @@ import org.springframework.scheduling.support.CronExpression;
  * previous tick, whose lock had lapsed, and ran it a second time.
  */
 @Timeout(90)
-class SkewedTickTest extends RedisFixture {
+class SkewedTickTest {
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
+
     static final String JOB = "skewed-tick";
     /** Per tick, which instances ran it. */
     static final Map<String, List<String>> RUNS = new ConcurrentHashMap<>();
