@@ -11,7 +11,7 @@
 //   compileTestKotlin / compileTestJava, with the shared fixtures of dibs-test-support/src/main/java
 //                   (RedisServer, TlsServer, FaultProxy, LockContract) as test sources;
 //                   test (JUnit 5, -Xcheck:jni), jniPanicTest (JniPanicTest against the test-hooks
-//                   library), testJdk25 (-Pjdk25.java=...)
+//                   library), testJdk25 (-Pjdk25.java=...: the @Tag("jvm") suites)
 //   jar             the native library inside; maven-publish for the same coordinates.
 // Gradle keeps its output in build/, away from Cargo's target/.
 //
@@ -216,10 +216,11 @@ tasks.check {
     dependsOn(jniPanicTest)
 }
 
-// The same tests once more on another JVM: ./gradlew testJdk25 -Pjdk25.java=/path/to/bin/java
+// The JVM's suites (@Tag("jvm"): the loader, the lock contract, virtual threads, interrupts,
+// JNI strings) once more on another JVM: ./gradlew testJdk25 -Pjdk25.java=/path/to/bin/java
 val jdk25Java = providers.gradleProperty("jdk25.java")
 val testJdk25 by tasks.registering(Test::class) {
-    description = "Runs the tests on the JVM given by -Pjdk25.java."
+    description = "Runs the @Tag(\"jvm\") tests on the JVM given by -Pjdk25.java."
     group = "verification"
     onlyIf { jdk25Java.isPresent }
     testClassesDirs = sourceSets.test.get().output.classesDirs
@@ -229,6 +230,7 @@ val testJdk25 by tasks.registering(Test::class) {
         executable = jdk25Java.get() // Gradle 8+ derives the toolchain from this path
     }
     configureDibsTests { testJvmArgs + testJvmArgsJdk24plus + testJvmArgsVirtualThreads }
+    useJUnitPlatform { includeTags("jvm") }
 }
 tasks.check {
     dependsOn(testJdk25)

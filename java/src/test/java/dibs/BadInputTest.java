@@ -32,6 +32,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -53,6 +54,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@link AccessErrorTest}; an invalid argument beating an unreachable server is in
  * {@link ValidationTest}.
  */
+@Tag("jvm")
 @Timeout(60)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class BadInputTest {

@@ -3,8 +3,10 @@ package dibs;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 
 /** {@link DibsClient#execute} passes the lock contract. */
+@Tag("jvm")
 class DibsClientContractTest extends LockContract {
     private static DibsClient client;
 

@@ -1,8 +1,10 @@
 package dibs;
 
 import java.time.Duration;
+import org.junit.jupiter.api.Tag;
 
 /** {@link Dibs#execute(Object, String, Duration, Duration, Runnable)} passes the lock contract. */
+@Tag("jvm")
 class DibsContractTest extends LockContract {
     @Override
     protected boolean runLocked(String name, Duration atMost, Duration atLeast, Runnable task) {

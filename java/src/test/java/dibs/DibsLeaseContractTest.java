@@ -9,8 +9,10 @@ import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Tag;
 
 /** {@link DibsClient#tryLock} and {@link DibsLease} pass the lock contract, and extend. */
+@Tag("jvm")
 class DibsLeaseContractTest extends LockContract {
     private static DibsClient client;
 

@@ -21,8 +21,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Tag;
 
 /** The lock's behaviour against a real redis-server. */
+@Tag("jvm")
 @Timeout(60)
 class DibsTest extends RedisTestBase {
     private static long pttl(String name) throws IOException {

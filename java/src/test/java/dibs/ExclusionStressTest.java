@@ -27,6 +27,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Tag;
 
 /**
  * Mutual exclusion under load, across processes and languages: 4 JVMs of 8 threads each
@@ -47,6 +48,8 @@ import org.junit.jupiter.api.Timeout;
  * <p>The Rust worker is not built here: {@code cargo build --release --examples} must have made
  * {@code target/release/examples/exclusion_worker} first (the Maven and Gradle builds do).
  */
+@Tag("slow")
+@Tag("jvm")
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ExclusionStressTest {
     static final List<String> NAMES = List.of("exclusion-a", "exclusion-b", "exclusion-c");

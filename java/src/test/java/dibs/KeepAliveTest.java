@@ -27,11 +27,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Tag;
 
 /**
  * Keep-alive: a task may outlive atMost and keep the lock; a lock taken meanwhile is reported;
  * a holder that dies stops extending, and its lock lapses within atMost.
  */
+@Tag("slow")
 @Timeout(120)
 class KeepAliveTest extends RedisTestBase {
     private static final long PID = ProcessHandle.current().pid();

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Tag;
 
 /**
  * The leak check, as a standing test (issue 17): 10,000 locked calls on 8 threads (half of them
@@ -28,6 +29,8 @@ import org.junit.jupiter.api.Timeout;
  * from the idle offload threads of the virtual callers (at most one per virtual caller, which
  * end after a minute idle).
  */
+@Tag("slow")
+@Tag("jvm")
 @Timeout(600)
 class LeakCheckTest {
     private static final int CALLS = 10_000;

@@ -25,6 +25,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -39,6 +40,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * log4j2's {@code ignoreExceptions=false} appenders do); allocating the lease and handing a call
  * to an offload thread fail through {@link FaultInjection}.
  */
+@Tag("jvm")
 @Timeout(300)
 class LeaseFaultTest extends RedisTestBase {
     /** The front ends. */

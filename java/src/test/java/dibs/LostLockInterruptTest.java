@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Tag;
 
 /**
  * Issue 30 (1, 2): with {@code interruptOnLost}, the interrupt a loss delivers goes to the thread
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Timeout;
  * returns, and keeps one that came from elsewhere. The loss is made as a user meets it: an
  * outsider deletes the held key, and keep-alive's next extension (a third of atMost) finds it.
  */
+@Tag("jvm")
 @Timeout(60)
 class LostLockInterruptTest extends RedisTestBase {
     private static final Duration AT_MOST = Duration.ofMillis(1500);

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Tag;
 
 /**
  * A lost lock stops its task (issue 18): with keep-alive, an outsider deletes a held key; the
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Timeout;
  * thread interrupted (opt-in, {@code interruptOnLost}), {@link DibsLease#whenLost()} completed,
  * {@link DibsLease#safeUntil()} now. On a platform and on a virtual thread.
  */
+@Tag("jvm")
 @Timeout(60)
 class LostLockTest extends RedisTestBase {
     /** atMost 1.5 s: keep-alive extends every 500 ms, so a loss is found within 500 ms. */

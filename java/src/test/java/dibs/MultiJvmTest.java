@@ -10,8 +10,10 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Tag;
 
 /** Separate JVM processes racing on the same ticks: exactly one runs each tick. */
+@Tag("slow")
 @Timeout(120)
 class MultiJvmTest {
     private static final int TICKS = 10;

@@ -10,12 +10,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Tag;
 
 /**
  * The quiet failures of real networks, through a {@link FaultProxy} in front of a real
  * redis-server, each reported as a figure: how long the caller waited, ticks lost, and how long
  * a lock stayed held with nothing running (orphan time).
  */
+@Tag("slow")
 class NetworkPathFaultTest extends RedisTestBase {
     private static final long TIMEOUT_MS = 1000;
 

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Tag;
 
 /**
  * At most once per tick, whatever atLeast (issue 18): 3 JVMs whose schedulers fire each
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
  * name with atLeast 0 (the trap a new user fell into: 6 of 10 ticks ran twice), run ticks twice,
  * which proves the race is real.
  */
+@Tag("slow")
 @Timeout(180)
 class OncePerTickTest {
     private static final int TICKS = 30;

@@ -14,12 +14,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A real TLS connection from the JVM: {@code rediss://} to a redis-server that serves TLS with a
  * certificate from a throwaway CA that {@code openssl} makes here, verified against that CA.
  */
+@Tag("jvm")
 class TlsTest {
     @TempDir
     static Path pki;
