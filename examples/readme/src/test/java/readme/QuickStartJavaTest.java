@@ -3,6 +3,7 @@ package readme;
 // readme:begin java-quick-start
 import dibs.Dibs;
 import java.time.Duration;
+import java.time.LocalDate;
 // readme:end
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -24,17 +25,23 @@ class QuickStartJavaTest {
         return new Report(built.incrementAndGet());
     }
 
+    private Report syncPartners() {
+        return buildReport();
+    }
+
     @Test
-    void aPlainCallRunsTheTaskAndRecordsItsRun() throws Exception {
+    void aTickRunsOnceAndIsRecordedUnderItsJob() throws Exception {
         try (RedisServer redis = Readme.start()) {
             // readme:begin java-quick-start
-            boolean ran = Dibs.execute("redis://redis:6379", "nightly-report", 600, 30, () -> buildReport());
+            boolean ran = Dibs.executeOnce("redis://redis:6379", "nightly-report", LocalDate.now().toString(),
+                    Duration.ofHours(1), () -> buildReport());
             // readme:end
             assertTrue(ran);
             assertEquals(1, built.get());
-            assertTrue(!Dibs.execute("redis://redis:6379", "nightly-report", 600, 30, () -> buildReport()),
-                    "atLeast (30 s) keeps the lock: a second call is skipped");
-            Readme.assertRecorded("nightly-report", "nightly-report");
+            assertTrue(!Dibs.executeOnce("redis://redis:6379", "nightly-report", LocalDate.now().toString(),
+                    Duration.ofHours(1), () -> buildReport()), "the tick is done: a second call is skipped");
+            assertEquals(1, built.get());
+            Readme.assertRecorded("nightly-report", "nightly-report@" + LocalDate.now());
         }
     }
 
@@ -45,11 +52,11 @@ class QuickStartJavaTest {
             // readme:begin java-quick-start
             Optional<Report> report = Dibs.executeWithResult(
                     Map.of("host", "redis", "port", 6379, "password", secret),
-                    "weekly-report", Duration.ofMinutes(10), Duration.ofSeconds(30),
-                    () -> buildReport());
+                    "partner-sync", Duration.ofMinutes(10), Duration.ofSeconds(30),
+                    () -> syncPartners());
             // readme:end
             assertEquals(Optional.of(new Report(1)), report);
-            DibsCli check = Readme.check("weekly-report", "redis://:" + secret + "@redis:6379");
+            DibsCli check = Readme.check("partner-sync", "redis://:" + secret + "@redis:6379");
             assertEquals(0, check.exitCode(), check.toString());
             assertTrue(!check.output().contains(secret), "no password in the output");
         }
