@@ -1,8 +1,12 @@
 package dibs;
 
+import static dibs.ChaosEvents.rel;
+import static dibs.ChaosTopology.MASTER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dibs.ChaosFaults.FaultRunner;
+import dibs.ChaosFaults.PlannedFault;
 import dibs.demo.ChaosInstance;
 import dibs.demo.TickRace;
 import java.io.BufferedReader;
@@ -11,23 +15,19 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.LocalDateTime;
-import java.time.ZoneId;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+
 
 /**
  * The chaos run of issue 18: 3 instance JVMs ({@link ChaosInstance}) race for every one-second
@@ -55,23 +55,23 @@ import org.junit.jupiter.api.Timeout;
  * (default 120 s, with 7 faults; a shorter run fits fewer, and says so), {@code -Ddibs.chaos.seed}
  * changes the script. The whole test is bounded by {@code @Timeout(360)}: a run longer than
  * about 140 s per mode needs {@code -Djunit.jupiter.execution.timeout.mode=disabled}.
+ *
+ * <p>Its parts, beside it: {@link ChaosTopology} (the nodes, their proxies and the Sentinels),
+ * {@link ChaosFaults} (the seeded fault script and what runs it), {@link ChaosWatcher} (each
+ * node's role and lock values as the run goes) and {@link ChaosEvents} (the timeline the report
+ * shows).
  */
 @Timeout(value = 360, unit = TimeUnit.SECONDS)
 class ChaosRunTest {
-    private static final String MASTER = "mymaster";
-    private static final int NODES = 3;
     private static final int INSTANCES = 3;
     private static final int MAX_SKEW_MS = 200;
-    private static final long WARMUP_MS = 8_000;
-    private static final long COOLDOWN_MS = 10_000;
-    private static final long SLOT_MS = 14_000;
     private static final long HEAD_START_SEC = 5;
 
     @Test
     void executeOnceRunsNoTickTwiceThroughFailoversWithDurableAcquire() throws Exception {
         long seconds = chaosSeconds();
         long seed = Long.getLong("dibs.chaos.seed", 18L);
-        List<PlannedFault> plan = plan(seed, seconds);
+        List<PlannedFault> plan = ChaosFaults.plan(seed, seconds);
         System.out.printf("chaos seed=%d seconds=%d plan=%s%n", seed, seconds, plan);
 
         ModeResult def = runMode("default", seed, seconds, plan);
@@ -100,55 +100,6 @@ class ChaosRunTest {
             value = System.getenv("DIBS_CHAOS_SECONDS");
         }
         return value == null || value.isEmpty() ? 120 : Long.parseLong(value.trim());
-    }
-
-    // ----------------------------------------------------------------------------------------
-    // The fault script
-
-    /** One fault of the script, planned from the seed: when (from the first tick) and how long. */
-    static final class PlannedFault {
-        final String kind; // kill, stop, stall
-        final long atMs;
-        final long durationMs; // kill: until the restart; stop: frozen for; stall: stalled for
-        final int pick; // stall: which of the master's replicas (by node index)
-
-        PlannedFault(String kind, long atMs, long durationMs, int pick) {
-            this.kind = kind;
-            this.atMs = atMs;
-            this.durationMs = durationMs;
-            this.pick = pick;
-        }
-
-        @Override
-        public String toString() {
-            return kind + "@" + secs(atMs) + "/" + durationMs + "ms" + (kind.equals("stall") ? "/r" + pick : "");
-        }
-    }
-
-    /**
-     * 2 kills, 2 stops and 3 stalls in a seeded order, one per slot of about 14 s after 8 s of
-     * warm-up and before 10 s of calm at the end; a run too short for all gets the first ones.
-     */
-    static List<PlannedFault> plan(long seed, long seconds) {
-        Random r = new Random(seed);
-        List<String> kinds = new ArrayList<>(List.of("kill", "kill", "stop", "stop", "stall", "stall", "stall"));
-        Collections.shuffle(kinds, r);
-        long window = seconds * 1000 - WARMUP_MS - COOLDOWN_MS;
-        int n = window <= 0 ? 0 : (int) Math.max(1, Math.min(kinds.size(), window / SLOT_MS));
-        long slot = n == 0 ? 0 : window / n;
-        List<PlannedFault> plan = new ArrayList<>();
-        for (int i = 0; i < kinds.size(); i++) {
-            String kind = kinds.get(i);
-            long jitter = r.nextInt(2000);
-            long duration = kind.equals("kill") ? 4000 + r.nextInt(3001)
-                    : kind.equals("stop") ? 2000 + r.nextInt(2001)
-                    : 3000 + r.nextInt(3001);
-            int pick = r.nextInt(2);
-            if (i < n) {
-                plan.add(new PlannedFault(kind, WARMUP_MS + i * slot + jitter, duration, pick));
-            }
-        }
-        return plan;
     }
 
     // ----------------------------------------------------------------------------------------
@@ -201,14 +152,14 @@ class ChaosRunTest {
         ModeResult result = new ModeResult();
         result.mode = mode;
         List<String> lines = Collections.synchronizedList(new ArrayList<>());
-        Events events = new Events();
+        ChaosEvents events = new ChaosEvents();
         List<Process> processes = new ArrayList<>();
         List<Thread> readers = new ArrayList<>();
         long first;
         String faults;
         List<String> sentinelEvents;
-        Watcher watcher = null;
-        try (Topology topo = Topology.start()) {
+        ChaosWatcher watcher = null;
+        try (ChaosTopology topo = ChaosTopology.start()) {
             topo.awaitReady(20_000);
             first = System.currentTimeMillis() / 1000 + HEAD_START_SEC;
             events.origin = first * 1000;
@@ -237,7 +188,7 @@ class ChaosRunTest {
             for (int i = 0; i < processes.size(); i++) {
                 instanceOfPid.put(processes.get(i).pid(), "i" + (i + 1));
             }
-            watcher = new Watcher(topo, events, instanceOfPid);
+            watcher = new ChaosWatcher(topo, events, instanceOfPid);
             watcher.start();
             FaultRunner runner = new FaultRunner(topo, plan, events, first * 1000, seconds * 1000);
             Thread faultThread = new Thread(runner, "chaos-faults-" + mode);
@@ -466,536 +417,6 @@ class ChaosRunTest {
     }
 
     // ----------------------------------------------------------------------------------------
-    // The topology: 3 nodes behind their proxies, 3 Sentinels
-
-    static final class Topology implements AutoCloseable {
-        final NodeProxy[] proxies = new NodeProxy[NODES];
-        final RedisServer[] nodes = new RedisServer[NODES];
-        final List<SentinelServer> sentinels = new ArrayList<>();
-
-        static Topology start() throws IOException {
-            Topology t = new Topology();
-            try {
-                for (int i = 0; i < NODES; i++) {
-                    t.proxies[i] = NodeProxy.start();
-                }
-                String base = "dibs-chaos-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
-                for (int i = 0; i < NODES; i++) {
-                    String rdb = base + "-n" + i + ".rdb";
-                    List<String> args = new ArrayList<>(List.of(
-                            "--replica-announce-ip", "127.0.0.1",
-                            "--replica-announce-port", Integer.toString(t.proxies[i].port()),
-                            "--bind-source-addr", sourceAddress(i),
-                            "--dbfilename", rdb,
-                            "--repl-diskless-sync-delay", "0"));
-                    if (i > 0) {
-                        args.addAll(List.of("--replicaof", "127.0.0.1", Integer.toString(t.proxies[0].port())));
-                    }
-                    t.nodes[i] = RedisServer.launch(args.toArray(new String[0]));
-                    t.proxies[i].target(t.nodes[i].port());
-                }
-                for (int i = 0; i < 3; i++) {
-                    t.sentinels.add(SentinelServer.launch(MASTER, t.proxies[0].port(), 2,
-                            "down-after-milliseconds 1000", "failover-timeout 4000", "parallel-syncs 2"));
-                }
-                return t;
-            } catch (IOException | RuntimeException e) {
-                t.close();
-                throw e;
-            }
-        }
-
-        /** The loopback address node {@code i} makes its outgoing connections from. */
-        static String sourceAddress(int i) {
-            return "127.0.0." + (11 + i);
-        }
-
-        String sentinelList() {
-            return sentinels.stream().map(SentinelServer::address).collect(Collectors.joining(","));
-        }
-
-        String describe() {
-            StringBuilder sb = new StringBuilder();
-            for (int i = 0; i < NODES; i++) {
-                sb.append(i == 0 ? "" : ", ").append('n').append(i).append('=').append(nodes[i].port())
-                        .append(" via ").append(proxies[i].port());
-            }
-            return sb.toString();
-        }
-
-        int nodeOfProxyPort(int port) {
-            for (int i = 0; i < NODES; i++) {
-                if (proxies[i].port() == port) {
-                    return i;
-                }
-            }
-            return -1;
-        }
-
-        /** The master a majority of the Sentinels names, or -1. */
-        int master() {
-            Map<Integer, Integer> votes = new HashMap<>();
-            for (SentinelServer s : sentinels) {
-                try {
-                    votes.merge(nodeOfProxyPort(s.masterPort(MASTER)), 1, Integer::sum);
-                } catch (IOException | RuntimeException e) {
-                    // a Sentinel that does not answer has no vote
-                }
-            }
-            for (Map.Entry<Integer, Integer> v : votes.entrySet()) {
-                if (v.getValue() * 2 > sentinels.size()) {
-                    return v.getKey();
-                }
-            }
-            return -1;
-        }
-
-        static Map<String, String> replication(RedisServer node) throws IOException {
-            Map<String, String> fields = new HashMap<>();
-            for (String line : node.command("INFO", "replication").split("\\r?\\n")) {
-                int colon = line.indexOf(':');
-                if (colon > 0) {
-                    fields.put(line.substring(0, colon), line.substring(colon + 1).trim());
-                }
-            }
-            return fields;
-        }
-
-        /** Null when all is well: one master by every Sentinel, 2 replicas linked to it; else why not. */
-        String unhealthy() {
-            try {
-                int m = -2;
-                for (SentinelServer s : sentinels) {
-                    int n = nodeOfProxyPort(s.masterPort(MASTER));
-                    if (m != -2 && n != m) {
-                        return "the Sentinels disagree on the master";
-                    }
-                    m = n;
-                    Map<String, String> view = s.master(MASTER);
-                    if (!view.get("flags").equals("master")) {
-                        return "Sentinel " + s.port() + " flags " + view.get("flags");
-                    }
-                    if (!view.get("num-other-sentinels").equals("2") || !view.get("num-slaves").equals("2")) {
-                        return "Sentinel " + s.port() + " sees " + view.get("num-other-sentinels")
-                                + " others and " + view.get("num-slaves") + " replicas";
-                    }
-                }
-                if (m < 0) {
-                    return "no master";
-                }
-                Map<String, String> master = replication(nodes[m]);
-                if (!"master".equals(master.get("role")) || !"2".equals(master.get("connected_slaves"))) {
-                    return "n" + m + " role " + master.get("role") + " with " + master.get("connected_slaves") + " replicas";
-                }
-                for (int i = 0; i < NODES; i++) {
-                    if (i != m) {
-                        Map<String, String> r = replication(nodes[i]);
-                        if (!"slave".equals(r.get("role")) || !"up".equals(r.get("master_link_status"))
-                                || !Integer.toString(proxies[m].port()).equals(r.get("master_port"))) {
-                            return "n" + i + " role " + r.get("role") + " link " + r.get("master_link_status")
-                                    + " to " + r.get("master_port");
-                        }
-                    }
-                }
-                return null;
-            } catch (IOException | RuntimeException e) {
-                return e.toString();
-            }
-        }
-
-        /** Waits until {@link #unhealthy} says nothing; returns the last reason if time ran out. */
-        String awaitHealthy(long timeoutMs) throws InterruptedException {
-            long deadline = System.currentTimeMillis() + timeoutMs;
-            String why;
-            while ((why = unhealthy()) != null && System.currentTimeMillis() < deadline) {
-                Thread.sleep(200);
-            }
-            return why;
-        }
-
-        void awaitReady(long timeoutMs) throws InterruptedException {
-            String why = awaitHealthy(timeoutMs);
-            if (why != null) {
-                throw new AssertionError("the topology never came up: " + why + "\n" + sentinels.get(0).log());
-            }
-        }
-
-        private static final DateTimeFormatter SENTINEL_TIME =
-                DateTimeFormatter.ofPattern("dd MMM yyyy HH:mm:ss.SSS", Locale.ENGLISH);
-        private static final List<String> WORTH_SHOWING = List.of("+sdown master", "-sdown master", "+odown",
-                "+try-failover", "+elected-leader", "+selected-slave", "+promoted-slave", "+switch-master",
-                "+failover-end", "-failover-abort", "+convert-to-slave", "+fix-slave-config", "+tilt", "-tilt",
-                "+reboot");
-
-        /** The first Sentinel's notable events, as "t+12.345s <event>". */
-        List<String> sentinelEvents(long originMs) {
-            List<String> out = new ArrayList<>();
-            for (String line : sentinels.get(0).log().split("\n")) {
-                // "1234:X 02 Dec 2026 05:27:27.467 # +switch-master mymaster 127.0.0.1 1 127.0.0.1 2"
-                int x = line.indexOf(":X ");
-                if (x < 0 || WORTH_SHOWING.stream().noneMatch(line::contains)) {
-                    continue;
-                }
-                String stamp = line.substring(x + 3, Math.min(line.length(), x + 3 + 24));
-                String event = line.substring(Math.min(line.length(), x + 3 + 27));
-                try {
-                    long ms = LocalDateTime.parse(stamp, SENTINEL_TIME).atZone(ZoneId.systemDefault())
-                            .toInstant().toEpochMilli();
-                    out.add(rel(ms, originMs / 1000) + " sentinel " + portsToNodes(event));
-                } catch (RuntimeException e) {
-                    out.add("sentinel " + line);
-                }
-            }
-            return out;
-        }
-
-        /** Names proxy ports in a Sentinel event by their node ("127.0.0.1 40123" to "n1"). */
-        String portsToNodes(String event) {
-            String out = event;
-            for (int i = 0; i < NODES; i++) {
-                out = out.replace("127.0.0.1:" + proxies[i].port(), "n" + i)
-                        .replace("127.0.0.1 " + proxies[i].port(), "n" + i);
-            }
-            return out;
-        }
-
-        @Override
-        public void close() {
-            for (SentinelServer s : sentinels) {
-                s.close();
-            }
-            for (RedisServer n : nodes) {
-                if (n != null) {
-                    n.close();
-                }
-            }
-            for (NodeProxy p : proxies) {
-                if (p != null) {
-                    try {
-                        p.close();
-                    } catch (IOException e) {
-                        // closing anyway
-                    }
-                }
-            }
-        }
-    }
-
-    // ----------------------------------------------------------------------------------------
-    // Running the script
-
-    /** What happened, with wall-clock times, shown relative to the first tick. */
-    static final class Events {
-        volatile long origin;
-        private final List<long[]> times = new ArrayList<>();
-        private final List<String> texts = new ArrayList<>();
-
-        synchronized void add(String text) {
-            long now = System.currentTimeMillis();
-            times.add(new long[] {now});
-            texts.add(rel(now, origin / 1000) + " " + text);
-        }
-
-        synchronized List<String> all() {
-            return new ArrayList<>(texts);
-        }
-
-        synchronized List<String> around(long fromMs, long toMs) {
-            List<String> out = new ArrayList<>();
-            for (int i = 0; i < texts.size(); i++) {
-                if (times.get(i)[0] >= fromMs && times.get(i)[0] <= toMs) {
-                    out.add(texts.get(i));
-                }
-            }
-            return out;
-        }
-    }
-
-    static final class FaultRunner implements Runnable {
-        final Topology topo;
-        final List<PlannedFault> plan;
-        final Events events;
-        final long originMs;
-        final long endMs;
-        final List<String> done = Collections.synchronizedList(new ArrayList<>());
-
-        FaultRunner(Topology topo, List<PlannedFault> plan, Events events, long originMs, long runMs) {
-            this.topo = topo;
-            this.plan = plan;
-            this.events = events;
-            this.originMs = originMs;
-            this.endMs = originMs + runMs - COOLDOWN_MS / 2;
-        }
-
-        String summary() {
-            synchronized (done) {
-                return String.join(", ", done);
-            }
-        }
-
-        @Override
-        public void run() {
-            try {
-                for (PlannedFault f : plan) {
-                    long at = originMs + f.atMs;
-                    long wait = at - System.currentTimeMillis();
-                    if (wait > 0) {
-                        Thread.sleep(wait);
-                    }
-                    if (System.currentTimeMillis() > endMs) {
-                        done.add(f.kind + ":skipped(no time left)");
-                        events.add("skipped " + f + ": no time left");
-                        continue;
-                    }
-                    String why = topo.unhealthy();
-                    if (why != null) {
-                        events.add("before " + f + ": not healthy (" + why + "), going ahead");
-                    }
-                    switch (f.kind) {
-                        case "kill":
-                            kill(f);
-                            break;
-                        case "stop":
-                            stop(f);
-                            break;
-                        default:
-                            stall(f);
-                            break;
-                    }
-                    String after = topo.awaitHealthy(30_000);
-                    events.add(after == null ? "healthy again: master n" + topo.master()
-                            : "not healthy 30 s after the fault: " + after);
-                }
-            } catch (InterruptedException e) {
-                events.add("fault script interrupted (the run is over)");
-            } catch (Exception e) {
-                events.add("fault script failed: " + e);
-                done.add("script-failed:" + e.getClass().getSimpleName());
-            } finally {
-                for (RedisServer n : topo.nodes) {
-                    n.thaw();
-                }
-                for (NodeProxy p : topo.proxies) {
-                    p.resetStalled();
-                }
-            }
-        }
-
-        /** The master a majority of the Sentinels names, waiting up to 10 s for one. */
-        private int currentMaster() throws InterruptedException {
-            long deadline = System.currentTimeMillis() + 10_000;
-            int m;
-            while ((m = topo.master()) < 0 && System.currentTimeMillis() < deadline) {
-                Thread.sleep(100);
-            }
-            if (m < 0) {
-                throw new IllegalStateException("the Sentinels name no master");
-            }
-            return m;
-        }
-
-        private String at() {
-            return secs(System.currentTimeMillis() - originMs);
-        }
-
-        /** Waits up to {@code timeoutMs} for a majority of the Sentinels to name a master other than {@code old}. */
-        private int awaitNewMaster(int old, long timeoutMs) throws InterruptedException {
-            long deadline = System.currentTimeMillis() + timeoutMs;
-            while (System.currentTimeMillis() < deadline) {
-                int m = topo.master();
-                if (m >= 0 && m != old) {
-                    return m;
-                }
-                Thread.sleep(100);
-            }
-            return -1;
-        }
-
-        private void kill(PlannedFault f) throws Exception {
-            int m = currentMaster();
-            String when = at();
-            long t0 = System.currentTimeMillis();
-            topo.nodes[m].kill();
-            events.add("FAULT kill -9 master n" + m);
-            int next = awaitNewMaster(m, 20_000);
-            long failoverMs = System.currentTimeMillis() - t0;
-            events.add(next < 0 ? "no failover within 20 s" : "failover: master n" + next + " after " + failoverMs + " ms");
-            long wait = t0 + f.durationMs - System.currentTimeMillis();
-            if (wait > 0) {
-                Thread.sleep(wait);
-            }
-            topo.nodes[m].start();
-            events.add("restarted n" + m + " as a plain process, " + (System.currentTimeMillis() - t0) + " ms after the kill");
-            done.add("kill@" + when + ":n" + m + "->" + (next < 0 ? "none" : "n" + next + "/" + failoverMs + "ms"));
-        }
-
-        private void stop(PlannedFault f) throws Exception {
-            int m = currentMaster();
-            String when = at();
-            long t0 = System.currentTimeMillis();
-            topo.nodes[m].freeze();
-            events.add("FAULT SIGSTOP master n" + m + " for " + f.durationMs + " ms");
-            try {
-                Thread.sleep(f.durationMs);
-            } finally {
-                topo.nodes[m].thaw();
-            }
-            events.add("SIGCONT n" + m);
-            // A failover may be under way or done; give it the time it takes to show.
-            int next = awaitNewMaster(m, 6_000);
-            long failoverMs = System.currentTimeMillis() - t0;
-            events.add(next < 0 ? "no failover: n" + m + " is still the master"
-                    : "failover: master n" + next + " (" + failoverMs + " ms after the SIGSTOP)");
-            done.add("stop@" + when + ":n" + m + "/" + f.durationMs + "ms->"
-                    + (next < 0 ? "kept" : "n" + next + "/" + failoverMs + "ms"));
-        }
-
-        private void stall(PlannedFault f) throws Exception {
-            int m = currentMaster();
-            List<Integer> replicas = new ArrayList<>();
-            for (int i = 0; i < NODES; i++) {
-                if (i != m) {
-                    replicas.add(i);
-                }
-            }
-            int r = replicas.get(f.pick % replicas.size());
-            String when = at();
-            int stalled = topo.proxies[m].stallFrom(Topology.sourceAddress(r));
-            events.add("FAULT stall n" + r + "'s stream from master n" + m + " for " + f.durationMs + " ms ("
-                    + stalled + " flow)");
-            String verified;
-            try {
-                // Check the method: a write on the master must not reach the stalled replica.
-                String probe = "chaos-probe-" + System.nanoTime();
-                topo.nodes[m].command("SET", probe, "1");
-                Thread.sleep(300);
-                boolean missed = topo.nodes[r].command("EXISTS", probe).equals("0");
-                long masterOffset = Long.parseLong(Topology.replication(topo.nodes[m]).get("master_repl_offset"));
-                long replicaOffset = Long.parseLong(Topology.replication(topo.nodes[r]).get("slave_repl_offset"));
-                verified = missed && masterOffset > replicaOffset ? "verified"
-                        : "NOT-verified(exists=" + !missed + ",offsets " + masterOffset + "/" + replicaOffset + ")";
-                events.add("stall check: " + verified + " (master offset " + masterOffset + ", n" + r + " " + replicaOffset + ")");
-                Thread.sleep(Math.max(0, f.durationMs - 300));
-            } finally {
-                int reset = topo.proxies[m].resetStalled();
-                events.add("stall over: " + reset + " flow reset, n" + r + " resyncs");
-            }
-            done.add("stall@" + when + ":n" + r + "<-n" + m + "/" + f.durationMs + "ms/" + verified);
-        }
-    }
-
-    /**
-     * Watches every node on its own port (not through the proxies), one thread per node so a
-     * frozen one holds back no other: its role as it changes (an event), and whose lock value
-     * is under the key of the last 3 ticks (each value's first sighting, by tick).
-     */
-    static final class Watcher implements AutoCloseable {
-        final Topology topo;
-        final Events events;
-        final Map<Long, String> instanceOfPid;
-        final Map<Long, List<String>> sightings = new HashMap<>();
-        final Set<String> seen = new HashSet<>();
-        final Map<String, Set<Integer>> nodesByRun = new HashMap<>();
-        final List<Thread> threads = new ArrayList<>();
-        volatile boolean stop;
-
-        Watcher(Topology topo, Events events, Map<Long, String> instanceOfPid) {
-            this.topo = topo;
-            this.events = events;
-            this.instanceOfPid = instanceOfPid;
-        }
-
-        void start() {
-            for (int i = 0; i < NODES; i++) {
-                int node = i;
-                Thread t = new Thread(() -> watch(node), "chaos-watch-n" + i);
-                t.setDaemon(true);
-                t.start();
-                threads.add(t);
-            }
-        }
-
-        private void watch(int node) {
-            String last = "";
-            while (!stop) {
-                String state;
-                RedisServer server = topo.nodes[node];
-                try {
-                    Map<String, String> r = Topology.replication(server);
-                    state = "master".equals(r.get("role"))
-                            ? "master with " + r.get("connected_slaves") + " replicas"
-                            : "replica of n" + topo.nodeOfProxyPort(Integer.parseInt(r.get("master_port")))
-                                    + " link " + r.get("master_link_status");
-                    long now = System.currentTimeMillis() / 1000;
-                    for (long tick = now - 2; tick <= now; tick++) {
-                        String value = server.command("GET", RedisServer.lockKey("chaos-job@" + tick));
-                        if (!value.equals("(nil)")) {
-                            seen(node, tick, value);
-                        }
-                    }
-                } catch (IOException | RuntimeException e) {
-                    state = "no answer (" + e.getClass().getSimpleName() + ")";
-                }
-                if (!state.equals(last)) {
-                    events.add("node n" + node + ": " + state);
-                    last = state;
-                }
-                try {
-                    Thread.sleep(150);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }
-
-        private synchronized void seen(int node, long tick, String value) {
-            if (!seen.add(node + " " + value)) {
-                return;
-            }
-            String[] f = value.split(";");
-            String instance = f.length == 4 ? instanceOfPid.getOrDefault(Long.parseLong(f[2]), "pid " + f[2]) : "?";
-            String who = f.length == 4 ? instance + " (value " + f[0].substring(0, 8) + ", set at "
-                    + rel(Long.parseLong(f[3]), tick) + " of the tick)" : value;
-            sightings.computeIfAbsent(tick, t -> new ArrayList<>())
-                    .add("n" + node + " " + who + " first seen " + rel(System.currentTimeMillis(), tick));
-            nodesByRun.computeIfAbsent(tick + " " + instance, k -> new java.util.TreeSet<>()).add(node);
-        }
-
-        synchronized List<String> sightings(long tick) {
-            return new ArrayList<>(sightings.getOrDefault(tick, List.of()));
-        }
-
-        /** The nodes on which a lock value of {@code instance} for {@code tick} was seen. */
-        synchronized Set<Integer> nodesOf(long tick, String instance) {
-            return new java.util.TreeSet<>(nodesByRun.getOrDefault(tick + " " + instance, Set.of()));
-        }
-
-        @Override
-        public void close() {
-            stop = true;
-            for (Thread t : threads) {
-                t.interrupt();
-            }
-            for (Thread t : threads) {
-                try {
-                    t.join(6000);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }
-    }
-
-    // ----------------------------------------------------------------------------------------
-
-    static String secs(long ms) {
-        return String.format(Locale.ROOT, "%.1fs", ms / 1000.0);
-    }
-
-    /** A wall-clock time relative to the first tick, "t+12.345s". */
-    static String rel(long ms, long firstTick) {
-        return String.format(Locale.ROOT, "t%+.3fs", (ms - firstTick * 1000) / 1000.0);
-    }
 
     static List<String> rels(List<Long> ticks, long first) {
         return ticks.stream().map(t -> "t+" + (t - first)).collect(Collectors.toList());

@@ -58,7 +58,7 @@ class NativeLoaderProcessTest {
             }
         }
         // Found as a resource: Maven stages it beside the classes, Gradle in a resources dir.
-        String resource = NativeLoader.resourcePath(NativeLoader.currentPlatform());
+        String resource = NativePlatform.resourcePath(NativePlatform.currentPlatform());
         URL staged = NativeLoader.class.getClassLoader().getResource(resource);
         assertNotNull(staged, "the build stages the native library on the test class path");
         builtLibrary = Paths.get(staged.toURI());
@@ -79,7 +79,7 @@ class NativeLoaderProcessTest {
      */
     private static Path otherBuild(String name, int extra) throws Exception {
         Path dir = work.resolve(name);
-        String resource = NativeLoader.resourcePath(NativeLoader.currentPlatform());
+        String resource = NativePlatform.resourcePath(NativePlatform.currentPlatform());
         Files.createDirectories(dir.resolve(resource).getParent());
         byte[] built = Files.readAllBytes(builtLibrary);
         byte[] bytes = java.util.Arrays.copyOf(built, built.length + extra);
@@ -89,7 +89,7 @@ class NativeLoaderProcessTest {
     }
 
     private static void writeIndex(Path dir, String sha256, long size) throws IOException {
-        String platform = NativeLoader.currentPlatform();
+        String platform = NativePlatform.currentPlatform();
         Files.createDirectories(dir.resolve(NativeLoader.INDEX).getParent());
         Files.write(dir.resolve(NativeLoader.INDEX), List.of("version=" + version,
                 platform + ".sha256=" + sha256, platform + ".size=" + size));
@@ -177,8 +177,8 @@ class NativeLoaderProcessTest {
         assertEquals(UnsatisfiedLinkError.class.getName(), after(lines, "RESULT"), all);
         assertTrue(all.contains("os.name=" + System.getProperty("os.name")), all);
         assertTrue(all.contains("os.arch=" + System.getProperty("os.arch")), all);
-        assertTrue(all.contains("(platform " + NativeLoader.currentPlatform() + ")"), all);
-        assertTrue(all.contains("classpath:dibs/native/" + NativeLoader.currentPlatform() + "/"), all);
+        assertTrue(all.contains("(platform " + NativePlatform.currentPlatform() + ")"), all);
+        assertTrue(all.contains("classpath:dibs/native/" + NativePlatform.currentPlatform() + "/"), all);
         assertTrue(all.contains("System.loadLibrary(\"dibs\") with java.library.path=/nonexistent-dibs-dir"), all);
     }
 
@@ -317,7 +317,7 @@ class NativeLoaderProcessTest {
             assertEquals(DibsConnectionException.class.getName(), after(lines, "RESULT"), String.join("\n", lines));
             TreeSet<String> expected = new TreeSet<>(aliveFiles);
             String laterCopy = "dibs-" + version + "-" + sha256(
-                    Files.readAllBytes(later.resolve(NativeLoader.resourcePath(NativeLoader.currentPlatform()))))
+                    Files.readAllBytes(later.resolve(NativePlatform.resourcePath(NativePlatform.currentPlatform()))))
                     .substring(0, 16);
             expected.addAll(List.of(laterCopy + suffix(), laterCopy + ".lck"));
             assertEquals(expected, names(tmp), "the live JVM's copy and the one just written remain");
@@ -325,7 +325,7 @@ class NativeLoaderProcessTest {
             alive.destroyForcibly();
             alive.waitFor(30, TimeUnit.SECONDS);
         }
-        assertEquals(2, NativeLoader.removeStaleCopies(tmp), "both are stale once no JVM holds them");
+        assertEquals(2, NativeCopies.removeStaleCopies(tmp), "both are stale once no JVM holds them");
         assertFalse(names(tmp).iterator().hasNext(), names(tmp).toString());
     }
 

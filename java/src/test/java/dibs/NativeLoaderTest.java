@@ -20,17 +20,17 @@ import org.junit.jupiter.api.io.TempDir;
 class NativeLoaderTest {
     @Test
     void platformNamesAreNormalized() {
-        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "amd64", false));
-        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "x86_64", false));
-        assertEquals("linux-aarch64", NativeLoader.platform("Linux", "aarch64", false));
-        assertEquals("macos-aarch64", NativeLoader.platform("Mac OS X", "aarch64", false));
-        assertEquals("macos-aarch64", NativeLoader.platform("Mac OS X", "arm64", false));
-        assertEquals("macos-x86_64", NativeLoader.platform("Mac OS X", "x86_64", false));
-        assertEquals("windows-x86_64", NativeLoader.platform("Windows 11", "amd64", false));
-        assertEquals("freebsd-x86_64", NativeLoader.platform("FreeBSD", "amd64", false));
-        assertEquals("linux-x86_64-musl", NativeLoader.platform("Linux", "amd64", true));
-        assertEquals("linux-aarch64-musl", NativeLoader.platform("Linux", "aarch64", true));
-        assertEquals("macos-aarch64", NativeLoader.platform("Mac OS X", "aarch64", true), "musl is Linux only");
+        assertEquals("linux-x86_64", NativePlatform.platform("Linux", "amd64", false));
+        assertEquals("linux-x86_64", NativePlatform.platform("Linux", "x86_64", false));
+        assertEquals("linux-aarch64", NativePlatform.platform("Linux", "aarch64", false));
+        assertEquals("macos-aarch64", NativePlatform.platform("Mac OS X", "aarch64", false));
+        assertEquals("macos-aarch64", NativePlatform.platform("Mac OS X", "arm64", false));
+        assertEquals("macos-x86_64", NativePlatform.platform("Mac OS X", "x86_64", false));
+        assertEquals("windows-x86_64", NativePlatform.platform("Windows 11", "amd64", false));
+        assertEquals("freebsd-x86_64", NativePlatform.platform("FreeBSD", "amd64", false));
+        assertEquals("linux-x86_64-musl", NativePlatform.platform("Linux", "amd64", true));
+        assertEquals("linux-aarch64-musl", NativePlatform.platform("Linux", "aarch64", true));
+        assertEquals("macos-aarch64", NativePlatform.platform("Mac OS X", "aarch64", true), "musl is Linux only");
     }
 
     @Test
@@ -38,21 +38,21 @@ class NativeLoaderTest {
         Path maps = dir.resolve("maps");
         Path lib = Files.createDirectories(dir.resolve("lib"));
         Files.write(maps, List.of("7f00-7f01 r-xp 00000000 08:01 1 /lib/ld-musl-x86_64.so.1"));
-        assertTrue(NativeLoader.isMusl(maps, lib));
+        assertTrue(NativePlatform.isMusl(maps, lib));
         Files.write(maps, List.of("7f00-7f01 r-xp 00000000 08:01 1 /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"));
-        assertFalse(NativeLoader.isMusl(maps, lib), "a readable map decides, even with musl installed");
+        assertFalse(NativePlatform.isMusl(maps, lib), "a readable map decides, even with musl installed");
         Path noMaps = dir.resolve("no-such-maps");
         Files.createFile(lib.resolve("ld-musl-aarch64.so.1"));
-        assertTrue(NativeLoader.isMusl(noMaps, lib));
+        assertTrue(NativePlatform.isMusl(noMaps, lib));
         Files.createFile(lib.resolve("ld-linux-aarch64.so.1"));
-        assertFalse(NativeLoader.isMusl(noMaps, lib), "glibc beside musl: glibc is the default");
-        assertFalse(NativeLoader.isMusl(noMaps, dir.resolve("no-such-lib")));
+        assertFalse(NativePlatform.isMusl(noMaps, lib), "glibc beside musl: glibc is the default");
+        assertFalse(NativePlatform.isMusl(noMaps, dir.resolve("no-such-lib")));
     }
 
     @Test
     void thisProcessIsNotMusl() {
         // The JVMs the tests run on here are glibc builds; /proc/self/maps says so.
-        assertFalse(NativeLoader.isMusl(Paths.get("/proc/self/maps"), Paths.get("/lib")));
+        assertFalse(NativePlatform.isMusl(Paths.get("/proc/self/maps"), Paths.get("/lib")));
     }
 
     @Test
@@ -76,12 +76,12 @@ class NativeLoaderTest {
         // very library staged beside it.
         String expected = NativeLoader.expectedVersion();
         assertFalse(expected.isEmpty());
-        NativeLoader.Index index = NativeLoader.Index.read(NativeLoader.class.getClassLoader());
-        String platform = NativeLoader.currentPlatform();
-        NativeLoader.Index.Library library = index.library(platform);
+        NativeIndex index = NativeIndex.read(NativeLoader.class.getClassLoader());
+        String platform = NativePlatform.currentPlatform();
+        NativeIndex.Library library = index.library(platform);
         assertNotNull(library, "the index describes " + platform);
         Path staged = Paths.get(NativeLoader.class.getClassLoader()
-                .getResource(NativeLoader.resourcePath(platform)).toURI());
+                .getResource(NativePlatform.resourcePath(platform)).toURI());
         byte[] bytes = Files.readAllBytes(staged);
         assertEquals(bytes.length, library.size);
         assertEquals(NativeLoaderProcessTest.sha256(bytes), library.sha256);
@@ -90,8 +90,8 @@ class NativeLoaderTest {
     @Test
     void anIndexWithoutVersionOrWithABadEntryIsRefusedOrIgnored() throws Exception {
         java.util.Properties p = new java.util.Properties();
-        NativeLoader.IndexException e = org.junit.jupiter.api.Assertions.assertThrows(
-                NativeLoader.IndexException.class, () -> NativeLoader.Index.parse(p));
+        NativeIndex.IndexException e = org.junit.jupiter.api.Assertions.assertThrows(
+                NativeIndex.IndexException.class, () -> NativeIndex.parse(p));
         assertTrue(e.getMessage().contains("names no version"), e.getMessage());
         p.setProperty("version", "1.2.3");
         String sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -101,7 +101,7 @@ class NativeLoaderTest {
         p.setProperty("linux-aarch64.size", "42");
         p.setProperty("macos-aarch64.sha256", sha);
         p.setProperty("macos-aarch64.size", "-1");
-        NativeLoader.Index index = NativeLoader.Index.parse(p);
+        NativeIndex index = NativeIndex.parse(p);
         assertEquals("1.2.3", index.version);
         assertEquals(42, index.library("linux-x86_64").size);
         assertEquals(sha, index.library("linux-x86_64").sha256);
@@ -115,16 +115,16 @@ class NativeLoaderTest {
         Path copy = dir.resolve("dibs-1.2.3-0011223344556677.so");
         Files.write(copy, new byte[] {1, 2, 3});
         Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
-        assertTrue(NativeLoader.trusted(copy, 3));
-        assertFalse(NativeLoader.trusted(copy, 4), "another size is another library");
-        assertFalse(NativeLoader.trusted(dir.resolve("missing.so"), 3));
+        assertTrue(NativeCopies.trusted(copy, 3));
+        assertFalse(NativeCopies.trusted(copy, 4), "another size is another library");
+        assertFalse(NativeCopies.trusted(dir.resolve("missing.so"), 3));
         Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-r--"));
-        assertFalse(NativeLoader.trusted(copy, 3), "writable by the group: anyone in it could have swapped it");
+        assertFalse(NativeCopies.trusted(copy, 3), "writable by the group: anyone in it could have swapped it");
         Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--rw-"));
-        assertFalse(NativeLoader.trusted(copy, 3), "writable by others");
+        assertFalse(NativeCopies.trusted(copy, 3), "writable by others");
         Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
         Path link = Files.createSymbolicLink(dir.resolve("dibs-1.2.3-8899aabbccddeeff.so"), copy);
-        assertFalse(NativeLoader.trusted(link, 3), "a link could point anywhere");
+        assertFalse(NativeCopies.trusted(link, 3), "a link could point anywhere");
         java.nio.file.attribute.UserPrincipal nobody;
         try {
             nobody = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
@@ -132,7 +132,7 @@ class NativeLoaderTest {
         } catch (java.io.IOException | UnsupportedOperationException e) {
             return; // not root: this user cannot give a file away, and so cannot test another's
         }
-        assertFalse(NativeLoader.trusted(copy, 3), "another user's file, whose contents that user chose");
+        assertFalse(NativeCopies.trusted(copy, 3), "another user's file, whose contents that user chose");
     }
 
     @Test
@@ -149,7 +149,7 @@ class NativeLoaderTest {
         try (FileChannel channel = FileChannel.open(liveLock, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
                 FileLock held = channel.lock()) {
             assertTrue(held.isValid());
-            assertEquals(2, NativeLoader.removeStaleCopies(dir));
+            assertEquals(2, NativeCopies.removeStaleCopies(dir));
         }
         assertFalse(Files.exists(orphan));
         assertFalse(Files.exists(staleLock));
@@ -182,7 +182,7 @@ class NativeLoaderTest {
         try (FileChannel channel = FileChannel.open(liveLock, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
                 FileLock held = channel.lock()) {
             assertTrue(held.isValid());
-            int removed = NativeLoader.removeStaleCopies(dir);
+            int removed = NativeCopies.removeStaleCopies(dir);
             assertTrue(Files.exists(liveCopy) && Files.exists(liveLock), "a live copy stays");
             assertTrue(Files.exists(foreign) && Files.exists(braces), "names dibs does not make are not touched");
             if (root) {
@@ -195,13 +195,13 @@ class NativeLoaderTest {
     @Test
     void resourcePathFollowsTheLayoutTheBuildsStage() {
         String lib = System.mapLibraryName("dibs");
-        assertEquals("dibs/native/linux-x86_64/" + lib, NativeLoader.resourcePath("linux-x86_64"));
+        assertEquals("dibs/native/linux-x86_64/" + lib, NativePlatform.resourcePath("linux-x86_64"));
     }
 
     @Test
     void theLibraryForThisPlatformIsOnTheClassPath() {
-        String platform = NativeLoader.currentPlatform();
-        String resource = NativeLoader.resourcePath(platform);
+        String platform = NativePlatform.currentPlatform();
+        String resource = NativePlatform.resourcePath(platform);
         assertNotNull(NativeLoader.class.getClassLoader().getResource(resource),
                 resource + " should be staged by the build (mvn without -Dcargo.skip, or after cargo build --release)");
     }

@@ -1,0 +1,182 @@
+//! A lease's life: acquire, extend, its fencing token and safe time, loss and its watch, release.
+
+use jni::objects::{JClass, JLongArray, JString};
+use jni::sys::{jboolean, jlong, jlongArray, jstring};
+use jni::JNIEnv;
+
+use super::read_string;
+use crate::guard::entry;
+use crate::{handles, leases, lost};
+
+use dibs_core::{Error, LockParams, TaskResult};
+
+/// Validates the arguments, then `SET key value NX PX atMost` (with its fencing token, and durable
+/// acquire's WAIT when it applies), and says how it went as the release does: `facts` gets the
+/// lease's id (0 when another holder has the lock, or when durable acquire could not confirm the
+/// lock and gave it back), whether it was unconfirmed (1 or 0) and the fencing token; the return
+/// value is the acquire's warning for the log (unconfirmed, or a keep-alive schedule that cannot
+/// hold), or null. With keep-alive in the conn, the extender starts here. With a `tick` (null
+/// for none), the lock of that tick of the job `lockName` (`dibs_core::LockParams::for_tick`,
+/// whose atLeast is its atMost).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 7 arguments
+pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    lock_name: JString<'l>,
+    tick: JString<'l>,
+    at_most: jlong,
+    at_least: jlong,
+    unit_ms: jlong,
+    facts: JLongArray<'l>,
+) -> jstring {
+    entry(&mut env, |env| {
+        let name = read_string(env, &lock_name, "lockName")?;
+        let params = if tick.is_null() {
+            LockParams::new(&name, at_most, at_least, unit_ms)?
+        } else {
+            LockParams::for_tick(&name, &read_string(env, &tick, "tick")?, at_most, unit_ms)?
+        };
+        let (id, unconfirmed, fence, warning) = match handles::locker(handle)?.acquire(&params) {
+            Ok(Some(mut lease)) => {
+                let warning = lease.take_warning();
+                let fence = lease.fence() as i64;
+                (leases::put(lease), 0, fence, warning)
+            }
+            Ok(None) => (0, 0, 0, None),
+            // Given back already: a call that did not run, told as one (never an exception).
+            Err(Error::Unconfirmed(message)) => (0, 1, 0, Some(message)),
+            Err(e) => return Err(e.into()),
+        };
+        // The lease is in the table: if Java cannot be told (out of memory), let go of it now.
+        if let Err(e) = env.set_long_array_region(&facts, 0, &[id, unconfirmed, fence]) {
+            if id != 0 {
+                let _ = leases::take(id).map(|lease| lease.release_after(TaskResult::Failed));
+            }
+            return Err(e.into());
+        }
+        Ok(match warning {
+            Some(text) => env.new_string(text)?.into_raw(),
+            None => std::ptr::null_mut(),
+        })
+    })
+}
+
+/// Releases a lease and says how the call ended: `facts` gets the ending's code and the
+/// milliseconds held; the return value is the ending's warning, or null when all went well.
+/// `task_failed`: the task threw, for the run history.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_release<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+    task_failed: jboolean,
+    facts: JLongArray<'l>,
+) -> jstring {
+    entry(&mut env, |env| {
+        let lease = leases::take(lease)?;
+        let ending = lease.release_after(if task_failed == 0 {
+            TaskResult::Succeeded
+        } else {
+            TaskResult::Failed
+        });
+        let held_ms = i64::try_from(ending.elapsed.as_millis()).unwrap_or(i64::MAX);
+        env.set_long_array_region(&facts, 0, &[i64::from(ending.code()), held_ms])?;
+        Ok(match ending.warning() {
+            Some(text) => env.new_string(text)?.into_raw(),
+            None => std::ptr::null_mut(),
+        })
+    })
+}
+
+/// If the lease's lock is still ours, sets its expiry to `atMost` from now and counts `atLeast`
+/// from now; false when no longer ours. The lease stays held either way, for its release.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_extend<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+    at_most_ms: jlong,
+    at_least_ms: jlong,
+) -> jboolean {
+    entry(&mut env, |_| {
+        // Out of the table during the round trip, so that other calls never wait on it; Java
+        // never extends and releases one lease at once.
+        let mut held = leases::take(lease)?;
+        let ours = held.extend(at_most_ms, at_least_ms);
+        leases::put_back(lease, held);
+        Ok(jboolean::from(ours?))
+    })
+}
+
+/// The lease's fencing token (`dibs_core::Lease::fence`; no I/O).
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_fencingToken<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+) -> jlong {
+    entry(&mut env, |_| Ok(leases::fence(lease)? as jlong))
+}
+
+/// Whether keep-alive found the lease's lock taken, or could not extend it in time.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_isLost<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+) -> jboolean {
+    entry(&mut env, |_| Ok(jboolean::from(leases::is_lost(lease)?)))
+}
+
+/// Has the lease's id handed to [`Java_dibs_NativeLib_awaitLost`] when keep-alive finds its lock
+/// lost (at once if it is lost already); false, and nothing ever handed, without keep-alive.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_watchLost<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+) -> jboolean {
+    entry(&mut env, |_| Ok(jboolean::from(leases::watch_lost(lease)?)))
+}
+
+/// The watched leases found lost since the last call, waiting up to `timeoutMs` for one; an
+/// empty array when none came. For Java's watcher thread alone: it blocks.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_awaitLost<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    timeout_ms: jlong,
+) -> jlongArray {
+    entry(&mut env, |env| {
+        let ids = lost::take(std::time::Duration::from_millis(timeout_ms.max(0) as u64));
+        let array = env.new_long_array(ids.len() as i32)?;
+        env.set_long_array_region(&array, 0, &ids)?;
+        Ok(array.into_raw())
+    })
+}
+
+/// How many milliseconds longer the lease's holder may rely on its lock (see
+/// `dibs_core::Lease::safe_for`).
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_safeForMs<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    lease: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        Ok(i64::try_from(leases::safe_for(lease)?.as_millis()).unwrap_or(i64::MAX))
+    })
+}
+
+/// How many leases Java holds: acquired and not yet released.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_heldLeases<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+) -> jlong {
+    entry(&mut env, |_| {
+        Ok(i64::try_from(leases::count()).unwrap_or(i64::MAX))
+    })
+}

@@ -1,0 +1,85 @@
+package dibs;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Locale;
+import java.util.Properties;
+
+/**
+ * {@value NativeLoader#INDEX}: the native version this jar needs, and each bundled library's hash
+ * and size.
+ */
+final class NativeIndex {
+    final String version;
+    private final Properties entries;
+
+    private NativeIndex(String version, Properties entries) {
+        this.version = version;
+        this.entries = entries;
+    }
+
+    static NativeIndex read(ClassLoader cl) throws IndexException {
+        Properties p = new Properties();
+        try (InputStream in = cl == null ? ClassLoader.getSystemResourceAsStream(NativeLoader.INDEX)
+                : cl.getResourceAsStream(NativeLoader.INDEX)) {
+            if (in == null) {
+                throw new IndexException("the dibs jar carries no " + NativeLoader.INDEX + ", which names the native"
+                        + " library version it needs and the bundled libraries' hashes: build the jar with"
+                        + " its pom.xml or build.gradle.kts, which run scripts/build-natives.sh to write it");
+            }
+            p.load(in);
+        } catch (IOException | IllegalArgumentException e) {
+            throw new IndexException("cannot read the dibs jar's " + NativeLoader.INDEX + ": " + e);
+        }
+        return parse(p);
+    }
+
+    static NativeIndex parse(Properties p) throws IndexException {
+        String version = p.getProperty("version", "").trim();
+        if (version.isEmpty()) {
+            throw new IndexException("the dibs jar's " + NativeLoader.INDEX + " names no version");
+        }
+        return new NativeIndex(version, p);
+    }
+
+    /** The hash and size of {@code platform}'s library, or null if the index has none. */
+    Library library(String platform) {
+        String sha256 = entries.getProperty(platform + ".sha256", "").trim().toLowerCase(Locale.ROOT);
+        String size = entries.getProperty(platform + ".size", "").trim();
+        if (sha256.length() != 64 || !allOf(sha256, "0123456789abcdef")
+                || size.isEmpty() || size.length() > 18 || !allOf(size, "0123456789")) {
+            return null;
+        }
+        return new Library(sha256, Long.parseLong(size));
+    }
+
+    /** Whether every character of {@code s} is in {@code allowed} (no regex: it costs startup time). */
+    private static boolean allOf(String s, String allowed) {
+        for (int i = 0; i < s.length(); i++) {
+            if (allowed.indexOf(s.charAt(i)) < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** One bundled library, as the index describes it. */
+    static final class Library {
+        final String sha256;
+        final long size;
+
+        Library(String sha256, long size) {
+            this.sha256 = sha256;
+            this.size = size;
+        }
+    }
+
+    /** The jar's index is missing or unreadable. */
+    static final class IndexException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        IndexException(String message) {
+            super(message);
+        }
+    }
+}
