@@ -27,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Tag;
 
 
 /**
@@ -61,6 +62,7 @@ import org.junit.jupiter.api.Timeout;
  * node's role and lock values as the run goes) and {@link ChaosEvents} (the timeline the report
  * shows).
  */
+@Tag("slow")
 @Timeout(value = 360, unit = TimeUnit.SECONDS)
 class ChaosRunTest {
     private static final int INSTANCES = 3;

@@ -29,6 +29,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Tag;
 
 /**
  * The fencing pattern on a real PostgreSQL (issue 18): holder A, a child JVM, takes a lock with
@@ -44,6 +45,7 @@ import org.junit.jupiter.api.Timeout;
  * {@code dibs-pg} when the test runs as root (PostgreSQL refuses to run as root): see
  * {@link PostgresServer}.
  */
+@Tag("slow")
 @Timeout(20) // each test; with the server's start and stop, under 60 s in all
 class FencingPostgresTest extends RedisTestBase {
     /** Under qemu (the aarch64 run) a JVM is slow: wider margins around the pause. */

@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * and, only where a test says so, the bundled library (a directory laid out like the jar:
  * {@code dibs/native/<platform>/<lib>}).
  */
+@Tag("jvm")
 @Timeout(90)
 class NativeLoaderProcessTest {
     @TempDir

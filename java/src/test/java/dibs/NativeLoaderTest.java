@@ -14,9 +14,11 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.Paths;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The loader's naming and its failure message; none of this unloads or reloads the library. */
+@Tag("jvm")
 class NativeLoaderTest {
     @Test
     void platformNamesAreNormalized() {
