@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-
 import redis.clients.jedis.Jedis;
 
 /**
@@ -69,12 +68,16 @@ public final class BeforeAfter {
             new Figure("c_skip_p50_us", "(c) contended, 16 threads, one name", "skipped calls p50, µs", true, 1),
             new Figure("c_skip_p99_us", "", "skipped calls p99, µs", true, 1),
             new Figure("c_calls_per_s", "", "calls/s", false, 0),
-            new Figure("f_dibs_ms", "(f) 8 virtual threads, 2 carriers, task sleeps 1 s",
-                    "wall time with dibs, ms", true, 0),
+            new Figure(
+                    "f_dibs_ms",
+                    "(f) 8 virtual threads, 2 carriers, task sleeps 1 s",
+                    "wall time with dibs, ms",
+                    true,
+                    0),
             new Figure("f_plain_ms", "", "wall time without dibs (the sleeps alone), ms", true, 0),
             new Figure("f_ratio", "", "with / without dibs", true, 2),
-            new Figure("others_pct", "noise", "CPU of other processes during the (a)-(c) JVM, % of the machine",
-                    true, 1));
+            new Figure(
+                    "others_pct", "noise", "CPU of other processes during the (a)-(c) JVM, % of the machine", true, 1));
 
     private final Map<String, String> opt;
     private final String host;
@@ -144,17 +147,31 @@ public final class BeforeAfter {
                 if (historyOff.equals("both") || historyOff.equals(build)) {
                     flags.add("-D" + DibsContender.HISTORY_PROPERTY + "=false");
                 }
-                Map<String, String> abc = spawn(version, javaHere(), flags, cp, DibsRound.class.getName(), host,
+                Map<String, String> abc = spawn(
+                        version,
+                        javaHere(),
+                        flags,
+                        cp,
+                        DibsRound.class.getName(),
+                        host,
                         Integer.toString(port),
-                        opt.getOrDefault("--samples", "20000"), opt.getOrDefault("--warmup-ms", "500"),
+                        opt.getOrDefault("--samples", "20000"),
+                        opt.getOrDefault("--warmup-ms", "500"),
                         opt.getOrDefault("--window-ms", "2000"));
                 abc.forEach((k, v) -> add(version, k, Double.parseDouble(v)));
                 List<Double> shares = others.get(version);
                 add(version, "others_pct", 100 * shares.get(shares.size() - 1));
                 String pin = "";
                 if (jdk25 != null) {
-                    Map<String, String> f = spawn(version, jdk25, VirtualPin.FLAGS, cp, VirtualPin.class.getName(),
-                            "redis://" + host + ":" + port, Integer.toString(PIN_THREADS), Long.toString(PIN_SLEEP_MS));
+                    Map<String, String> f = spawn(
+                            version,
+                            jdk25,
+                            VirtualPin.FLAGS,
+                            cp,
+                            VirtualPin.class.getName(),
+                            "redis://" + host + ":" + port,
+                            Integer.toString(PIN_THREADS),
+                            Long.toString(PIN_SLEEP_MS));
                     double dibsMs = Double.parseDouble(f.get("dibs_ms"));
                     double plainMs = Double.parseDouble(f.get("plain_ms"));
                     add(version, "f_dibs_ms", dibsMs);
@@ -162,12 +179,20 @@ public final class BeforeAfter {
                     add(version, "f_ratio", dibsMs / plainMs);
                     pin = String.format(Locale.ROOT, " | (f) %,.0f ms with dibs, %,.0f ms without", dibsMs, plainMs);
                 }
-                System.out.println(String.format(Locale.ROOT, "round %d  %-6s cycle p50 %6.1f µs, skip p50 %6.1f µs,"
-                        + " %,7.0f / %,7.0f / %,7.0f / %,7.0f cycles/s at 1/4/16/64 threads, contended %,7.0f calls/s%s",
-                        round + 1, version, last(version, "a_cycle_p50_us"), last(version, "skip_p50_us"),
-                        last(version, "b_1_cycles_per_s"), last(version, "b_4_cycles_per_s"),
-                        last(version, "b_16_cycles_per_s"), last(version, "b_64_cycles_per_s"),
-                        last(version, "c_calls_per_s"), pin));
+                System.out.println(String.format(
+                        Locale.ROOT,
+                        "round %d  %-6s cycle p50 %6.1f µs, skip p50 %6.1f µs,"
+                                + " %,7.0f / %,7.0f / %,7.0f / %,7.0f cycles/s at 1/4/16/64 threads, contended %,7.0f calls/s%s",
+                        round + 1,
+                        version,
+                        last(version, "a_cycle_p50_us"),
+                        last(version, "skip_p50_us"),
+                        last(version, "b_1_cycles_per_s"),
+                        last(version, "b_4_cycles_per_s"),
+                        last(version, "b_16_cycles_per_s"),
+                        last(version, "b_64_cycles_per_s"),
+                        last(version, "c_calls_per_s"),
+                        pin));
             }
         }
         double seconds = (System.nanoTime() - start) / 1e9;
@@ -193,7 +218,8 @@ public final class BeforeAfter {
     }
 
     private void add(String version, String key, double value) {
-        values.computeIfAbsent(version, k -> new LinkedHashMap<>()).computeIfAbsent(key, k -> new ArrayList<>())
+        values.computeIfAbsent(version, k -> new LinkedHashMap<>())
+                .computeIfAbsent(key, k -> new ArrayList<>())
                 .add(value);
     }
 
@@ -208,44 +234,66 @@ public final class BeforeAfter {
 
     private String markdown(int rounds, double seconds, String jdk25) {
         StringBuilder md = new StringBuilder();
-        md.append("## Before and after: ").append(opt.get("--before-label")).append(" → ")
-                .append(opt.get("--after-label")).append("\n\n");
-        md.append(Boolean.parseBoolean(opt.getOrDefault("--after-main", "true"))
-                ? "Produced by `bash bench/run.sh --before-after REV`, after the tables above, against the same"
-                        + " redis-server and with the same pinning."
-                : "Produced by `bash bench/run.sh --before-after REV --skip-main`: a run of its own, later than the"
-                        + " tables above, on its own redis-server, with the same pinning.");
+        md.append("## Before and after: ")
+                .append(opt.get("--before-label"))
+                .append(" → ")
+                .append(opt.get("--after-label"))
+                .append("\n\n");
+        md.append(
+                Boolean.parseBoolean(opt.getOrDefault("--after-main", "true"))
+                        ? "Produced by `bash bench/run.sh --before-after REV`, after the tables above, against the same"
+                                + " redis-server and with the same pinning."
+                        : "Produced by `bash bench/run.sh --before-after REV --skip-main`: a run of its own, later than the"
+                                + " tables above, on its own redis-server, with the same pinning.");
         boolean control = values.containsKey(AGAIN);
-        md.append(" dibs alone; each build in JVMs of its own (both jars hold"
-                + " the same classes), ").append(rounds).append(control
-                        ? " rounds, each build first, second and third in turn; with a control arm, `after again`:"
-                                + " the after build once more in JVMs of its own, whose ratio to `after` is this"
-                                + " sitting's noise."
-                        : " rounds, interleaved with the order alternating (before, after; after, before; ...).")
+        md.append(" dibs alone; each build in JVMs of its own (both jars hold" + " the same classes), ")
+                .append(rounds)
+                .append(
+                        control
+                                ? " rounds, each build first, second and third in turn; with a control arm, `after again`:"
+                                        + " the after build once more in JVMs of its own, whose ratio to `after` is this"
+                                        + " sitting's noise."
+                                : " rounds, interleaved with the order alternating (before, after; after, before; ...).")
                 .append(" Per round and build: one JVM for (a)-(c) (the workloads,"
-                + " warm-up and parameters of the tables above), one JVM on ")
+                        + " warm-up and parameters of the tables above), one JVM on ")
                 .append(jdk25 == null ? "(no JDK 25 found: (f) not run)" : "`" + jdk25 + "`")
                 .append(" for (f), with `-Djdk.virtualThreadScheduler.parallelism=2"
                         + " -Djdk.virtualThreadScheduler.maxPoolSize=2`: " + PIN_THREADS + " virtual threads each run"
                         + " `Dibs.execute(uri, \"pin-\" + i, 30, 0, task)` with a task that sleeps " + PIN_SLEEP_MS
                         + " ms, and the same " + PIN_THREADS + " sleeps without dibs.\n\n");
-        md.append(String.format(Locale.ROOT, "- before: %s (`%s`)\n- after: %s (the jar installed from the work tree)\n",
-                opt.get("--before-label"), opt.get("--before-jar"), opt.get("--after-label")));
+        md.append(String.format(
+                Locale.ROOT,
+                "- before: %s (`%s`)\n- after: %s (the jar installed from the work tree)\n",
+                opt.get("--before-label"),
+                opt.get("--before-jar"),
+                opt.get("--after-label")));
         for (String version : values.keySet()) {
-            double[] o = others.getOrDefault(version, List.of()).stream().mapToDouble(Double::doubleValue).toArray();
-            md.append(String.format(Locale.ROOT, "- CPU taken by other processes while the %s JVMs ran: median %.1f%%,"
-                    + " max %.1f%% of the machine\n", version, 100 * Samples.median(o),
+            double[] o = others.getOrDefault(version, List.of()).stream()
+                    .mapToDouble(Double::doubleValue)
+                    .toArray();
+            md.append(String.format(
+                    Locale.ROOT,
+                    "- CPU taken by other processes while the %s JVMs ran: median %.1f%%,"
+                            + " max %.1f%% of the machine\n",
+                    version,
+                    100 * Samples.median(o),
                     100 * Arrays.stream(o).max().orElse(Double.NaN)));
         }
         md.append(String.format(Locale.ROOT, "- run time of this section: %.0f s\n", seconds));
         md.append("- ratio after / before per round, then their median: below 1 is faster after on latencies and"
                 + " times, above 1 on rates");
-        md.append(control ? "; `worse in` counts the rounds in which the later build did worse on that figure"
-                + " (about half of them for two equal builds)\n\n" : "\n\n");
+        md.append(
+                control
+                        ? "; `worse in` counts the rounds in which the later build did worse on that figure"
+                                + " (about half of them for two equal builds)\n\n"
+                        : "\n\n");
         md.append("| workload | figure | before, per round | after, per round | median before | median after"
                 + " | after / before, per round | median after / before |");
-        md.append(control ? " after worse in | control: after again / after, per round | control median |"
-                + " control worse in |\n" : "\n");
+        md.append(
+                control
+                        ? " after worse in | control: after again / after, per round | control median |"
+                                + " control worse in |\n"
+                        : "\n");
         md.append("|---|---|---:|---:|---:|---:|---:|---:|").append(control ? "---:|---:|---:|---:|\n" : "\n");
         for (Figure f : FIGURES) {
             List<Double> b = rounds("before", f.key);
@@ -255,13 +303,29 @@ public final class BeforeAfter {
             }
             boolean noRatio = f.key.equals("others_pct");
             Ratios r = new Ratios(b, a, f.lowerIsBetter);
-            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |", f.workload,
-                    f.label, join(b, f.decimals), join(a, f.decimals), num(median(b), f.decimals),
-                    num(median(a), f.decimals), noRatio ? "" : r.perRound(), noRatio ? "" : r.median()));
+            md.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %s | %s | %s | %s | %s | %s |",
+                    f.workload,
+                    f.label,
+                    join(b, f.decimals),
+                    join(a, f.decimals),
+                    num(median(b), f.decimals),
+                    num(median(a), f.decimals),
+                    noRatio ? "" : r.perRound(),
+                    noRatio ? "" : r.median()));
             if (control) {
                 Ratios c = new Ratios(a, rounds(AGAIN, f.key), f.lowerIsBetter);
-                md.append(noRatio ? " | | | |" : String.format(Locale.ROOT, " %s | %s | %s | %s |", r.worseIn(),
-                        c.perRound(), c.median(), c.worseIn()));
+                md.append(
+                        noRatio
+                                ? " | | | |"
+                                : String.format(
+                                        Locale.ROOT,
+                                        " %s | %s | %s | %s |",
+                                        r.worseIn(),
+                                        c.perRound(),
+                                        c.median(),
+                                        c.worseIn()));
             }
             md.append("\n");
         }
@@ -295,7 +359,8 @@ public final class BeforeAfter {
 
         /** In how many rounds the later build did worse: "k of n". */
         String worseIn() {
-            long worse = Arrays.stream(r).filter(v -> lowerIsBetter ? v > 1 : v < 1).count();
+            long worse =
+                    Arrays.stream(r).filter(v -> lowerIsBetter ? v > 1 : v < 1).count();
             return worse + " of " + r.length;
         }
     }
@@ -350,8 +415,9 @@ public final class BeforeAfter {
     }
 
     /** Runs {@code mainClass} in a new JVM (pinned like this one) and parses its key=value line. */
-    private Map<String, String> spawn(String version, String java, List<String> flags, String classpath,
-            String mainClass, String... args) throws IOException, InterruptedException {
+    private Map<String, String> spawn(
+            String version, String java, List<String> flags, String classpath, String mainClass, String... args)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(java);
         command.add("--enable-native-access=ALL-UNNAMED");
@@ -364,7 +430,10 @@ public final class BeforeAfter {
         String text;
         CpuMonitor.Reading before = cpu.read();
         try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            Process p = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start();
             if (!p.waitFor(SPAWN_TIMEOUT_S, TimeUnit.SECONDS)) {
                 p.destroyForcibly().waitFor();
                 throw new IOException("timed out after " + SPAWN_TIMEOUT_S + " s: " + mainClass + " (" + version + ")");

@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-
 import redis.clients.jedis.Jedis;
 
 /**
@@ -33,6 +32,7 @@ public final class Bench {
     private static final double MAX_OTHERS = 0.10;
     /** At most this many points measured again per run, and per point, to bound the run time. */
     private static final int MAX_REMEASURES = 12;
+
     private static final int MAX_REMEASURES_PER_POINT = 2;
 
     private final Options opt;
@@ -73,15 +73,22 @@ public final class Bench {
         leakCheck();
 
         double[] shares = othersShares.stream().mapToDouble(Double::doubleValue).toArray();
-        results.setup.put("CPU taken by other processes while measuring", String.format(
-                "median %.1f%%, max %.1f%% of the machine over %d points; %d point(s) measured again for"
-                + " exceeding %.0f%% (at most %d per point, %d per run)", 100 * Samples.median(shares),
-                100 * java.util.Arrays.stream(shares).max().orElse(0), shares.length, remeasures, 100 * MAX_OTHERS,
-                MAX_REMEASURES_PER_POINT, MAX_REMEASURES));
+        results.setup.put(
+                "CPU taken by other processes while measuring",
+                String.format(
+                        "median %.1f%%, max %.1f%% of the machine over %d points; %d point(s) measured again for"
+                                + " exceeding %.0f%% (at most %d per point, %d per run)",
+                        100 * Samples.median(shares),
+                        100 * java.util.Arrays.stream(shares).max().orElse(0),
+                        shares.length,
+                        remeasures,
+                        100 * MAX_OTHERS,
+                        MAX_REMEASURES_PER_POINT,
+                        MAX_REMEASURES));
         results.setup.put("scripts", scriptStats());
         results.setup.put("CPU pressure at end (this run's own threads included)", cpuPressure());
-        results.setup.put("run time", String.format("%.0f s (harness only, builds excluded)",
-                (System.nanoTime() - start) / 1e9));
+        results.setup.put(
+                "run time", String.format("%.0f s (harness only, builds excluded)", (System.nanoTime() - start) / 1e9));
         String markdown = new Report(results).write(opt.out);
         System.out.println();
         System.out.println(markdown);
@@ -92,13 +99,14 @@ public final class Bench {
         section("(a) uncontended cycle, 1 thread, and the skip path on a held lock, 1 thread");
         for (int round = 0; round < opt.rounds; round++) {
             for (Contender c : order(round)) {
-                Samples s = measured(c.name() + " cycle",
-                        () -> Workloads.latency(c, "cycle", CYCLE_WARMUP, opt.samples, true));
-                Samples skip = measured(c.name() + " skip",
-                        () -> Workloads.latency(c, HELD, CYCLE_WARMUP / 2, SKIP_SAMPLES, false));
+                Samples s = measured(
+                        c.name() + " cycle", () -> Workloads.latency(c, "cycle", CYCLE_WARMUP, opt.samples, true));
+                Samples skip = measured(
+                        c.name() + " skip", () -> Workloads.latency(c, HELD, CYCLE_WARMUP / 2, SKIP_SAMPLES, false));
                 Results.add(results.cycle, c.name(), s);
                 Results.add(results.heldSkip, c.name(), skip);
-                print("round %d  %-17s cycle p50 %7.1f µs  p99 %7.1f µs | skip p50 %7.1f µs  p99 %7.1f µs",
+                print(
+                        "round %d  %-17s cycle p50 %7.1f µs  p99 %7.1f µs | skip p50 %7.1f µs  p99 %7.1f µs",
                         round + 1, c.name(), s.p50(), s.p99(), skip.p50(), skip.p99());
             }
             redisBenchmark(round, 1);
@@ -108,15 +116,17 @@ public final class Bench {
     private void throughput() throws Exception {
         section("(b) throughput, distinct lock names");
         for (int threads : Results.THREADS) {
-            Map<String, List<Double>> byContender = results.throughput.computeIfAbsent(threads, k -> new LinkedHashMap<>());
+            Map<String, List<Double>> byContender =
+                    results.throughput.computeIfAbsent(threads, k -> new LinkedHashMap<>());
             for (int round = 0; round < opt.rounds; round++) {
                 for (Contender c : order(round)) {
                     String prefix = "tp" + threads + "-";
-                    Workloads.Window w = measured(c.name() + ", " + threads + " threads",
+                    Workloads.Window w = measured(
+                            c.name() + ", " + threads + " threads",
                             () -> Workloads.window(c, threads, i -> prefix + i, opt.warmupMs, opt.windowMs, false));
                     if (w.wins != w.calls) {
-                        throw new IllegalStateException(c.name() + " skipped " + (w.calls - w.wins)
-                                + " calls on distinct, free lock names");
+                        throw new IllegalStateException(
+                                c.name() + " skipped " + (w.calls - w.wins) + " calls on distinct, free lock names");
                     }
                     Results.add(byContender, c.name(), w.callsPerSec);
                     print("round %d  %2d threads  %-17s %,9.0f cycles/s", round + 1, threads, c.name(), w.callsPerSec);
@@ -132,11 +142,13 @@ public final class Bench {
         section("(c) contended: " + Results.CONTENDED_THREADS + " threads on one lock name");
         for (int round = 0; round < opt.rounds; round++) {
             for (Contender c : order(round)) {
-                Workloads.Window w = measured(c.name() + ", contended",
-                        () -> Workloads.window(c, Results.CONTENDED_THREADS, i -> "contended", opt.warmupMs,
-                                opt.windowMs, true));
+                Workloads.Window w = measured(
+                        c.name() + ", contended",
+                        () -> Workloads.window(
+                                c, Results.CONTENDED_THREADS, i -> "contended", opt.warmupMs, opt.windowMs, true));
                 Results.add(results.contended, c.name(), w);
-                print("round %d  %-17s %,9.0f calls/s, %5.1f%% won | skipped calls p50 %7.1f µs  p99 %7.1f µs",
+                print(
+                        "round %d  %-17s %,9.0f calls/s, %5.1f%% won | skipped calls p50 %7.1f µs  p99 %7.1f µs",
                         round + 1, c.name(), w.callsPerSec, 100.0 * w.wins / w.calls, w.skips.p50(), w.skips.p99());
             }
         }
@@ -148,14 +160,16 @@ public final class Bench {
             for (Contender c : order(round)) {
                 double[] f = measured(c.name() + " first call", () -> {
                     long spawned = System.nanoTime();
-                    Map<String, String> out = spawn(List.of(), "first-call", c.name(), opt.host,
-                            Integer.toString(opt.port));
+                    Map<String, String> out =
+                            spawn(List.of(), "first-call", c.name(), opt.host, Integer.toString(opt.port));
                     double wall = (System.nanoTime() - spawned) / 1e6;
-                    return new double[] {Long.parseLong(out.get("first_ns")) / 1e6,
-                        Long.parseLong(out.get("second_ns")) / 1e3, wall};
+                    return new double[] {
+                        Long.parseLong(out.get("first_ns")) / 1e6, Long.parseLong(out.get("second_ns")) / 1e3, wall
+                    };
                 });
                 Results.add(results.firstCall, c.name(), f);
-                print("round %d  %-17s first call %7.1f ms (second %7.1f µs), whole JVM %7.1f ms",
+                print(
+                        "round %d  %-17s first call %7.1f ms (second %7.1f µs), whole JVM %7.1f ms",
                         round + 1, c.name(), f[0], f[1], f[2]);
             }
         }
@@ -170,8 +184,12 @@ public final class Bench {
                 + " task sleeps " + VirtualPin.SLEEP_MS + " ms, in a fresh JVM on " + opt.jdk25);
         for (int round = 0; round < opt.rounds; round++) {
             double[] f = measured("virtual threads", () -> {
-                Map<String, String> out = spawnWith(opt.jdk25, VirtualPin.class.getName(), VirtualPin.FLAGS,
-                        "redis://" + opt.host + ":" + opt.port, Integer.toString(VirtualPin.THREADS),
+                Map<String, String> out = spawnWith(
+                        opt.jdk25,
+                        VirtualPin.class.getName(),
+                        VirtualPin.FLAGS,
+                        "redis://" + opt.host + ":" + opt.port,
+                        Integer.toString(VirtualPin.THREADS),
                         Long.toString(VirtualPin.SLEEP_MS));
                 return new double[] {Double.parseDouble(out.get("dibs_ms")), Double.parseDouble(out.get("plain_ms"))};
             });
@@ -187,13 +205,25 @@ public final class Bench {
         List<String> leakers = opt.leakAll ? Contender.NAMES.subList(0, 3) : List.of(DibsContender.NAME);
         for (String name : leakers) {
             // A heap of fixed, pre-touched size: RSS then moves with native memory, not heap growth.
-            Map<String, String> out = spawn(List.of("-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch"), "leak", name,
-                    opt.host, Integer.toString(opt.port), Long.toString(opt.leakCalls),
+            Map<String, String> out = spawn(
+                    List.of("-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch"),
+                    "leak",
+                    name,
+                    opt.host,
+                    Integer.toString(opt.port),
+                    Long.toString(opt.leakCalls),
                     Integer.toString(Results.CONTENDED_THREADS));
             long[] kb = {Long.parseLong(out.get("rss_mark_kb")), Long.parseLong(out.get("rss_end_kb"))};
             results.leak.put(name, kb);
-            print("%-17s RSS %,d kB at %,d calls, %,d kB at %,d: %+.1f MB (%.0f s)", name, kb[0], Fresh.RSS_MARK,
-                    kb[1], opt.leakCalls, results.rssGrowthMb(name), Double.parseDouble(out.get("seconds")));
+            print(
+                    "%-17s RSS %,d kB at %,d calls, %,d kB at %,d: %+.1f MB (%.0f s)",
+                    name,
+                    kb[0],
+                    Fresh.RSS_MARK,
+                    kb[1],
+                    opt.leakCalls,
+                    results.rssGrowthMb(name),
+                    Double.parseDouble(out.get("seconds")));
         }
     }
 
@@ -206,22 +236,32 @@ public final class Bench {
         cpu = new CpuMonitor(Long.parseLong(infoField(info, "process_id:")));
         Map<String, String> s = results.setup;
         s.put("redis-server", version + " on " + opt.host + ":" + opt.port + " (started by bench/run.sh for this run)");
-        s.put("JVM", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version")
-                + ", " + Runtime.getRuntime().availableProcessors() + " CPU(s) visible to it");
+        s.put(
+                "JVM",
+                System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version") + ", "
+                        + Runtime.getRuntime().availableProcessors() + " CPU(s) visible to it");
         s.put("machine", cpuModel());
         s.put("libraries", versions());
         s.put("dibs native library", System.getProperty("dibs.native.path", "the one inside the installed jar"));
         s.put("pinning", opt.pinning);
         s.put("rounds", opt.rounds + ", contenders in alternating order; tables show medians over rounds");
-        s.put("lock parameters", "atMost " + Contender.AT_MOST_SEC + " s, atLeast 0 (every won cycle deletes its"
-                + " key), no-op task");
-        s.put("(a)", String.format("%,d timed cycles per round after %,d warm-up calls; skip path: %,d on a lock"
-                + " held by another value", opt.samples, CYCLE_WARMUP, SKIP_SAMPLES));
+        s.put(
+                "lock parameters",
+                "atMost " + Contender.AT_MOST_SEC + " s, atLeast 0 (every won cycle deletes its" + " key), no-op task");
+        s.put(
+                "(a)",
+                String.format(
+                        "%,d timed cycles per round after %,d warm-up calls; skip path: %,d on a lock"
+                                + " held by another value",
+                        opt.samples, CYCLE_WARMUP, SKIP_SAMPLES));
         s.put("(b), (c)", String.format("%d ms window per point after %d ms unmeasured", opt.windowMs, opt.warmupMs));
         if (opt.jdk25 != null) {
-            s.put("(f)", "dibs only, a fresh JVM per round on " + opt.jdk25 + " with " + String.join(" ", VirtualPin.FLAGS)
-                    + ": " + VirtualPin.THREADS + " virtual threads each run `Dibs.execute(uri, \"pin-\" + i, 30, 0, task)`,"
-                    + " the task sleeping " + VirtualPin.SLEEP_MS + " ms; then the same sleeps without dibs");
+            s.put(
+                    "(f)",
+                    "dibs only, a fresh JVM per round on " + opt.jdk25 + " with " + String.join(" ", VirtualPin.FLAGS)
+                            + ": " + VirtualPin.THREADS
+                            + " virtual threads each run `Dibs.execute(uri, \"pin-\" + i, 30, 0, task)`,"
+                            + " the task sleeping " + VirtualPin.SLEEP_MS + " ms; then the same sleeps without dibs");
         }
         s.put("CPU pressure before the run", cpuPressure());
         System.out.println("== dibs benchmark");
@@ -245,8 +285,11 @@ public final class Bench {
     }
 
     static String infoField(String info, String prefix) {
-        return info.lines().filter(l -> l.startsWith(prefix)).findFirst()
-                .map(l -> l.substring(prefix.length()).trim()).orElseThrow();
+        return info.lines()
+                .filter(l -> l.startsWith(prefix))
+                .findFirst()
+                .map(l -> l.substring(prefix.length()).trim())
+                .orElseThrow();
     }
 
     /** "2 CPUs, AMD EPYC ..." from /proc/cpuinfo: the whole machine, not what the pinned JVM sees. */
@@ -254,8 +297,11 @@ public final class Bench {
         try {
             List<String> lines = Files.readAllLines(Paths.get("/proc/cpuinfo"));
             long cpus = lines.stream().filter(l -> l.startsWith("processor")).count();
-            String model = lines.stream().filter(l -> l.startsWith("model name")).findFirst()
-                    .map(l -> l.substring(l.indexOf(':') + 1).trim()).orElse("unknown model");
+            String model = lines.stream()
+                    .filter(l -> l.startsWith("model name"))
+                    .findFirst()
+                    .map(l -> l.substring(l.indexOf(':') + 1).trim())
+                    .orElse("unknown model");
             return cpus + " CPU(s), " + model;
         } catch (IOException e) {
             return "unknown CPU";
@@ -267,7 +313,7 @@ public final class Bench {
      * meanwhile, runs it again (within the run's budget) and keeps the last one.
      */
     private <T> T measured(String what, Callable<T> body) throws Exception {
-        for (int attempt = 0;; attempt++) {
+        for (int attempt = 0; ; attempt++) {
             CpuMonitor.Reading before = cpu.read();
             T result = body.call();
             double others = CpuMonitor.othersShare(before, cpu.read());
@@ -289,8 +335,8 @@ public final class Bench {
         try {
             String some = Files.readAllLines(Paths.get("/proc/pressure/cpu")).get(0);
             String[] load = Files.readString(Paths.get("/proc/loadavg")).trim().split(" ");
-            return some.replaceFirst("^some ", "").replaceFirst(" total=.*", "") + "; load averages "
-                    + load[0] + " " + load[1] + " " + load[2];
+            return some.replaceFirst("^some ", "").replaceFirst(" total=.*", "") + "; load averages " + load[0] + " "
+                    + load[1] + " " + load[2];
         } catch (IOException | RuntimeException e) {
             return "unknown (" + e + ")";
         }
@@ -305,16 +351,20 @@ public final class Bench {
         try (Jedis jedis = new Jedis(opt.host, opt.port)) {
             stats = jedis.info("commandstats");
         }
-        return String.format("EVALSHA %s; EVAL %s (dibs, raw Jedis and ShedLock-Lettuce release with EVALSHA and"
-                + " fall back to EVAL on NOSCRIPT, so failed EVALSHAs are script misses; ShedLock-Jedis sends"
-                + " the script with EVAL on every release, as ShedLock's Jedis provider does; Redisson runs both its"
-                + " acquire and its release as scripts)",
+        return String.format(
+                "EVALSHA %s; EVAL %s (dibs, raw Jedis and ShedLock-Lettuce release with EVALSHA and"
+                        + " fall back to EVAL on NOSCRIPT, so failed EVALSHAs are script misses; ShedLock-Jedis sends"
+                        + " the script with EVAL on every release, as ShedLock's Jedis provider does; Redisson runs both its"
+                        + " acquire and its release as scripts)",
                 commandStat(stats, "evalsha"), commandStat(stats, "eval"));
     }
 
     /** "N calls, M failed" for one command of INFO commandstats. */
     private static String commandStat(String stats, String command) {
-        String line = stats.lines().filter(l -> l.startsWith("cmdstat_" + command + ":")).findFirst().orElse("");
+        String line = stats.lines()
+                .filter(l -> l.startsWith("cmdstat_" + command + ":"))
+                .findFirst()
+                .orElse("");
         return field(line, "calls") + " calls, " + field(line, "failed_calls") + " failed";
     }
 
@@ -357,17 +407,21 @@ public final class Bench {
     }
 
     private void redisBenchmark(int round, int clients) throws Exception {
-        RedisBenchmark.Result r = measured("redis-benchmark -c " + clients,
-                () -> RedisBenchmark.run(opt.host, opt.port, clients));
+        RedisBenchmark.Result r =
+                measured("redis-benchmark -c " + clients, () -> RedisBenchmark.run(opt.host, opt.port, clients));
         results.redisBenchmark.computeIfAbsent(clients, k -> new ArrayList<>()).add(r);
-        print("round %d  %2d clients  redis-benchmark SET %,9.0f req/s, p50 %5.0f µs, p99 %5.0f µs", round + 1,
-                clients, r.rps, r.p50, r.p99);
+        print(
+                "round %d  %2d clients  redis-benchmark SET %,9.0f req/s, p50 %5.0f µs, p99 %5.0f µs",
+                round + 1, clients, r.rps, r.p50, r.p99);
     }
 
     /** Runs {@link Fresh} in a new JVM (pinned like this one) and parses its key=value line. */
     private Map<String, String> spawn(List<String> jvmFlags, String... args) throws IOException, InterruptedException {
-        return spawnWith(Paths.get(System.getProperty("java.home"), "bin", "java").toString(), Fresh.class.getName(),
-                jvmFlags, args);
+        return spawnWith(
+                Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
+                Fresh.class.getName(),
+                jvmFlags,
+                args);
     }
 
     /** Runs {@code mainClass} with {@code java} in a new JVM (pinned like this one); its key=value pairs. */
@@ -390,7 +444,10 @@ public final class Bench {
         Path log = Files.createTempFile("dibs-bench-", ".out");
         String text;
         try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            Process p = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start();
             if (!p.waitFor(SPAWN_TIMEOUT_S, TimeUnit.SECONDS)) {
                 p.destroyForcibly().waitFor();
                 throw new IOException("timed out after " + SPAWN_TIMEOUT_S + " s: " + String.join(" ", args));
@@ -455,17 +512,38 @@ public final class Bench {
                 }
                 String v = args[++i];
                 switch (a) {
-                    case "--host": o.host = v; break;
-                    case "--port": o.port = Integer.parseInt(v); break;
-                    case "--rounds": o.rounds = Integer.parseInt(v); break;
-                    case "--window-ms": o.windowMs = Long.parseLong(v); break;
-                    case "--warmup-ms": o.warmupMs = Long.parseLong(v); break;
-                    case "--samples": o.samples = Integer.parseInt(v); break;
-                    case "--leak-calls": o.leakCalls = Long.parseLong(v); break;
-                    case "--pinning": o.pinning = v; break;
-                    case "--jdk25": o.jdk25 = v; break;
-                    case "--out": o.out = Paths.get(v); break;
-                    default: throw new IllegalArgumentException("unknown option " + a);
+                    case "--host":
+                        o.host = v;
+                        break;
+                    case "--port":
+                        o.port = Integer.parseInt(v);
+                        break;
+                    case "--rounds":
+                        o.rounds = Integer.parseInt(v);
+                        break;
+                    case "--window-ms":
+                        o.windowMs = Long.parseLong(v);
+                        break;
+                    case "--warmup-ms":
+                        o.warmupMs = Long.parseLong(v);
+                        break;
+                    case "--samples":
+                        o.samples = Integer.parseInt(v);
+                        break;
+                    case "--leak-calls":
+                        o.leakCalls = Long.parseLong(v);
+                        break;
+                    case "--pinning":
+                        o.pinning = v;
+                        break;
+                    case "--jdk25":
+                        o.jdk25 = v;
+                        break;
+                    case "--out":
+                        o.out = Paths.get(v);
+                        break;
+                    default:
+                        throw new IllegalArgumentException("unknown option " + a);
                 }
             }
             if (o.port <= 0) {

@@ -2,7 +2,6 @@ package bench;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
-
 import redis.clients.jedis.Jedis;
 
 /**

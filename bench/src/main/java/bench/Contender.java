@@ -1,7 +1,6 @@
 package bench;
 
 import java.util.List;
-
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.params.SetParams;
 
@@ -15,8 +14,12 @@ interface Contender extends AutoCloseable {
     long AT_MOST_MS = AT_MOST_SEC * 1000;
 
     /** The contenders, in the order of the tables. */
-    List<String> NAMES = List.of(DibsContender.NAME, ShedLockContender.JEDIS, ShedLockContender.LETTUCE,
-            RawJedisContender.NAME, RedissonContender.NAME);
+    List<String> NAMES = List.of(
+            DibsContender.NAME,
+            ShedLockContender.JEDIS,
+            ShedLockContender.LETTUCE,
+            RawJedisContender.NAME,
+            RedissonContender.NAME);
 
     /**
      * Builds a contender by name. It may connect lazily; {@link #close()} frees what it made.

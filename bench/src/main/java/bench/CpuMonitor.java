@@ -33,13 +33,15 @@ final class CpuMonitor {
     Reading read() {
         try {
             // cpu  user nice system idle iowait irq softirq steal [guest guest_nice, inside user]
-            String[] cpu = Files.readAllLines(Paths.get("/proc/stat")).get(0).trim().split("\\s+");
+            String[] cpu =
+                    Files.readAllLines(Paths.get("/proc/stat")).get(0).trim().split("\\s+");
             long total = 0;
             for (int i = 1; i <= 8 && i < cpu.length; i++) {
                 total += Long.parseLong(cpu[i]);
             }
             long idle = Long.parseLong(cpu[4]) + Long.parseLong(cpu[5]);
-            return new Reading(total, total - idle, processTicks("self", true) + processTicks(Long.toString(redisPid), false));
+            return new Reading(
+                    total, total - idle, processTicks("self", true) + processTicks(Long.toString(redisPid), false));
         } catch (IOException | RuntimeException e) {
             return new Reading(0, 0, 0);
         }

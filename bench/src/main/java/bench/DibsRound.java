@@ -2,7 +2,6 @@ package bench;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
-
 import redis.clients.jedis.Jedis;
 
 /**
@@ -55,8 +54,8 @@ final class DibsRound {
                 }
                 out.put("b_" + threads + "_cycles_per_s", w.callsPerSec);
             }
-            Workloads.Window c = Workloads.window(dibs, Results.CONTENDED_THREADS, i -> "contended", warmupMs,
-                    windowMs, true);
+            Workloads.Window c =
+                    Workloads.window(dibs, Results.CONTENDED_THREADS, i -> "contended", warmupMs, windowMs, true);
             out.put("c_calls_per_s", c.callsPerSec);
             out.put("c_skip_p50_us", c.skips.p50());
             out.put("c_skip_p99_us", c.skips.p99());

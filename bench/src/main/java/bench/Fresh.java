@@ -62,7 +62,8 @@ final class Fresh {
 
     private static void firstCall(long start, String name, String host, int port) throws Exception {
         try (Contender contender = Contender.create(name, host, port, 1);
-                Contender.Caller caller = contender.caller("first-call-" + ProcessHandle.current().pid())) {
+                Contender.Caller caller =
+                        contender.caller("first-call-" + ProcessHandle.current().pid())) {
             boolean won = caller.call();
             long first = System.nanoTime() - start;
             long secondStart = System.nanoTime();
@@ -85,21 +86,23 @@ final class Fresh {
             List<Thread> workers = new ArrayList<>();
             for (int i = 0; i < threads; i++) {
                 String lockName = "leak-" + i;
-                Thread t = new Thread(() -> {
-                    try (Contender.Caller caller = contender.caller(lockName)) {
-                        long n;
-                        while ((n = issued.incrementAndGet()) <= calls && failure.get() == null) {
-                            if (!caller.call()) {
-                                throw new IllegalStateException(name + " skipped free lock " + lockName);
+                Thread t = new Thread(
+                        () -> {
+                            try (Contender.Caller caller = contender.caller(lockName)) {
+                                long n;
+                                while ((n = issued.incrementAndGet()) <= calls && failure.get() == null) {
+                                    if (!caller.call()) {
+                                        throw new IllegalStateException(name + " skipped free lock " + lockName);
+                                    }
+                                    if (n == RSS_MARK) {
+                                        rssAtMark.set(rssKb());
+                                    }
+                                }
+                            } catch (Throwable e) {
+                                failure.compareAndSet(null, e);
                             }
-                            if (n == RSS_MARK) {
-                                rssAtMark.set(rssKb());
-                            }
-                        }
-                    } catch (Throwable e) {
-                        failure.compareAndSet(null, e);
-                    }
-                }, "leak-" + i);
+                        },
+                        "leak-" + i);
                 workers.add(t);
                 t.start();
             }
@@ -136,8 +139,10 @@ final class Fresh {
                 String label = labels.get((i + round) % labels.size());
                 String[] run = runs.get(label);
                 List<String> command = new ArrayList<>(List.of(
-                        Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-                        "--enable-native-access=ALL-UNNAMED", "-Ddibs.native.tmpdir=" + tmpdirs.get(label)));
+                        Paths.get(System.getProperty("java.home"), "bin", "java")
+                                .toString(),
+                        "--enable-native-access=ALL-UNNAMED",
+                        "-Ddibs.native.tmpdir=" + tmpdirs.get(label)));
                 String nativePath = System.getProperty("dibs.native.path");
                 if (nativePath != null) {
                     command.add("-Ddibs.native.path=" + nativePath);
@@ -146,8 +151,8 @@ final class Fresh {
                 Map<String, String> out = spawn(command);
                 double first = Long.parseLong(out.get("first_ns")) / 1e6;
                 ms.computeIfAbsent(label, k -> new ArrayList<>()).add(first);
-                System.out.println(String.format(Locale.ROOT, "round %d  %-17s first call %7.1f ms", round + 1,
-                        label, first));
+                System.out.println(
+                        String.format(Locale.ROOT, "round %d  %-17s first call %7.1f ms", round + 1, label, first));
             }
         }
         for (Path dir : tmpdirs.values()) {
@@ -163,9 +168,14 @@ final class Fresh {
         for (Map.Entry<String, List<Double>> e : ms.entrySet()) {
             double[] v = toArray(e.getValue());
             double median = Samples.median(v);
-            System.out.println(String.format(Locale.ROOT,
-                    "median %-17s %7.1f ms (min %.1f, max %.1f, %d rounds) = %.2fx ShedLock-Jedis", e.getKey(), median,
-                    java.util.Arrays.stream(v).min().orElse(0), java.util.Arrays.stream(v).max().orElse(0), v.length,
+            System.out.println(String.format(
+                    Locale.ROOT,
+                    "median %-17s %7.1f ms (min %.1f, max %.1f, %d rounds) = %.2fx ShedLock-Jedis",
+                    e.getKey(),
+                    median,
+                    java.util.Arrays.stream(v).min().orElse(0),
+                    java.util.Arrays.stream(v).max().orElse(0),
+                    v.length,
                     median / shedlock));
         }
     }
@@ -178,7 +188,10 @@ final class Fresh {
     private static Map<String, String> spawn(List<String> command) throws IOException, InterruptedException {
         Path log = Files.createTempFile("dibs-bench-", ".out");
         try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            Process p = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start();
             if (!p.waitFor(180, TimeUnit.SECONDS)) {
                 p.destroyForcibly().waitFor();
                 throw new IOException("timed out: " + String.join(" ", command));

@@ -29,8 +29,20 @@ final class RedisBenchmark {
     private RedisBenchmark() {}
 
     static Result run(String host, int port, int clients) throws IOException, InterruptedException {
-        List<String> command = List.of("redis-benchmark", "-h", host, "-p", Integer.toString(port), "-t", "set",
-                "-n", Integer.toString(REQUESTS), "-c", Integer.toString(clients), "-q", "--csv");
+        List<String> command = List.of(
+                "redis-benchmark",
+                "-h",
+                host,
+                "-p",
+                Integer.toString(port),
+                "-t",
+                "set",
+                "-n",
+                Integer.toString(REQUESTS),
+                "-c",
+                Integer.toString(clients),
+                "-q",
+                "--csv");
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (p.waitFor() != 0) {

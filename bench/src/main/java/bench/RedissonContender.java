@@ -1,7 +1,6 @@
 package bench;
 
 import java.util.concurrent.TimeUnit;
-
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;

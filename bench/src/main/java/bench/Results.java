@@ -23,6 +23,7 @@ final class Results {
     final Map<String, List<Workloads.Window>> contended = new LinkedHashMap<>();
     /** (d) RSS in kB after {@link Fresh#RSS_MARK} calls and at the end, and the calls made. */
     final Map<String, long[]> leak = new LinkedHashMap<>();
+
     long leakCalls;
     /** (e) fresh JVM: in-process ns to the end of the first call, the second call, whole process ms. */
     final Map<String, List<double[]>> firstCall = new LinkedHashMap<>();

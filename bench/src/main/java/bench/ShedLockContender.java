@@ -2,7 +2,6 @@ package bench;
 
 import java.time.Duration;
 import java.util.List;
-
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -67,7 +66,10 @@ final class ShedLockContender implements Contender {
         factory.afterPropertiesSet();
         factory.start();
         String env = "lettuce";
-        LockProvider provider = new RedisLockProvider.Builder(factory).environment(env).safeUpdate(true).build();
+        LockProvider provider = new RedisLockProvider.Builder(factory)
+                .environment(env)
+                .safeUpdate(true)
+                .build();
         return new ShedLockContender(LETTUCE, env, provider, factory::destroy);
     }
 
@@ -86,8 +88,9 @@ final class ShedLockContender implements Contender {
         // A configuration per call, as ShedLock's scheduler integration makes one per run.
         return () -> {
             try {
-                return executor.executeWithLock(NO_OP, new LockConfiguration(ClockProvider.now(), lockName, AT_MOST,
-                        Duration.ZERO)).wasExecuted();
+                return executor.executeWithLock(
+                                NO_OP, new LockConfiguration(ClockProvider.now(), lockName, AT_MOST, Duration.ZERO))
+                        .wasExecuted();
             } catch (Exception | Error e) {
                 throw e;
             } catch (Throwable t) { // executeWithLock declares Throwable; a no-op task throws nothing else

@@ -1,11 +1,10 @@
 package bench;
 
+import dibs.Dibs;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
-
-import dibs.Dibs;
 
 /**
  * (f) virtual threads, in a JVM of its own on Java 21+ (bench/run.sh uses JDK 25) with
@@ -21,8 +20,8 @@ import dibs.Dibs;
 final class VirtualPin {
     static final int THREADS = 8;
     static final long SLEEP_MS = 1000;
-    static final List<String> FLAGS = List.of("-Djdk.virtualThreadScheduler.parallelism=2",
-            "-Djdk.virtualThreadScheduler.maxPoolSize=2");
+    static final List<String> FLAGS =
+            List.of("-Djdk.virtualThreadScheduler.parallelism=2", "-Djdk.virtualThreadScheduler.maxPoolSize=2");
 
     private VirtualPin() {}
 

@@ -66,8 +66,14 @@ final class Workloads {
      * for {@code warmupMs} (long enough for every thread to connect), then counted for
      * {@code windowMs}. A call counts when it starts and ends inside the window.
      */
-    static Window window(Contender contender, int threads, IntFunction<String> nameOf, long warmupMs, long windowMs,
-            boolean recordSkips) throws Exception {
+    static Window window(
+            Contender contender,
+            int threads,
+            IntFunction<String> nameOf,
+            long warmupMs,
+            long windowMs,
+            boolean recordSkips)
+            throws Exception {
         PhaseFlag phase = new PhaseFlag();
         CountDownLatch ready = new CountDownLatch(threads);
         AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -122,8 +128,13 @@ final class Workloads {
         long wins;
         int skipCount;
 
-        Worker(Contender contender, String lockName, PhaseFlag phase, CountDownLatch ready,
-                AtomicReference<Throwable> failure, boolean recordSkips) {
+        Worker(
+                Contender contender,
+                String lockName,
+                PhaseFlag phase,
+                CountDownLatch ready,
+                AtomicReference<Throwable> failure,
+                boolean recordSkips) {
             this.contender = contender;
             this.lockName = lockName;
             this.phase = phase;

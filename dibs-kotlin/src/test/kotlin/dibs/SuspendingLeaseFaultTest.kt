@@ -24,17 +24,15 @@ import org.junit.jupiter.params.provider.MethodSource
 /**
  * The lease of a suspending call is released exactly once wherever the JVM fails between the
  * acquire and the release (issue 17): the points and checks of the library's LeaseFaultTest,
- * through attemptSuspending on Dispatchers.Default. Errors and exceptions only: an interrupt has
- * no caller to reach in a coroutine (it would stay on a pool thread), and cancellation has tests
- * of its own (SuspendingCancellationTest); the offload point is a virtual thread's, and the
- * suspending calls run on Dispatchers.IO. In package dibs, for the lease table and the points.
+ * through attemptSuspending on Dispatchers.Default. Errors and exceptions only: an interrupt has no
+ * caller to reach in a coroutine (it would stay on a pool thread), and cancellation has tests of
+ * its own (SuspendingCancellationTest); the offload point is a virtual thread's, and the suspending
+ * calls run on Dispatchers.IO. In package dibs, for the lease table and the points.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SuspendingLeaseFaultTest {
     companion object {
-        @JvmField
-        @RegisterExtension
-        val redis: RedisServer = RedisServer.perTestClass()
+        @JvmField @RegisterExtension val redis: RedisServer = RedisServer.perTestClass()
     }
 
     private var failingLogger: AutoCloseable? = null
@@ -46,52 +44,75 @@ class SuspendingLeaseFaultTest {
         failingLogger?.close()
     }
 
-    fun cases(): Stream<Arguments> = Point.values()
-        .filter { it != Point.OFFLOAD_SUBMIT }
-        .flatMap { p -> listOf(Kind.ERROR, Kind.EXCEPTION).map { k -> Arguments.of(p, k) } }
-        .stream()
+    fun cases(): Stream<Arguments> =
+        Point.values()
+            .filter { it != Point.OFFLOAD_SUBMIT }
+            .flatMap { p -> listOf(Kind.ERROR, Kind.EXCEPTION).map { k -> Arguments.of(p, k) } }
+            .stream()
 
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("cases")
-    fun theLeaseOfASuspendingCallIsReleasedOnceWhereverTheJvmFails(point: Point, kind: Kind): Unit = runBlocking {
-        val n = cases.incrementAndGet()
-        val name = "suspend-fault-$point-$kind-${ProcessHandle.current().pid()}-$n"
-        val fault = Fault(point, kind)
-        failingLogger = LeaseFaults.failingLogger(fault)
-        FaultInjection.hook = java.util.function.Consumer { p -> fault.at(p.name) }
-        val listener = LeaseFaults.failingListener(DibsListener::class.java, fault)
-        val atMost = if (fault.expires()) Duration.ofMillis(200) else Duration.ofMillis(10_000L + n)
-        val leasesBefore = NativeLib.heldLeases()
-        val extendersBefore = LeaseFaults.threadsNamed("dibs-keep-alive")
-        var ran = false
-        val outcome = Dibs.client(
-            DibsOptions.builder().uri(redis.uri()).keepAlive(!fault.expires()).listener(listener).build(),
-        ).use { client ->
-            withContext(Dispatchers.Default) {
-                runCatching {
-                    client.attemptSuspending(name, atMost) {
-                        ran = true
-                        fault.at(Point.TASK)
-                        if (fault.expires()) LeaseFaults.pause(350)
+    fun theLeaseOfASuspendingCallIsReleasedOnceWhereverTheJvmFails(point: Point, kind: Kind): Unit =
+        runBlocking {
+            val n = cases.incrementAndGet()
+            val name = "suspend-fault-$point-$kind-${ProcessHandle.current().pid()}-$n"
+            val fault = Fault(point, kind)
+            failingLogger = LeaseFaults.failingLogger(fault)
+            FaultInjection.hook = java.util.function.Consumer { p -> fault.at(p.name) }
+            val listener = LeaseFaults.failingListener(DibsListener::class.java, fault)
+            val atMost =
+                if (fault.expires()) Duration.ofMillis(200) else Duration.ofMillis(10_000L + n)
+            val leasesBefore = NativeLib.heldLeases()
+            val extendersBefore = LeaseFaults.threadsNamed("dibs-keep-alive")
+            var ran = false
+            val outcome =
+                Dibs.client(
+                        DibsOptions.builder()
+                            .uri(redis.uri())
+                            .keepAlive(!fault.expires())
+                            .listener(listener)
+                            .build()
+                    )
+                    .use { client ->
+                        withContext(Dispatchers.Default) {
+                            runCatching {
+                                client.attemptSuspending(name, atMost) {
+                                    ran = true
+                                    fault.at(Point.TASK)
+                                    if (fault.expires()) LeaseFaults.pause(350)
+                                }
+                            }
+                        }
                     }
+            FaultInjection.hook = null
+            assertTrue(fault.fired(), "$fault: the point was reached")
+            if (fault.failsTheCall()) {
+                assertSame(
+                    fault.thrown(),
+                    outcome.exceptionOrNull(),
+                    "$fault: the caller gets the very object thrown",
+                )
+                assertEquals(
+                    point == Point.TASK,
+                    ran,
+                    "$fault: the block ran only if the lease was made",
+                )
+            } else {
+                outcome.exceptionOrNull()?.let {
+                    throw AssertionError("$fault: the call failed", it)
                 }
+                assertTrue(outcome.getOrNull() is DibsOutcome.Ran<*>, "$fault: the block ran")
             }
+            assertEquals(
+                "0",
+                redis.command("EXISTS", RedisServer.lockKey(name)),
+                "$fault: the lock is released",
+            )
+            assertEquals(leasesBefore, NativeLib.heldLeases(), "$fault: no lease is left in Rust")
+            assertEquals(
+                extendersBefore,
+                LeaseFaults.settledThreadsNamed("dibs-keep-alive", extendersBefore),
+                "$fault: keep-alive stopped",
+            )
         }
-        FaultInjection.hook = null
-        assertTrue(fault.fired(), "$fault: the point was reached")
-        if (fault.failsTheCall()) {
-            assertSame(fault.thrown(), outcome.exceptionOrNull(), "$fault: the caller gets the very object thrown")
-            assertEquals(point == Point.TASK, ran, "$fault: the block ran only if the lease was made")
-        } else {
-            outcome.exceptionOrNull()?.let { throw AssertionError("$fault: the call failed", it) }
-            assertTrue(outcome.getOrNull() is DibsOutcome.Ran<*>, "$fault: the block ran")
-        }
-        assertEquals("0", redis.command("EXISTS", RedisServer.lockKey(name)), "$fault: the lock is released")
-        assertEquals(leasesBefore, NativeLib.heldLeases(), "$fault: no lease is left in Rust")
-        assertEquals(
-            extendersBefore,
-            LeaseFaults.settledThreadsNamed("dibs-keep-alive", extendersBefore),
-            "$fault: keep-alive stopped",
-        )
-    }
 }

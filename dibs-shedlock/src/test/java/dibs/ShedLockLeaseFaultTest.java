@@ -72,7 +72,8 @@ class ShedLockLeaseFaultTest {
         assumeTrue(!virtual || Runtime.version().feature() >= 21, "virtual threads: Java 21+");
         assumeTrue(virtual || point != Point.OFFLOAD_SUBMIT, "a platform thread calls Rust directly");
         int n = CASES.incrementAndGet();
-        String name = "shedlock-fault-" + point + "-" + kind + "-" + ProcessHandle.current().pid() + "-" + n;
+        String name = "shedlock-fault-" + point + "-" + kind + "-"
+                + ProcessHandle.current().pid() + "-" + n;
         Fault fault = new Fault(point, kind);
         failingLogger = LeaseFaults.failingLogger(fault);
         FaultInjection.hook = p -> fault.at(p.name());
@@ -83,19 +84,24 @@ class ShedLockLeaseFaultTest {
         AtomicBoolean ran = new AtomicBoolean();
         AtomicReference<Throwable> caught = new AtomicReference<>();
         AtomicBoolean interruptedAfter = new AtomicBoolean();
-        try (DibsClient client = Dibs.client(DibsOptions.builder().uri(redis.uri())
-                .keepAlive(!fault.expires()).listener(listener).build())) {
+        try (DibsClient client = Dibs.client(DibsOptions.builder()
+                .uri(redis.uri())
+                .keepAlive(!fault.expires())
+                .listener(listener)
+                .build())) {
             DefaultLockingTaskExecutor executor = new DefaultLockingTaskExecutor(new DibsLockProvider(client));
             LockConfiguration config = new LockConfiguration(Instant.now(), name, atMost, Duration.ZERO);
             Runnable call = () -> {
                 try {
-                    executor.executeWithLock((Runnable) () -> {
-                        ran.set(true);
-                        fault.at(Point.TASK);
-                        if (fault.expires()) {
-                            pause(350);
-                        }
-                    }, config);
+                    executor.executeWithLock(
+                            (Runnable) () -> {
+                                ran.set(true);
+                                fault.at(Point.TASK);
+                                if (fault.expires()) {
+                                    pause(350);
+                                }
+                            },
+                            config);
                 } catch (Throwable e) {
                     caught.set(e);
                 } finally {
@@ -125,7 +131,9 @@ class ShedLockLeaseFaultTest {
         }
         assertEquals("0", redis.command("EXISTS", RedisServer.lockKey(name)), what + ": the lock is released");
         assertEquals(leasesBefore, NativeLib.heldLeases(), what + ": no lease is left in Rust");
-        assertEquals(extendersBefore, settledThreadsNamed("dibs-keep-alive", extendersBefore),
+        assertEquals(
+                extendersBefore,
+                settledThreadsNamed("dibs-keep-alive", extendersBefore),
                 what + ": keep-alive stopped");
     }
 }

@@ -54,7 +54,9 @@ public final class DibsCli {
 
     /** @return where the CLI is */
     public static Path path() {
-        return TestSupport.repositoryRoot().resolve(Paths.get("target", "release", "dibs")).toAbsolutePath();
+        return TestSupport.repositoryRoot()
+                .resolve(Paths.get("target", "release", "dibs"))
+                .toAbsolutePath();
     }
 
     /** @return its exit code */

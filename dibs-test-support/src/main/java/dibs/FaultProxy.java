@@ -18,7 +18,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 public final class FaultProxy implements AutoCloseable {
     /** What a flow does with the bytes of one direction. */
-    private enum Mode { PASS, DROP }
+    private enum Mode {
+        PASS,
+        DROP
+    }
 
     private final ServerSocket listener;
     private final int targetPort;
@@ -142,28 +145,30 @@ public final class FaultProxy implements AutoCloseable {
         }
 
         private void pump(InputStream in, OutputStream out, boolean upstream) {
-            Thread t = new Thread(() -> {
-                byte[] buf = new byte[16 * 1024];
-                try {
-                    for (int n; (n = in.read(buf)) >= 0; ) {
-                        long delay = delayMs;
-                        if (delay > 0) {
-                            Thread.sleep(delay);
+            Thread t = new Thread(
+                    () -> {
+                        byte[] buf = new byte[16 * 1024];
+                        try {
+                            for (int n; (n = in.read(buf)) >= 0; ) {
+                                long delay = delayMs;
+                                if (delay > 0) {
+                                    Thread.sleep(delay);
+                                }
+                                if ((upstream ? up : down) == Mode.PASS) {
+                                    out.write(buf, 0, n);
+                                    out.flush();
+                                }
+                            }
+                        } catch (IOException | InterruptedException e) {
+                            // the flow ended
                         }
+                        // A peer that closed its side: close the other, unless the flow is silenced
+                        // (then the other side must see nothing at all).
                         if ((upstream ? up : down) == Mode.PASS) {
-                            out.write(buf, 0, n);
-                            out.flush();
+                            close();
                         }
-                    }
-                } catch (IOException | InterruptedException e) {
-                    // the flow ended
-                }
-                // A peer that closed its side: close the other, unless the flow is silenced
-                // (then the other side must see nothing at all).
-                if ((upstream ? up : down) == Mode.PASS) {
-                    close();
-                }
-            }, "fault-proxy-flow");
+                    },
+                    "fault-proxy-flow");
             t.setDaemon(true);
             t.start();
         }

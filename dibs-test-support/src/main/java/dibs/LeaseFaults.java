@@ -25,7 +25,11 @@ public final class LeaseFaults {
     private LeaseFaults() {}
 
     /** How the JVM fails. */
-    public enum Kind { ERROR, EXCEPTION, INTERRUPT }
+    public enum Kind {
+        ERROR,
+        EXCEPTION,
+        INTERRUPT
+    }
 
     /** Where, between the native acquire and the native release (attempt: just before). */
     public enum Point {

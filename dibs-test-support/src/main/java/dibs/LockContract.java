@@ -64,10 +64,12 @@ public abstract class LockContract {
         String name = name("refused");
         AtomicBoolean inner = new AtomicBoolean(true);
         AtomicBoolean innerRan = new AtomicBoolean();
-        assertTrue(run(name, Duration.ofSeconds(30), Duration.ZERO, () -> {
-            assertHeld(name, true);
-            inner.set(run(name, Duration.ofSeconds(30), Duration.ZERO, () -> innerRan.set(true)));
-        }), frontEnd() + ": the first lock is won");
+        assertTrue(
+                run(name, Duration.ofSeconds(30), Duration.ZERO, () -> {
+                    assertHeld(name, true);
+                    inner.set(run(name, Duration.ofSeconds(30), Duration.ZERO, () -> innerRan.set(true)));
+                }),
+                frontEnd() + ": the first lock is won");
         assertFalse(inner.get(), frontEnd() + ": the second lock is refused while the first is held");
         assertFalse(innerRan.get());
         assertFalse(held(name), frontEnd() + ": released after");
@@ -76,7 +78,10 @@ public abstract class LockContract {
     @Test
     void twoNamesAreIndependent() {
         AtomicBoolean inner = new AtomicBoolean();
-        assertTrue(run(name("one"), Duration.ofSeconds(30), Duration.ZERO,
+        assertTrue(run(
+                name("one"),
+                Duration.ofSeconds(30),
+                Duration.ZERO,
                 () -> inner.set(run(name("two"), Duration.ofSeconds(30), Duration.ZERO, () -> {}))));
         assertTrue(inner.get(), frontEnd() + ": another name is free");
     }
@@ -112,7 +117,8 @@ public abstract class LockContract {
         String name = name("at-least");
         assertTrue(run(name, Duration.ofSeconds(30), Duration.ofSeconds(2), () -> {}));
         assertTrue(held(name), frontEnd() + ": kept for atLeast");
-        assertFalse(run(name, Duration.ofSeconds(30), Duration.ZERO, () -> {}), frontEnd() + ": refused within atLeast");
+        assertFalse(
+                run(name, Duration.ofSeconds(30), Duration.ZERO, () -> {}), frontEnd() + ": refused within atLeast");
         TestSupport.sleep(2100);
         assertTrue(run(name, Duration.ofSeconds(30), Duration.ZERO, () -> {}), frontEnd() + ": free after atLeast");
     }
@@ -154,7 +160,9 @@ public abstract class LockContract {
             pool.shutdownNow();
         }
         assertEquals(0, overlaps.get(), frontEnd() + ": two holders of one lock at once");
-        assertEquals(won.get(), counters[0] + counters[1],
+        assertEquals(
+                won.get(),
+                counters[0] + counters[1],
                 frontEnd() + ": every won task incremented once, with no lost update");
         assertTrue(won.get() > 0);
     }

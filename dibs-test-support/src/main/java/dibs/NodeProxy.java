@@ -178,22 +178,24 @@ public final class NodeProxy implements AutoCloseable {
         }
 
         private void pump(InputStream in, OutputStream out, boolean upstream) {
-            Thread t = new Thread(() -> {
-                byte[] buf = new byte[16 * 1024];
-                try {
-                    for (int n; (n = in.read(buf)) >= 0; ) {
-                        if (upstream || !stalled) {
-                            out.write(buf, 0, n);
-                            out.flush();
+            Thread t = new Thread(
+                    () -> {
+                        byte[] buf = new byte[16 * 1024];
+                        try {
+                            for (int n; (n = in.read(buf)) >= 0; ) {
+                                if (upstream || !stalled) {
+                                    out.write(buf, 0, n);
+                                    out.flush();
+                                }
+                            }
+                        } catch (IOException e) {
+                            // the flow ended
                         }
-                    }
-                } catch (IOException e) {
-                    // the flow ended
-                }
-                if (upstream || !stalled) {
-                    close();
-                }
-            }, "node-proxy-flow");
+                        if (upstream || !stalled) {
+                            close();
+                        }
+                    },
+                    "node-proxy-flow");
             t.setDaemon(true);
             t.start();
         }

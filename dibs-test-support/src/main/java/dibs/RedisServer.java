@@ -49,12 +49,14 @@ public final class RedisServer implements AutoCloseable, BeforeAllCallback, Afte
     private final List<String> extraArgs;
     /** Set when the server gets its port: at once, or in {@link #beforeAll} for a test class's. */
     private int port;
+
     private Path logFile;
     /**
      * Its own working directory, kept across restarts: a shared one would hand each server the
      * dump files of the others (a Redis 6.2 refuses to start on a 7.x dump's RDB version).
      */
     private Path dir;
+
     private Process process;
     private boolean frozen;
 
@@ -144,9 +146,18 @@ public final class RedisServer implements AutoCloseable, BeforeAllCallback, Afte
             return;
         }
         long logStart = Files.size(logFile);
-        List<String> cmd = new ArrayList<>(Arrays.asList(binary(),
-                "--port", Integer.toString(port), "--bind", "127.0.0.1",
-                "--save", "", "--appendonly", "no", "--dir", dir.toString()));
+        List<String> cmd = new ArrayList<>(Arrays.asList(
+                binary(),
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                dir.toString()));
         cmd.addAll(extraArgs);
         process = new ProcessBuilder(cmd)
                 .redirectErrorStream(true)
@@ -191,7 +202,8 @@ public final class RedisServer implements AutoCloseable, BeforeAllCallback, Afte
             return; // a test class's server that never started
         }
         try (var files = Files.walk(dir)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            files.sorted(java.util.Comparator.reverseOrder())
+                    .forEach(f -> f.toFile().delete());
         } catch (IOException e) {
             // a leftover temporary directory is no failure of the test
         }
@@ -278,7 +290,9 @@ public final class RedisServer implements AutoCloseable, BeforeAllCallback, Afte
             for (String pair : line.substring(colon + 1).split(",")) {
                 int eq = pair.indexOf('=');
                 try {
-                    fields.put(pair.substring(0, eq), Long.parseLong(pair.substring(eq + 1).trim()));
+                    fields.put(
+                            pair.substring(0, eq),
+                            Long.parseLong(pair.substring(eq + 1).trim()));
                 } catch (NumberFormatException e) {
                     // usec_per_call is a decimal: not needed
                 }

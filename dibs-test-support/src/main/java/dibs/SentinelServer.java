@@ -41,15 +41,28 @@ public final class SentinelServer implements AutoCloseable {
             int port = RedisServer.freePort();
             Path dir = Files.createTempDirectory("dibs-sentinel-server-");
             StringBuilder conf = new StringBuilder()
-                    .append("port ").append(port).append('\n')
+                    .append("port ")
+                    .append(port)
+                    .append('\n')
                     .append("bind 127.0.0.1\n")
-                    .append("dir ").append(dir).append('\n')
-                    .append("sentinel monitor ").append(masterName).append(" 127.0.0.1 ")
-                    .append(masterPort).append(' ').append(quorum).append('\n');
+                    .append("dir ")
+                    .append(dir)
+                    .append('\n')
+                    .append("sentinel monitor ")
+                    .append(masterName)
+                    .append(" 127.0.0.1 ")
+                    .append(masterPort)
+                    .append(' ')
+                    .append(quorum)
+                    .append('\n');
             for (String s : settings) {
                 int space = s.indexOf(' ');
-                conf.append("sentinel ").append(s, 0, space).append(' ').append(masterName)
-                        .append(s.substring(space)).append('\n');
+                conf.append("sentinel ")
+                        .append(s, 0, space)
+                        .append(' ')
+                        .append(masterName)
+                        .append(s.substring(space))
+                        .append('\n');
             }
             Path file = dir.resolve("sentinel.conf");
             Files.write(file, conf.toString().getBytes(StandardCharsets.UTF_8));
@@ -61,7 +74,8 @@ public final class SentinelServer implements AutoCloseable {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (System.nanoTime() < deadline && p.isAlive()) {
                 try {
-                    if (!s.command("SENTINEL", "get-master-addr-by-name", masterName).equals("(nil)")) {
+                    if (!s.command("SENTINEL", "get-master-addr-by-name", masterName)
+                            .equals("(nil)")) {
                         return s;
                     }
                 } catch (IOException e) {
@@ -136,7 +150,6 @@ public final class SentinelServer implements AutoCloseable {
         }
         dir.toFile().delete();
     }
-
 
     private static void sleep(long ms) {
         try {

@@ -28,7 +28,8 @@ final class TestSupport {
         }
         java.nio.file.Path dir = java.nio.file.Paths.get("").toAbsolutePath();
         for (java.nio.file.Path up = dir; up != null; up = up.getParent()) {
-            if (java.nio.file.Files.exists(up.resolve("Cargo.toml")) && java.nio.file.Files.isDirectory(up.resolve("crates"))) {
+            if (java.nio.file.Files.exists(up.resolve("Cargo.toml"))
+                    && java.nio.file.Files.isDirectory(up.resolve("crates"))) {
                 return up;
             }
         }

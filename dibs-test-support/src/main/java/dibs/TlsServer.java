@@ -30,36 +30,107 @@ public final class TlsServer implements AutoCloseable {
     /** Makes the PKI in {@code pki}, then starts the server; {@code extraArgs} go to redis-server. */
     public static TlsServer start(Path pki, String... extraArgs) throws IOException, InterruptedException {
         for (String ca : List.of("ca", "other-ca")) {
-            openssl(pki, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=dibs test " + ca,
-                    "-keyout", ca + ".key", "-out", ca + ".pem");
+            openssl(
+                    pki,
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "rsa:2048",
+                    "-nodes",
+                    "-days",
+                    "2",
+                    "-subj",
+                    "/CN=dibs test " + ca,
+                    "-keyout",
+                    ca + ".key",
+                    "-out",
+                    ca + ".pem");
         }
-        openssl(pki, "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "server.key",
-                "-out", "server.csr");
+        openssl(
+                pki,
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-subj",
+                "/CN=localhost",
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr");
         Files.writeString(pki.resolve("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-        openssl(pki, "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                "-days", "2", "-extfile", "san.ext", "-out", "server.pem");
+        openssl(
+                pki,
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                "san.ext",
+                "-out",
+                "server.pem");
         // Extensions make an X.509 v3 certificate: rustls refuses v1, which is what none gives.
         Files.writeString(pki.resolve("client.ext"), "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n");
         for (String[] client : new String[][] {{"client", "ca"}, {"other-client", "other-ca"}}) {
             String name = client[0];
-            openssl(pki, "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=dibs test " + name, "-keyout",
-                    name + ".key", "-out", name + ".csr");
-            openssl(pki, "x509", "-req", "-in", name + ".csr", "-CA", client[1] + ".pem", "-CAkey", client[1] + ".key",
-                    "-CAcreateserial", "-days", "2", "-extfile", "client.ext", "-out", name + ".pem");
+            openssl(
+                    pki,
+                    "req",
+                    "-newkey",
+                    "rsa:2048",
+                    "-nodes",
+                    "-subj",
+                    "/CN=dibs test " + name,
+                    "-keyout",
+                    name + ".key",
+                    "-out",
+                    name + ".csr");
+            openssl(
+                    pki,
+                    "x509",
+                    "-req",
+                    "-in",
+                    name + ".csr",
+                    "-CA",
+                    client[1] + ".pem",
+                    "-CAkey",
+                    client[1] + ".key",
+                    "-CAcreateserial",
+                    "-days",
+                    "2",
+                    "-extfile",
+                    "client.ext",
+                    "-out",
+                    name + ".pem");
         }
         int tlsPort = RedisServer.freePort();
         List<String> args = new ArrayList<>(List.of(extraArgs));
-        args.addAll(List.of("--tls-port", Integer.toString(tlsPort),
-                "--tls-cert-file", pki.resolve("server.pem").toString(),
-                "--tls-key-file", pki.resolve("server.key").toString(),
-                "--tls-ca-cert-file", pki.resolve("ca.pem").toString()));
+        args.addAll(List.of(
+                "--tls-port",
+                Integer.toString(tlsPort),
+                "--tls-cert-file",
+                pki.resolve("server.pem").toString(),
+                "--tls-key-file",
+                pki.resolve("server.key").toString(),
+                "--tls-ca-cert-file",
+                pki.resolve("ca.pem").toString()));
         return new TlsServer(pki, RedisServer.launch(args.toArray(new String[0])), tlsPort);
     }
 
     private static void openssl(Path dir, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of("openssl"));
         cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(cmd)
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
             throw new IOException("openssl " + cmd + ": " + out);
@@ -81,8 +152,13 @@ public final class TlsServer implements AutoCloseable {
      * or {@code "other-client"}).
      */
     public java.util.Map<String, Object> connKeys(String client) {
-        return java.util.Map.of("ca-cert", file("ca.pem").toString(), "client-cert",
-                file(client + ".pem").toString(), "client-key", file(client + ".key").toString());
+        return java.util.Map.of(
+                "ca-cert",
+                file("ca.pem").toString(),
+                "client-cert",
+                file(client + ".pem").toString(),
+                "client-key",
+                file(client + ".key").toString());
     }
 
     /** The server, for commands on its plain port (when it has one). */

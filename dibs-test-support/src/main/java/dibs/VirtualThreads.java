@@ -68,7 +68,8 @@ public final class VirtualThreads {
         done.set(true);
         ticker.join();
         long gapMs = Duration.ofNanos(largestGapNs.get()).toMillis();
-        System.out.printf("Redis frozen, Java %d: %s waited %d ms; a 10 ms ticker's largest gap: %d ms%n",
+        System.out.printf(
+                "Redis frozen, Java %d: %s waited %d ms; a 10 ms ticker's largest gap: %d ms%n",
                 Runtime.version().feature(), what, waited.toMillis(), gapMs);
         return gapMs;
     }

@@ -25,6 +25,7 @@ final class ConnCache {
 
     /** Token tags of the flattened form; Rust's JNI glue parses the same letters. */
     static final String STRING = "s";
+
     static final String INTEGER = "i";
     static final String BOOLEAN = "b";
     static final String NULL = "n";
@@ -90,9 +91,12 @@ final class ConnCache {
         } else if (conn instanceof DibsOptions) {
             return NativeLib.connectMap(flatten(((DibsOptions) conn).toConnMap()), owned);
         }
-        throw new DibsArgumentException("conn", "conn must be a URI String (\"redis://host:6379\"), a Map"
-                + " conn spec ({\"uri\": ...} or {\"host\": ..., \"port\": ...}, or Carmine's"
-                + " {\"spec\": {...}, \"pool\": {...}}) or DibsOptions, got " + conn.getClass().getName());
+        throw new DibsArgumentException(
+                "conn",
+                "conn must be a URI String (\"redis://host:6379\"), a Map"
+                        + " conn spec ({\"uri\": ...} or {\"host\": ..., \"port\": ...}, or Carmine's"
+                        + " {\"spec\": {...}, \"pool\": {...}}) or DibsOptions, got "
+                        + conn.getClass().getName());
     }
 
     /** Number of cached conns (for tests). */
@@ -141,8 +145,11 @@ final class ConnCache {
             return NULL;
         } else if (v instanceof CharSequence || isKeyword(v)) {
             return STRING;
-        } else if (v instanceof Integer || v instanceof Long || v instanceof Short
-                || v instanceof Byte || v instanceof BigInteger) {
+        } else if (v instanceof Integer
+                || v instanceof Long
+                || v instanceof Short
+                || v instanceof Byte
+                || v instanceof BigInteger) {
             return INTEGER;
         } else if (v instanceof Boolean) {
             return BOOLEAN;

@@ -1,7 +1,6 @@
 package dibs;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 

@@ -54,8 +54,8 @@ public final class DibsLease implements AutoCloseable {
         LeaseState state = new LeaseState(lockName, listener);
         long[] acquired = new long[3];
         Events.attempt(listener, lockName);
-        String warning = NativeIo.acquire(client.id, lockName, tick, durations.atMost, durations.atLeast,
-                durations.unitMs, acquired);
+        String warning = NativeIo.acquire(
+                client.id, lockName, tick, durations.atMost, durations.atLeast, durations.unitMs, acquired);
         state.id = acquired[NativeLib.ACQUIRED_ID];
         if (state.id == 0) {
             Log.warning(warning);

@@ -95,8 +95,10 @@ public final class DibsOptions {
             return false;
         }
         DibsOptions other = (DibsOptions) o;
-        return spec.equals(other.spec) && Objects.equals(maxConnections, other.maxConnections)
-                && listener == other.listener && interruptOnLost == other.interruptOnLost;
+        return spec.equals(other.spec)
+                && Objects.equals(maxConnections, other.maxConnections)
+                && listener == other.listener
+                && interruptOnLost == other.interruptOnLost;
     }
 
     @Override
@@ -108,8 +110,8 @@ public final class DibsOptions {
     @Override
     public String toString() {
         Map<String, Object> shown = new LinkedHashMap<>(spec);
-        for (String secret : new String[] {"password", "sentinel-password",
-                "ca-cert-pem", "client-cert-pem", "client-key-pem"}) {
+        for (String secret :
+                new String[] {"password", "sentinel-password", "ca-cert-pem", "client-cert-pem", "client-key-pem"}) {
             if (shown.containsKey(secret)) {
                 shown.put(secret, "***");
             }

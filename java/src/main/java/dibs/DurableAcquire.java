@@ -99,7 +99,9 @@ public final class DurableAcquire {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof DurableAcquire && ((DurableAcquire) o).mode == mode && ((DurableAcquire) o).replicas == replicas;
+        return o instanceof DurableAcquire
+                && ((DurableAcquire) o).mode == mode
+                && ((DurableAcquire) o).replicas == replicas;
     }
 
     @Override

@@ -29,9 +29,8 @@ final class Ending {
 
     /** The {@link DibsListener} event that tells an ending: released, releaseFailed, unproven or expired. */
     static String event(int code) {
-        return ownedToTheEnd(code) ? "released"
-                : code == RELEASE_FAILED ? "releaseFailed"
-                : code == UNPROVEN ? "unproven"
-                : "expired";
+        return ownedToTheEnd(code)
+                ? "released"
+                : code == RELEASE_FAILED ? "releaseFailed" : code == UNPROVEN ? "unproven" : "expired";
     }
 }

@@ -17,6 +17,7 @@ final class LeaseState implements Runnable {
     final long[] facts = new long[2];
     /** Set once, right after the native acquire, before the lease is published. */
     long id;
+
     long acquiredAt;
     /**
      * From the acquire's facts, set before the lease is published; 0 when the server's ACL
@@ -27,12 +28,14 @@ final class LeaseState implements Runnable {
     boolean released;
     /** Whether the call's task told {@code finished} itself (written by the lease's thread). */
     boolean taskTold;
+
     int ending;
     Duration heldFor = Duration.ZERO;
     /** The thread to interrupt when the lock is found lost; null for none. */
     Thread holder;
     /** The thread a loss interrupted, and whether it was interrupted already then. */
     Thread interrupted;
+
     boolean interruptedBefore;
     /** Completed when the lock is found lost; made by the first {@code whenLost}. */
     CompletableFuture<Void> lost;
@@ -187,8 +190,8 @@ final class LeaseState implements Runnable {
         guard.lock();
         try {
             if (!released) {
-                Log.warning("a DibsLease of lock '" + lockName
-                        + "' was garbage collected without release(); released now");
+                Log.warning(
+                        "a DibsLease of lock '" + lockName + "' was garbage collected without release(); released now");
                 release(true);
             }
         } finally {

@@ -21,8 +21,8 @@ final class Lifecycle {
      * worded by Rust, and only dispatched by the lease. With a {@code tick} (null for none),
      * under the lock of that tick of the job {@code lockName}.
      */
-    static <T> DibsResult<T> run(ClientHandle client, String lockName, String tick, LockDurations durations,
-            Supplier<T> task) {
+    static <T> DibsResult<T> run(
+            ClientHandle client, String lockName, String tick, LockDurations durations, Supplier<T> task) {
         long[] current = CURRENT.get(); // before the lock is ours: nothing between acquire and try can throw
         DibsLease lease = DibsLease.acquire(client, lockName, tick, durations);
         if (lease == null) {

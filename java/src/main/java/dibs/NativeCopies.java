@@ -50,6 +50,7 @@ import java.util.regex.Pattern;
 final class NativeCopies {
     /** Extracted copies and their lock files start with this. */
     static final String COPY_PREFIX = "dibs-";
+
     static final String LOCK_SUFFIX = ".lck";
     /** A file being written, renamed to its copy's name once whole. */
     static final String PART_SUFFIX = ".part";
@@ -59,7 +60,8 @@ final class NativeCopies {
      * other name: a name is never made into a pattern, so no file someone else put in a shared
      * temp directory can widen what it deletes.
      */
-    private static final Pattern COPY_BASE = Pattern.compile("dibs-[0-9][0-9A-Za-z.+_-]*-[0-9a-f]{16}(-[0-9a-f]+-[0-9a-f]+)?");
+    private static final Pattern COPY_BASE =
+            Pattern.compile("dibs-[0-9][0-9A-Za-z.+_-]*-[0-9a-f]{16}(-[0-9a-f]+-[0-9a-f]+)?");
     /** What follows {@code <base>.} in a file being written: {@code <pid>-<random>.part}. */
     private static final Pattern PART_TAIL = Pattern.compile("[0-9a-f]+-[0-9a-f]+\\.part");
 
@@ -127,8 +129,8 @@ final class NativeCopies {
         for (int attempt = 0; attempt < 16; attempt++) {
             FileChannel channel;
             try {
-                channel = FileChannel.open(lock, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                        StandardOpenOption.WRITE);
+                channel = FileChannel.open(
+                        lock, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
             } catch (IOException | RuntimeException e) {
                 return null;
             }
@@ -158,12 +160,16 @@ final class NativeCopies {
         try {
             PosixFileAttributes a = Files.readAttributes(copy, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             Set<PosixFilePermission> p = a.permissions();
-            return a.isRegularFile() && a.size() == size && !p.contains(PosixFilePermission.GROUP_WRITE)
-                    && !p.contains(PosixFilePermission.OTHERS_WRITE) && ownedByThisUser(copy, a);
+            return a.isRegularFile()
+                    && a.size() == size
+                    && !p.contains(PosixFilePermission.GROUP_WRITE)
+                    && !p.contains(PosixFilePermission.OTHERS_WRITE)
+                    && ownedByThisUser(copy, a);
         } catch (UnsupportedOperationException e) {
             // Windows: no POSIX permissions, and java.io.tmpdir is the user's own temp directory
             try {
-                BasicFileAttributes a = Files.readAttributes(copy, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                BasicFileAttributes a =
+                        Files.readAttributes(copy, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                 return a.isRegularFile() && a.size() == size;
             } catch (IOException | RuntimeException again) {
                 return false;
@@ -204,8 +210,8 @@ final class NativeCopies {
             bytes = in.readAllBytes();
         }
         if (bytes.length != library.size) {
-            throw new IOException("the bundled library is " + bytes.length + " bytes, and the jar's " + NativeLoader.INDEX
-                    + " says " + library.size + ": the jar was assembled from different builds");
+            throw new IOException("the bundled library is " + bytes.length + " bytes, and the jar's "
+                    + NativeLoader.INDEX + " says " + library.size + ": the jar was assembled from different builds");
         }
         return bytes;
     }
@@ -213,9 +219,12 @@ final class NativeCopies {
     /** Writes a new file, writable by its owner only (a copy writable by others is never trusted). */
     private static void write(Path file, byte[] bytes) throws IOException {
         Set<StandardOpenOption> options = EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-        FileAttribute<?>[] attrs = file.getFileSystem().supportedFileAttributeViews().contains("posix")
-                ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--"))}
-                : new FileAttribute<?>[0];
+        FileAttribute<?>[] attrs =
+                file.getFileSystem().supportedFileAttributeViews().contains("posix")
+                        ? new FileAttribute<?>[] {
+                            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--"))
+                        }
+                        : new FileAttribute<?>[0];
         try (FileChannel out = FileChannel.open(file, options, attrs)) {
             ByteBuffer buffer = ByteBuffer.wrap(bytes);
             while (buffer.hasRemaining()) {
@@ -243,8 +252,8 @@ final class NativeCopies {
             Path lock = dir.resolve(name + LOCK_SUFFIX);
             FileChannel channel;
             try {
-                channel = FileChannel.open(lock, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                        StandardOpenOption.WRITE);
+                channel = FileChannel.open(
+                        lock, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
             } catch (FileAlreadyExistsException e) {
                 if (attempt < 16) {
                     continue;
@@ -291,9 +300,9 @@ final class NativeCopies {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, COPY_PREFIX + "*")) {
             for (Path f : files) {
                 String n = f.getFileName().toString();
-                String base = n.endsWith(LOCK_SUFFIX) ? n.substring(0, n.length() - LOCK_SUFFIX.length())
-                        : n.endsWith(suffix) ? n.substring(0, n.length() - suffix.length())
-                        : null;
+                String base = n.endsWith(LOCK_SUFFIX)
+                        ? n.substring(0, n.length() - LOCK_SUFFIX.length())
+                        : n.endsWith(suffix) ? n.substring(0, n.length() - suffix.length()) : null;
                 if (base != null && COPY_BASE.matcher(base).matches()) {
                     bases.add(base);
                 }
@@ -324,8 +333,12 @@ final class NativeCopies {
         }
         FileChannel channel;
         try {
-            channel = FileChannel.open(lock, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+            channel = FileChannel.open(
+                    lock,
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.READ,
+                    StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS);
         } catch (IOException | RuntimeException e) {
             return false; // not ours to delete: leave it
         }
@@ -369,7 +382,8 @@ final class NativeCopies {
         try (DirectoryStream<Path> all = Files.newDirectoryStream(dir, COPY_PREFIX + "*")) {
             for (Path f : all) {
                 String n = f.getFileName().toString();
-                if (n.startsWith(partPrefix) && PART_TAIL.matcher(n.substring(partPrefix.length())).matches()) {
+                if (n.startsWith(partPrefix)
+                        && PART_TAIL.matcher(n.substring(partPrefix.length())).matches()) {
                     files.add(f);
                 }
             }

@@ -20,7 +20,8 @@ final class NativeIndex {
 
     static NativeIndex read(ClassLoader cl) throws IndexException {
         Properties p = new Properties();
-        try (InputStream in = cl == null ? ClassLoader.getSystemResourceAsStream(NativeLoader.INDEX)
+        try (InputStream in = cl == null
+                ? ClassLoader.getSystemResourceAsStream(NativeLoader.INDEX)
                 : cl.getResourceAsStream(NativeLoader.INDEX)) {
             if (in == null) {
                 throw new IndexException("the dibs jar carries no " + NativeLoader.INDEX + ", which names the native"
@@ -46,8 +47,11 @@ final class NativeIndex {
     Library library(String platform) {
         String sha256 = entries.getProperty(platform + ".sha256", "").trim().toLowerCase(Locale.ROOT);
         String size = entries.getProperty(platform + ".size", "").trim();
-        if (sha256.length() != 64 || !allOf(sha256, "0123456789abcdef")
-                || size.isEmpty() || size.length() > 18 || !allOf(size, "0123456789")) {
+        if (sha256.length() != 64
+                || !allOf(sha256, "0123456789abcdef")
+                || size.isEmpty()
+                || size.length() > 18
+                || !allOf(size, "0123456789")) {
             return null;
         }
         return new Library(sha256, Long.parseLong(size));

@@ -27,8 +27,8 @@ final class NativeIo {
 
     private NativeIo() {}
 
-    static String acquire(long handle, String lockName, String tick, long atMost, long atLeast, long unitMs,
-            long[] facts) {
+    static String acquire(
+            long handle, String lockName, String tick, long atMost, long atLeast, long unitMs, long[] facts) {
         if (!isVirtual()) {
             return NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs, facts);
         }
@@ -145,12 +145,11 @@ final class NativeIo {
     private static ThreadPoolExecutor pool() {
         AtomicInteger count = new AtomicInteger();
         // No queue: a call gets a thread at once, or (past the cap) runs on its caller.
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(0, 256, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
-                r -> {
-                    Thread t = new Thread(r, "dibs-io-" + count.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(0, 256, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
+            Thread t = new Thread(r, "dibs-io-" + count.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
         return pool;
     }
 }

@@ -48,8 +48,10 @@ final class NativeLib {
         } else if (conn instanceof DibsOptions) {
             return describeMap(ConnCache.flatten(((DibsOptions) conn).toConnMap()));
         }
-        throw new DibsArgumentException("conn", "conn must be a URI String, a Map or DibsOptions, got "
-                + (conn == null ? "null" : conn.getClass().getName()));
+        throw new DibsArgumentException(
+                "conn",
+                "conn must be a URI String, a Map or DibsOptions, got "
+                        + (conn == null ? "null" : conn.getClass().getName()));
     }
 
     private static native String describeUri(String uri);
@@ -88,8 +90,8 @@ final class NativeLib {
      * @throws DibsArgumentException on an invalid name, tick or duration, before any I/O
      * @throws DibsException (a subclass where one fits) when the lock could not be tried
      */
-    static native String acquire(long handle, String lockName, String tick, long atMost, long atLeast, long unitMs,
-            long[] facts);
+    static native String acquire(
+            long handle, String lockName, String tick, long atMost, long atLeast, long unitMs, long[] facts);
 
     /**
      * Stops keep-alive and releases a lease with the token-checked script, then says how the

@@ -49,6 +49,7 @@ final class NativeLoader {
     static final String RESOURCE_DIR = "dibs/native";
     /** The index of the bundled libraries, beside them; scripts/build-natives.sh writes it. */
     static final String INDEX = RESOURCE_DIR + "/natives.properties";
+
     static final String LIBRARY = "dibs";
 
     private static boolean loaded;
@@ -92,13 +93,14 @@ final class NativeLoader {
             if (why == null) {
                 why = checkVersion(index.version);
             }
-            return why == null ? null
+            return why == null
+                    ? null
                     : "dibs: cannot load the native library named by -D" + PATH_PROPERTY + "=" + explicit
                             + ": " + why + "\nThe bundled library is not tried when -D" + PATH_PROPERTY
                             + " is set; unset it to use the library in the jar.";
         }
-        String platform = NativePlatform.platform(osName, osArch,
-                NativePlatform.isMusl(Paths.get("/proc/self/maps"), Paths.get("/lib")));
+        String platform = NativePlatform.platform(
+                osName, osArch, NativePlatform.isMusl(Paths.get("/proc/self/maps"), Paths.get("/lib")));
         List<String> tried = new ArrayList<>();
         String resource = NativePlatform.resourcePath(platform);
         String why = loadResource(resource, index, platform);
@@ -108,8 +110,10 @@ final class NativeLoader {
         tried.add("classpath:" + resource + ": " + why);
         try {
             System.loadLibrary(LIBRARY);
-            return checked("System.loadLibrary(\"" + LIBRARY + "\") with java.library.path="
-                    + System.getProperty("java.library.path"), index.version);
+            return checked(
+                    "System.loadLibrary(\"" + LIBRARY + "\") with java.library.path="
+                            + System.getProperty("java.library.path"),
+                    index.version);
         } catch (UnsatisfiedLinkError | SecurityException e) {
             tried.add("System.loadLibrary(\"" + LIBRARY + "\") with java.library.path="
                     + System.getProperty("java.library.path") + ": " + e.getMessage());
@@ -146,12 +150,12 @@ final class NativeLoader {
     /** Null if the versions match, else a message naming both. */
     static String versionMismatch(String nativeVersion, String javaVersion) {
         if (nativeVersion == null) {
-            return "it does not report a dibs version: it is not a dibs library, or one older than "
-                    + javaVersion + ", the version of the dibs jar";
+            return "it does not report a dibs version: it is not a dibs library, or one older than " + javaVersion
+                    + ", the version of the dibs jar";
         }
         if (!nativeVersion.equals(javaVersion)) {
-            return "it is dibs native library version " + nativeVersion + ", and the dibs jar is version "
-                    + javaVersion + ": use the library that came with the jar";
+            return "it is dibs native library version " + nativeVersion + ", and the dibs jar is version " + javaVersion
+                    + ": use the library that came with the jar";
         }
         return null;
     }
@@ -159,18 +163,23 @@ final class NativeLoader {
     /** The version of the loaded native library (Cargo.toml's), e.g. {@code 0.1.0}. */
     static native String version();
 
-
     /** The message of the {@link UnsatisfiedLinkError} thrown when every way failed. */
     static String failureMessage(String osName, String osArch, String platform, List<String> tried) {
         StringBuilder sb = new StringBuilder()
-                .append("dibs: cannot load the native library for os.name=").append(osName)
-                .append(", os.arch=").append(osArch)
-                .append(" (platform ").append(platform).append("). Tried:");
+                .append("dibs: cannot load the native library for os.name=")
+                .append(osName)
+                .append(", os.arch=")
+                .append(osArch)
+                .append(" (platform ")
+                .append(platform)
+                .append("). Tried:");
         for (int i = 0; i < tried.size(); i++) {
             sb.append("\n  ").append(i + 1).append(". ").append(tried.get(i));
         }
-        return sb.append("\nSet -D").append(PATH_PROPERTY)
-                .append("=/absolute/path/to/").append(System.mapLibraryName(LIBRARY))
+        return sb.append("\nSet -D")
+                .append(PATH_PROPERTY)
+                .append("=/absolute/path/to/")
+                .append(System.mapLibraryName(LIBRARY))
                 .append(" to use a library built for this platform.")
                 .toString();
     }
@@ -208,11 +217,10 @@ final class NativeLoader {
         try {
             file = NativeCopies.copyOf(url, library, index.version, dir);
         } catch (IOException | RuntimeException e) {
-            return "cannot extract it to " + dir + " (set -D" + TMPDIR_PROPERTY + " to a writable"
-                    + " directory): " + e;
+            return "cannot extract it to " + dir + " (set -D" + TMPDIR_PROPERTY + " to a writable" + " directory): "
+                    + e;
         }
         String why = loadFile(file);
         return why == null ? null : "extracted to " + file + " but " + why;
     }
-
 }

@@ -49,7 +49,9 @@ final class NativePlatform {
 
     /** The platform of this process, as {@link #platform(String, String, boolean)} names it. */
     static String currentPlatform() {
-        return platform(System.getProperty("os.name"), System.getProperty("os.arch"),
+        return platform(
+                System.getProperty("os.name"),
+                System.getProperty("os.arch"),
                 isMusl(Paths.get("/proc/self/maps"), Paths.get("/lib")));
     }
 

@@ -40,7 +40,8 @@ class AccessErrorTest {
     @Test
     void unreachableServerIsAConnectionError() throws IOException {
         failsWithoutRunning(DibsConnectionException.class, TestSupport.closedPortUri());
-        failsWithoutRunning(DibsConnectionException.class,
+        failsWithoutRunning(
+                DibsConnectionException.class,
                 Map.of("host", "127.0.0.1", "port", RedisServer.freePort(), "password", PASSWORD));
     }
 
@@ -53,11 +54,12 @@ class AccessErrorTest {
     @Test
     void wrongOrMissingPasswordIsAnAuthenticationError() {
         String wrong = "wrong-secret-42";
-        DibsAuthenticationException e = failsWithoutRunning(DibsAuthenticationException.class,
-                "redis://:" + wrong + "@127.0.0.1:" + redis.port());
+        DibsAuthenticationException e = failsWithoutRunning(
+                DibsAuthenticationException.class, "redis://:" + wrong + "@127.0.0.1:" + redis.port());
         assertFalse(e.getMessage().contains(wrong), "the wrong password in: " + e.getMessage());
         assertTrue(e.getMessage().contains("127.0.0.1:" + redis.port()), "names the server: " + e.getMessage());
-        e = failsWithoutRunning(DibsAuthenticationException.class,
+        e = failsWithoutRunning(
+                DibsAuthenticationException.class,
                 Map.of("host", "127.0.0.1", "port", redis.port(), "password", wrong));
         assertFalse(e.getMessage().contains(wrong), "the wrong password in: " + e.getMessage());
         failsWithoutRunning(DibsAuthenticationException.class, redis.uri());
@@ -66,8 +68,8 @@ class AccessErrorTest {
     @Test
     void aUserWithoutAccessToTheKeyIsAPermissionError() throws IOException {
         assertEquals("OK", redis.command("ACL", "SETUSER", "limited", "on", ">nobody-pw", "~other:*", "+@all"));
-        DibsPermissionException e = failsWithoutRunning(DibsPermissionException.class,
-                "redis://limited:nobody-pw@127.0.0.1:" + redis.port());
+        DibsPermissionException e = failsWithoutRunning(
+                DibsPermissionException.class, "redis://limited:nobody-pw@127.0.0.1:" + redis.port());
         assertFalse(e.getMessage().contains("nobody-pw"), e.getMessage());
     }
 }

@@ -37,15 +37,17 @@ public final class CallCostBench {
         try (RedisServer server = RedisServer.launch()) {
             String uri = server.uri();
             String info = server.command("INFO", "server");
-            System.out.println("redis-server " + field(info, "redis_version:") + " on 127.0.0.1:" + server.port()
-                    + ", " + cpus + " CPUs, " + pinning + "; JDK " + System.getProperty("java.vm.version"));
+            System.out.println("redis-server " + field(info, "redis_version:") + " on 127.0.0.1:" + server.port() + ", "
+                    + cpus + " CPUs, " + pinning + "; JDK " + System.getProperty("java.vm.version"));
 
             Map<String, Object> forms = new LinkedHashMap<>();
             forms.put("`\"" + uri + "\"`", uri);
             forms.put("`{\"uri\": ...}`", Map.of("uri", uri));
-            forms.put("`{\"host\": \"127.0.0.1\", \"port\": " + server.port() + "}`",
+            forms.put(
+                    "`{\"host\": \"127.0.0.1\", \"port\": " + server.port() + "}`",
                     Map.of("host", "127.0.0.1", "port", server.port()));
-            forms.put("Carmine `{\"pool\": {\"max-total\": 8}, \"spec\": {\"host\": ..., \"port\": ...}}`",
+            forms.put(
+                    "Carmine `{\"pool\": {\"max-total\": 8}, \"spec\": {\"host\": ..., \"port\": ...}}`",
                     Map.of("pool", Map.of("max-total", 8), "spec", Map.of("host", "127.0.0.1", "port", server.port())));
 
             System.out.println();
@@ -70,21 +72,25 @@ public final class CallCostBench {
             System.out.println("| Java `Dibs.execute(uri, name, 10, 0, () -> {})`, 1 thread, " + CYCLES
                     + " calls after " + WARMUP + " | p50 µs | p99 µs | mean µs |");
             System.out.println("|---|---:|---:|---:|");
-            System.out.printf("| cycle: SET NX PX, no-op task, release script | %.1f | %.1f | %.1f |%n",
+            System.out.printf(
+                    "| cycle: SET NX PX, no-op task, release script | %.1f | %.1f | %.1f |%n",
                     cycle[0], cycle[1], cycle[2]);
-            System.out.printf("| skip: lock held by another, SET NX PX only | %.1f | %.1f | %.1f |%n",
-                    skip[0], skip[1], skip[2]);
+            System.out.printf(
+                    "| skip: lock held by another, SET NX PX only | %.1f | %.1f | %.1f |%n", skip[0], skip[1], skip[2]);
             if (Runtime.version().feature() >= 21) {
                 // The same calls from a virtual thread: each native call is handed to a platform
                 // thread (NativeIo) while the virtual one parks.
                 double[][] virtual = new double[2][];
                 VirtualThreads.start(() -> {
-                    virtual[0] = micros(uri, "call-cost", true);
-                    virtual[1] = micros(uri, held, false);
-                }).join();
-                System.out.printf("| cycle, from a virtual thread | %.1f | %.1f | %.1f |%n",
+                            virtual[0] = micros(uri, "call-cost", true);
+                            virtual[1] = micros(uri, held, false);
+                        })
+                        .join();
+                System.out.printf(
+                        "| cycle, from a virtual thread | %.1f | %.1f | %.1f |%n",
                         virtual[0][0], virtual[0][1], virtual[0][2]);
-                System.out.printf("| skip, from a virtual thread | %.1f | %.1f | %.1f |%n",
+                System.out.printf(
+                        "| skip, from a virtual thread | %.1f | %.1f | %.1f |%n",
                         virtual[1][0], virtual[1][1], virtual[1][2]);
             }
         }
@@ -95,8 +101,13 @@ public final class CallCostBench {
      * to CPU 0 with util-linux's {@code taskset}. Returns how, for the header.
      */
     private static String pin() throws InterruptedException {
-        ProcessBuilder taskset = new ProcessBuilder("taskset", "-a", "-p", "-c", "0",
-                Long.toString(ProcessHandle.current().pid()))
+        ProcessBuilder taskset = new ProcessBuilder(
+                        "taskset",
+                        "-a",
+                        "-p",
+                        "-c",
+                        "0",
+                        Long.toString(ProcessHandle.current().pid()))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.INHERIT);
         boolean pinned;
@@ -160,7 +171,10 @@ public final class CallCostBench {
 
     /** The value after {@code prefix} on its own line of an INFO reply. */
     private static String field(String info, String prefix) {
-        return info.lines().filter(l -> l.startsWith(prefix)).map(l -> l.substring(prefix.length()).trim())
-                .findFirst().orElse("?");
+        return info.lines()
+                .filter(l -> l.startsWith(prefix))
+                .map(l -> l.substring(prefix.length()).trim())
+                .findFirst()
+                .orElse("?");
     }
 }

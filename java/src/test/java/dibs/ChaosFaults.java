@@ -54,9 +54,9 @@ final class ChaosFaults {
         for (int i = 0; i < kinds.size(); i++) {
             String kind = kinds.get(i);
             long jitter = r.nextInt(2000);
-            long duration = kind.equals("kill") ? 4000 + r.nextInt(3001)
-                    : kind.equals("stop") ? 2000 + r.nextInt(2001)
-                    : 3000 + r.nextInt(3001);
+            long duration = kind.equals("kill")
+                    ? 4000 + r.nextInt(3001)
+                    : kind.equals("stop") ? 2000 + r.nextInt(2001) : 3000 + r.nextInt(3001);
             int pick = r.nextInt(2);
             if (i < n) {
                 plan.add(new PlannedFault(kind, WARMUP_MS + i * slot + jitter, duration, pick));
@@ -118,8 +118,10 @@ final class ChaosFaults {
                             break;
                     }
                     String after = topo.awaitHealthy(30_000);
-                    events.add(after == null ? "healthy again: master n" + topo.master()
-                            : "not healthy 30 s after the fault: " + after);
+                    events.add(
+                            after == null
+                                    ? "healthy again: master n" + topo.master()
+                                    : "not healthy 30 s after the fault: " + after);
                 }
             } catch (InterruptedException e) {
                 events.add("fault script interrupted (the run is over)");
@@ -174,13 +176,17 @@ final class ChaosFaults {
             events.add("FAULT kill -9 master n" + m);
             int next = awaitNewMaster(m, 20_000);
             long failoverMs = System.currentTimeMillis() - t0;
-            events.add(next < 0 ? "no failover within 20 s" : "failover: master n" + next + " after " + failoverMs + " ms");
+            events.add(
+                    next < 0
+                            ? "no failover within 20 s"
+                            : "failover: master n" + next + " after " + failoverMs + " ms");
             long wait = t0 + f.durationMs - System.currentTimeMillis();
             if (wait > 0) {
                 Thread.sleep(wait);
             }
             topo.nodes[m].start();
-            events.add("restarted n" + m + " as a plain process, " + (System.currentTimeMillis() - t0) + " ms after the kill");
+            events.add("restarted n" + m + " as a plain process, " + (System.currentTimeMillis() - t0)
+                    + " ms after the kill");
             done.add("kill@" + when + ":n" + m + "->" + (next < 0 ? "none" : "n" + next + "/" + failoverMs + "ms"));
         }
 
@@ -199,8 +205,10 @@ final class ChaosFaults {
             // A failover may be under way or done; give it the time it takes to show.
             int next = awaitNewMaster(m, 6_000);
             long failoverMs = System.currentTimeMillis() - t0;
-            events.add(next < 0 ? "no failover: n" + m + " is still the master"
-                    : "failover: master n" + next + " (" + failoverMs + " ms after the SIGSTOP)");
+            events.add(
+                    next < 0
+                            ? "no failover: n" + m + " is still the master"
+                            : "failover: master n" + next + " (" + failoverMs + " ms after the SIGSTOP)");
             done.add("stop@" + when + ":n" + m + "/" + f.durationMs + "ms->"
                     + (next < 0 ? "kept" : "n" + next + "/" + failoverMs + "ms"));
         }
@@ -216,8 +224,8 @@ final class ChaosFaults {
             int r = replicas.get(f.pick % replicas.size());
             String when = at();
             int stalled = topo.proxies[m].stallFrom(ChaosTopology.sourceAddress(r));
-            events.add("FAULT stall n" + r + "'s stream from master n" + m + " for " + f.durationMs + " ms ("
-                    + stalled + " flow)");
+            events.add("FAULT stall n" + r + "'s stream from master n" + m + " for " + f.durationMs + " ms (" + stalled
+                    + " flow)");
             String verified;
             try {
                 // Check the method: a write on the master must not reach the stalled replica.
@@ -225,11 +233,15 @@ final class ChaosFaults {
                 topo.nodes[m].command("SET", probe, "1");
                 Thread.sleep(300);
                 boolean missed = topo.nodes[r].command("EXISTS", probe).equals("0");
-                long masterOffset = Long.parseLong(ChaosTopology.replication(topo.nodes[m]).get("master_repl_offset"));
-                long replicaOffset = Long.parseLong(ChaosTopology.replication(topo.nodes[r]).get("slave_repl_offset"));
-                verified = missed && masterOffset > replicaOffset ? "verified"
+                long masterOffset =
+                        Long.parseLong(ChaosTopology.replication(topo.nodes[m]).get("master_repl_offset"));
+                long replicaOffset =
+                        Long.parseLong(ChaosTopology.replication(topo.nodes[r]).get("slave_repl_offset"));
+                verified = missed && masterOffset > replicaOffset
+                        ? "verified"
                         : "NOT-verified(exists=" + !missed + ",offsets " + masterOffset + "/" + replicaOffset + ")";
-                events.add("stall check: " + verified + " (master offset " + masterOffset + ", n" + r + " " + replicaOffset + ")");
+                events.add("stall check: " + verified + " (master offset " + masterOffset + ", n" + r + " "
+                        + replicaOffset + ")");
                 Thread.sleep(Math.max(0, f.durationMs - 300));
             } finally {
                 int reset = topo.proxies[m].resetStalled();

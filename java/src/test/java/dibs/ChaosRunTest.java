@@ -25,10 +25,9 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.Tag;
-
 
 /**
  * The chaos run of issue 18: 3 instance JVMs ({@link ChaosInstance}) race for every one-second
@@ -84,15 +83,20 @@ class ChaosRunTest {
         System.out.println(off.detail);
 
         for (ModeResult m : List.of(def, off)) {
-            assertEquals(Collections.nCopies(INSTANCES, 0), m.exitCodes, m.mode + ": every instance exits 0\n" + m.report);
+            assertEquals(
+                    Collections.nCopies(INSTANCES, 0), m.exitCodes, m.mode + ": every instance exits 0\n" + m.report);
             assertEquals(INSTANCES, m.done, m.mode + ": every instance finished its ticks\n" + m.report);
         }
         assertEquals(0, def.twice, "default: a tick ran twice\n" + def.twiceReport + "\n" + def.report);
-        assertEquals(0, def.unrecorded, "default: every run the instances reported is recorded, and only those\n"
-                + def.report);
+        assertEquals(
+                0,
+                def.unrecorded,
+                "default: every run the instances reported is recorded, and only those\n" + def.report);
         assertEquals(0, def.duplicateFences, "default: each fencing token is unique\n" + def.report);
-        assertEquals(0, def.fenceInversions, "default: tokens follow the order of acquisition\n"
-                + def.inversionReport + "\n" + def.report);
+        assertEquals(
+                0,
+                def.fenceInversions,
+                "default: tokens follow the order of acquisition\n" + def.inversionReport + "\n" + def.report);
         assertTrue(def.runs > 0, "default: some tick ran\n" + def.report);
     }
 
@@ -165,8 +169,8 @@ class ChaosRunTest {
             topo.awaitReady(20_000);
             first = System.currentTimeMillis() / 1000 + HEAD_START_SEC;
             events.origin = first * 1000;
-            events.add("topology up: master n" + topo.master() + ", sentinels " + topo.sentinelList()
-                    + ", nodes " + topo.describe());
+            events.add("topology up: master n" + topo.master() + ", sentinels " + topo.sentinelList() + ", nodes "
+                    + topo.describe());
             for (int i = 1; i <= INSTANCES; i++) {
                 String id = "i" + i;
                 List<String> cmd = new ArrayList<>();
@@ -176,8 +180,15 @@ class ChaosRunTest {
                 cmd.add("-cp");
                 cmd.add(System.getProperty("java.class.path"));
                 cmd.add(ChaosInstance.class.getName());
-                cmd.addAll(List.of(topo.sentinelList(), MASTER, id, mode, Long.toString(first),
-                        Long.toString(seconds), Integer.toString(MAX_SKEW_MS), Long.toString(seed),
+                cmd.addAll(List.of(
+                        topo.sentinelList(),
+                        MASTER,
+                        id,
+                        mode,
+                        Long.toString(first),
+                        Long.toString(seconds),
+                        Integer.toString(MAX_SKEW_MS),
+                        Long.toString(seed),
                         dir.resolve(id + ".runs").toString()));
                 Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
                 processes.add(p);
@@ -236,7 +247,9 @@ class ChaosRunTest {
                     if (!line.isBlank()) {
                         Run run = new Run(line);
                         runs.add(run);
-                        runsByTick.computeIfAbsent(run.tick, t -> new ArrayList<>()).add(run);
+                        runsByTick
+                                .computeIfAbsent(run.tick, t -> new ArrayList<>())
+                                .add(run);
                     }
                 }
             }
@@ -281,7 +294,8 @@ class ChaosRunTest {
         onlyRecorded.removeAll(reportedRuns);
         result.unrecorded = onlyReported.size() + onlyRecorded.size();
         Map<Long, Long> fenceCounts = runs.stream().collect(Collectors.groupingBy(r -> r.fence, Collectors.counting()));
-        result.duplicateFences = fenceCounts.values().stream().filter(c -> c > 1).count();
+        result.duplicateFences =
+                fenceCounts.values().stream().filter(c -> c > 1).count();
         StringBuilder inversions = new StringBuilder();
         long clockOutside = 0;
         for (Run a : runs) {
@@ -293,28 +307,47 @@ class ChaosRunTest {
             for (Run b : runs) {
                 if (a.taskStart < b.callStart && a.fence >= b.fence) {
                     result.fenceInversions++;
-                    inversions.append(String.format("  %s tick %d fence %d (task %s) before %s tick %d fence %d (call %s)%n",
-                            a.instance, a.tick, a.fence, rel(a.taskStart, first), b.instance, b.tick, b.fence,
+                    inversions.append(String.format(
+                            "  %s tick %d fence %d (task %s) before %s tick %d fence %d (call %s)%n",
+                            a.instance,
+                            a.tick,
+                            a.fence,
+                            rel(a.taskStart, first),
+                            b.instance,
+                            b.tick,
+                            b.fence,
                             rel(b.callStart, first)));
                 }
             }
         }
         result.inversionReport = inversions.toString();
 
-        List<Long> noneTicks = runsByTick.entrySet().stream().filter(e -> e.getValue().isEmpty())
-                .map(Map.Entry::getKey).collect(Collectors.toList());
-        List<Long> twiceTicks = runsByTick.entrySet().stream().filter(e -> e.getValue().size() > 1)
-                .map(Map.Entry::getKey).collect(Collectors.toList());
+        List<Long> noneTicks = runsByTick.entrySet().stream()
+                .filter(e -> e.getValue().isEmpty())
+                .map(Map.Entry::getKey)
+                .collect(Collectors.toList());
+        List<Long> twiceTicks = runsByTick.entrySet().stream()
+                .filter(e -> e.getValue().size() > 1)
+                .map(Map.Entry::getKey)
+                .collect(Collectors.toList());
 
         StringBuilder twice = new StringBuilder();
         for (long t : twiceTicks) {
-            twice.append(String.format("tick %d (t+%ds) ran %d times:%n", t, t - first, runsByTick.get(t).size()));
+            twice.append(String.format(
+                    "tick %d (t+%ds) ran %d times:%n",
+                    t, t - first, runsByTick.get(t).size()));
             long from = Long.MAX_VALUE;
             long to = Long.MIN_VALUE;
             for (Run r : runsByTick.get(t)) {
-                twice.append(String.format("  run: %s fence=%d call %s task %s, its lock seen on %s%n", r.instance,
-                        r.fence, rel(r.callStart, first), rel(r.taskStart, first),
-                        watcher.nodesOf(r.tick, r.instance).stream().map(n -> "n" + n).collect(Collectors.toList())));
+                twice.append(String.format(
+                        "  run: %s fence=%d call %s task %s, its lock seen on %s%n",
+                        r.instance,
+                        r.fence,
+                        rel(r.callStart, first),
+                        rel(r.taskStart, first),
+                        watcher.nodesOf(r.tick, r.instance).stream()
+                                .map(n -> "n" + n)
+                                .collect(Collectors.toList())));
                 from = Math.min(from, r.callStart);
                 to = Math.max(to, r.taskStart);
             }
@@ -339,7 +372,11 @@ class ChaosRunTest {
         result.twiceReport = twice.toString();
 
         StringBuilder report = new StringBuilder();
-        report.append("---- chaos mode=").append(mode).append(" first tick ").append(first).append('\n');
+        report.append("---- chaos mode=")
+                .append(mode)
+                .append(" first tick ")
+                .append(first)
+                .append('\n');
         report.append("fault events and node roles (as the watcher saw them):\n");
         for (String e : events.all()) {
             report.append("  ").append(e).append('\n');
@@ -354,7 +391,8 @@ class ChaosRunTest {
             long ran = o.stream().filter(s -> s.contains(" RAN")).count();
             long skipped = o.stream().filter(s -> s.contains(" SKIPPED")).count();
             if (!(ran == 1 && skipped == INSTANCES - 1) || runsByTick.get(t).size() != 1) {
-                report.append(String.format("  tick t+%d: runs recorded %d; %s; lock values seen: %s%n",
+                report.append(String.format(
+                        "  tick t+%d: runs recorded %d; %s; lock values seen: %s%n",
                         t - first, runsByTick.get(t).size(), o, watcher.sightings(t)));
             }
         }
@@ -364,14 +402,20 @@ class ChaosRunTest {
         long unreplicated = 0;
         for (Run run : runs) {
             Set<Integer> on = watcher.nodesOf(run.tick, run.instance);
-            landed.append(" t+").append(run.tick - first).append(':').append(run.instance).append('@')
+            landed.append(" t+")
+                    .append(run.tick - first)
+                    .append(':')
+                    .append(run.instance)
+                    .append('@')
                     .append(on.stream().map(n -> "n" + n).collect(Collectors.joining("+")));
             if (on.size() < 2) {
                 unreplicated++;
             }
         }
         result.unreplicated = unreplicated;
-        report.append("where each run's lock value was seen (tick:instance@nodes):").append(landed).append('\n');
+        report.append("where each run's lock value was seen (tick:instance@nodes):")
+                .append(landed)
+                .append('\n');
         report.append("dibs logs:\n");
         for (String l : logs) {
             report.append("  ").append(l).append('\n');
@@ -383,8 +427,11 @@ class ChaosRunTest {
             }
         }
         if (!onlyReported.isEmpty() || !onlyRecorded.isEmpty()) {
-            report.append("reported RAN but not recorded: ").append(onlyReported)
-                    .append("; recorded but not reported: ").append(onlyRecorded).append('\n');
+            report.append("reported RAN but not recorded: ")
+                    .append(onlyReported)
+                    .append("; recorded but not reported: ")
+                    .append(onlyRecorded)
+                    .append('\n');
         }
         if (!twice.toString().isEmpty()) {
             report.append("TICKS RUN TWICE:\n").append(twice);
@@ -394,13 +441,24 @@ class ChaosRunTest {
         }
         result.report = report.toString();
         long wallMs = (System.nanoTime() - wallStart) / 1_000_000;
-        result.summary = String.format("chaos mode=%s seed=%d ticks=%d twice=%d none=%d unconfirmed=%d faults=[%s]",
+        result.summary = String.format(
+                "chaos mode=%s seed=%d ticks=%d twice=%d none=%d unconfirmed=%d faults=[%s]",
                 mode, seed, seconds, result.twice, result.none, result.unconfirmed, faults);
-        result.detail = String.format("chaos mode=%s detail: runs=%d outcomes=%s twiceTicks=%s noneTicks=%s "
+        result.detail = String.format(
+                "chaos mode=%s detail: runs=%d outcomes=%s twiceTicks=%s noneTicks=%s "
                         + "unrecorded=%d duplicateFences=%d fenceInversions=%d fenceOutsideCallWindow=%d runsSeenOnOneNodeOnly=%d "
                         + "wall=%.1fs",
-                mode, result.runs, outcomeCounts, rels(twiceTicks, first), rels(noneTicks, first), result.unrecorded,
-                result.duplicateFences, result.fenceInversions, clockOutside, result.unreplicated, wallMs / 1000.0);
+                mode,
+                result.runs,
+                outcomeCounts,
+                rels(twiceTicks, first),
+                rels(noneTicks, first),
+                result.unrecorded,
+                result.duplicateFences,
+                result.fenceInversions,
+                clockOutside,
+                result.unreplicated,
+                wallMs / 1000.0);
         System.out.print(result.report);
         System.out.println(result.summary);
         System.out.println(result.detail);
@@ -409,7 +467,8 @@ class ChaosRunTest {
     }
 
     private static void collect(Process p, String id, List<String> lines) {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader in =
+                new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = in.readLine()) != null; ) {
                 lines.add(id + ": " + line);
             }

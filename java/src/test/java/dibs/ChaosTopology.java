@@ -32,11 +32,16 @@ final class ChaosTopology implements AutoCloseable {
             for (int i = 0; i < NODES; i++) {
                 String rdb = base + "-n" + i + ".rdb";
                 List<String> args = new ArrayList<>(List.of(
-                        "--replica-announce-ip", "127.0.0.1",
-                        "--replica-announce-port", Integer.toString(t.proxies[i].port()),
-                        "--bind-source-addr", sourceAddress(i),
-                        "--dbfilename", rdb,
-                        "--repl-diskless-sync-delay", "0"));
+                        "--replica-announce-ip",
+                        "127.0.0.1",
+                        "--replica-announce-port",
+                        Integer.toString(t.proxies[i].port()),
+                        "--bind-source-addr",
+                        sourceAddress(i),
+                        "--dbfilename",
+                        rdb,
+                        "--repl-diskless-sync-delay",
+                        "0"));
                 if (i > 0) {
                     args.addAll(List.of("--replicaof", "127.0.0.1", Integer.toString(t.proxies[0].port())));
                 }
@@ -44,8 +49,13 @@ final class ChaosTopology implements AutoCloseable {
                 t.proxies[i].target(t.nodes[i].port());
             }
             for (int i = 0; i < 3; i++) {
-                t.sentinels.add(SentinelServer.launch(MASTER, t.proxies[0].port(), 2,
-                        "down-after-milliseconds 1000", "failover-timeout 4000", "parallel-syncs 2"));
+                t.sentinels.add(SentinelServer.launch(
+                        MASTER,
+                        t.proxies[0].port(),
+                        2,
+                        "down-after-milliseconds 1000",
+                        "failover-timeout 4000",
+                        "parallel-syncs 2"));
             }
             return t;
         } catch (IOException | RuntimeException e) {
@@ -66,8 +76,13 @@ final class ChaosTopology implements AutoCloseable {
     String describe() {
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < NODES; i++) {
-            sb.append(i == 0 ? "" : ", ").append('n').append(i).append('=').append(nodes[i].port())
-                    .append(" via ").append(proxies[i].port());
+            sb.append(i == 0 ? "" : ", ")
+                    .append('n')
+                    .append(i)
+                    .append('=')
+                    .append(nodes[i].port())
+                    .append(" via ")
+                    .append(proxies[i].port());
         }
         return sb.toString();
     }
@@ -124,9 +139,10 @@ final class ChaosTopology implements AutoCloseable {
                 if (!view.get("flags").equals("master")) {
                     return "Sentinel " + s.port() + " flags " + view.get("flags");
                 }
-                if (!view.get("num-other-sentinels").equals("2") || !view.get("num-slaves").equals("2")) {
-                    return "Sentinel " + s.port() + " sees " + view.get("num-other-sentinels")
-                            + " others and " + view.get("num-slaves") + " replicas";
+                if (!view.get("num-other-sentinels").equals("2")
+                        || !view.get("num-slaves").equals("2")) {
+                    return "Sentinel " + s.port() + " sees " + view.get("num-other-sentinels") + " others and "
+                            + view.get("num-slaves") + " replicas";
                 }
             }
             if (m < 0) {
@@ -134,15 +150,17 @@ final class ChaosTopology implements AutoCloseable {
             }
             Map<String, String> master = replication(nodes[m]);
             if (!"master".equals(master.get("role")) || !"2".equals(master.get("connected_slaves"))) {
-                return "n" + m + " role " + master.get("role") + " with " + master.get("connected_slaves") + " replicas";
+                return "n" + m + " role " + master.get("role") + " with " + master.get("connected_slaves")
+                        + " replicas";
             }
             for (int i = 0; i < NODES; i++) {
                 if (i != m) {
                     Map<String, String> r = replication(nodes[i]);
-                    if (!"slave".equals(r.get("role")) || !"up".equals(r.get("master_link_status"))
+                    if (!"slave".equals(r.get("role"))
+                            || !"up".equals(r.get("master_link_status"))
                             || !Integer.toString(proxies[m].port()).equals(r.get("master_port"))) {
-                        return "n" + i + " role " + r.get("role") + " link " + r.get("master_link_status")
-                                + " to " + r.get("master_port");
+                        return "n" + i + " role " + r.get("role") + " link " + r.get("master_link_status") + " to "
+                                + r.get("master_port");
                     }
                 }
             }
@@ -165,15 +183,28 @@ final class ChaosTopology implements AutoCloseable {
     void awaitReady(long timeoutMs) throws InterruptedException {
         String why = awaitHealthy(timeoutMs);
         if (why != null) {
-            throw new AssertionError("the topology never came up: " + why + "\n" + sentinels.get(0).log());
+            throw new AssertionError("the topology never came up: " + why + "\n"
+                    + sentinels.get(0).log());
         }
     }
 
     private static final DateTimeFormatter SENTINEL_TIME =
             DateTimeFormatter.ofPattern("dd MMM yyyy HH:mm:ss.SSS", Locale.ENGLISH);
-    private static final List<String> WORTH_SHOWING = List.of("+sdown master", "-sdown master", "+odown",
-            "+try-failover", "+elected-leader", "+selected-slave", "+promoted-slave", "+switch-master",
-            "+failover-end", "-failover-abort", "+convert-to-slave", "+fix-slave-config", "+tilt", "-tilt",
+    private static final List<String> WORTH_SHOWING = List.of(
+            "+sdown master",
+            "-sdown master",
+            "+odown",
+            "+try-failover",
+            "+elected-leader",
+            "+selected-slave",
+            "+promoted-slave",
+            "+switch-master",
+            "+failover-end",
+            "-failover-abort",
+            "+convert-to-slave",
+            "+fix-slave-config",
+            "+tilt",
+            "-tilt",
             "+reboot");
 
     /** The first Sentinel's notable events, as "t+12.345s <event>". */
@@ -188,8 +219,10 @@ final class ChaosTopology implements AutoCloseable {
             String stamp = line.substring(x + 3, Math.min(line.length(), x + 3 + 24));
             String event = line.substring(Math.min(line.length(), x + 3 + 27));
             try {
-                long ms = LocalDateTime.parse(stamp, SENTINEL_TIME).atZone(ZoneId.systemDefault())
-                        .toInstant().toEpochMilli();
+                long ms = LocalDateTime.parse(stamp, SENTINEL_TIME)
+                        .atZone(ZoneId.systemDefault())
+                        .toInstant()
+                        .toEpochMilli();
                 out.add(rel(ms, originMs / 1000) + " sentinel " + portsToNodes(event));
             } catch (RuntimeException e) {
                 out.add("sentinel " + line);

@@ -51,8 +51,8 @@ final class ChaosWatcher implements AutoCloseable {
                 Map<String, String> r = ChaosTopology.replication(server);
                 state = "master".equals(r.get("role"))
                         ? "master with " + r.get("connected_slaves") + " replicas"
-                        : "replica of n" + topo.nodeOfProxyPort(Integer.parseInt(r.get("master_port")))
-                                + " link " + r.get("master_link_status");
+                        : "replica of n" + topo.nodeOfProxyPort(Integer.parseInt(r.get("master_port"))) + " link "
+                                + r.get("master_link_status");
                 long now = System.currentTimeMillis() / 1000;
                 for (long tick = now - 2; tick <= now; tick++) {
                     String value = server.command("GET", RedisServer.lockKey("chaos-job@" + tick));
@@ -81,11 +81,16 @@ final class ChaosWatcher implements AutoCloseable {
         }
         String[] f = value.split(";");
         String instance = f.length == 4 ? instanceOfPid.getOrDefault(Long.parseLong(f[2]), "pid " + f[2]) : "?";
-        String who = f.length == 4 ? instance + " (value " + f[0].substring(0, 8) + ", set at "
-                + rel(Long.parseLong(f[3]), tick) + " of the tick)" : value;
-        sightings.computeIfAbsent(tick, t -> new ArrayList<>())
+        String who = f.length == 4
+                ? instance + " (value " + f[0].substring(0, 8) + ", set at " + rel(Long.parseLong(f[3]), tick)
+                        + " of the tick)"
+                : value;
+        sightings
+                .computeIfAbsent(tick, t -> new ArrayList<>())
                 .add("n" + node + " " + who + " first seen " + rel(System.currentTimeMillis(), tick));
-        nodesByRun.computeIfAbsent(tick + " " + instance, k -> new java.util.TreeSet<>()).add(node);
+        nodesByRun
+                .computeIfAbsent(tick + " " + instance, k -> new java.util.TreeSet<>())
+                .add(node);
     }
 
     synchronized List<String> sightings(long tick) {

@@ -22,7 +22,9 @@ class CliContractTest extends LockContract {
 
     @BeforeAll
     static void findCli() {
-        cli = TestSupport.repositoryRoot().resolve(Paths.get("target", "release", "dibs")).toAbsolutePath();
+        cli = TestSupport.repositoryRoot()
+                .resolve(Paths.get("target", "release", "dibs"))
+                .toAbsolutePath();
         assertTrue(Files.isExecutable(cli), "the CLI " + cli + " is missing: run `cargo build --release --bins`");
     }
 
@@ -33,12 +35,28 @@ class CliContractTest extends LockContract {
         Path started = dir.resolve("started");
         Path go = dir.resolve("go");
         try {
-            Process p = new ProcessBuilder(cli.toString(), "run", "--redis", redis.uri(), "--lock", name,
-                    "--at-most", atMost.toMillis() + "ms", "--at-least", atLeast.toMillis() + "ms",
-                    "--skip-exit", Integer.toString(SKIPPED), "--",
-                    "sh", "-c", "touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.005; done", "sh",
-                    started.toString(), go.toString())
-                    .redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(
+                            cli.toString(),
+                            "run",
+                            "--redis",
+                            redis.uri(),
+                            "--lock",
+                            name,
+                            "--at-most",
+                            atMost.toMillis() + "ms",
+                            "--at-least",
+                            atLeast.toMillis() + "ms",
+                            "--skip-exit",
+                            Integer.toString(SKIPPED),
+                            "--",
+                            "sh",
+                            "-c",
+                            "touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.005; done",
+                            "sh",
+                            started.toString(),
+                            go.toString())
+                    .redirectErrorStream(true)
+                    .start();
             while (!Files.exists(started)) {
                 if (p.waitFor(2, TimeUnit.MILLISECONDS)) {
                     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -26,9 +26,13 @@ class CliInteropTest {
 
     @BeforeAll
     static void findCli() {
-        cli = TestSupport.repositoryRoot().resolve(Paths.get("target", "release", "dibs")).toAbsolutePath();
-        assertTrue(Files.isExecutable(cli), "the CLI " + cli + " is missing: run `cargo build --release --bins`"
-                + " before the Java tests (the Maven and Gradle builds do)");
+        cli = TestSupport.repositoryRoot()
+                .resolve(Paths.get("target", "release", "dibs"))
+                .toAbsolutePath();
+        assertTrue(
+                Files.isExecutable(cli),
+                "the CLI " + cli + " is missing: run `cargo build --release --bins`"
+                        + " before the Java tests (the Maven and Gradle builds do)");
     }
 
     private static Process cli(String lock, String... command) throws IOException {
@@ -46,9 +50,22 @@ class CliInteropTest {
         String[] cliOutput = new String[1];
         assertTrue(Dibs.execute(redis.uri(), lock, 30, 0, () -> {
             try {
-                Process p = new ProcessBuilder(cli.toString(), "run", "--redis", redis.uri(), "--lock", lock,
-                        "--at-most", "30s", "--skip-exit", "3", "--", "echo", "cli-ran")
-                        .redirectErrorStream(true).start();
+                Process p = new ProcessBuilder(
+                                cli.toString(),
+                                "run",
+                                "--redis",
+                                redis.uri(),
+                                "--lock",
+                                lock,
+                                "--at-most",
+                                "30s",
+                                "--skip-exit",
+                                "3",
+                                "--",
+                                "echo",
+                                "cli-ran")
+                        .redirectErrorStream(true)
+                        .start();
                 cliOutput[0] = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 cliExit.set(p.waitFor(20, TimeUnit.SECONDS) ? p.exitValue() : -2);
             } catch (IOException | InterruptedException e) {

@@ -46,32 +46,36 @@ class ConnCacheTest {
                 e("dbl", 6379.0),
                 e("dec", new BigDecimal("1.5")),
                 e("list", new ArrayList<>()));
-        assertArrayEquals(new String[] {
-                "uri", "s", "redis://h",
-                "port", "i", "6380",
-                "db", "i", "2",
-                "short", "i", "3",
-                "byte", "i", "4",
-                "big", "i", "123456789012345678901234567890",
-                "ssl", "b", "true",
-                "password", "n", "",
-                "sb", "s", "built",
-                "kwval", "s", ":val",
-                "dbl", "x", "java.lang.Double",
-                "dec", "x", "java.math.BigDecimal",
-                "list", "x", "java.util.ArrayList",
-        }, ConnCache.flatten(m));
+        assertArrayEquals(
+                new String[] {
+                    "uri", "s", "redis://h",
+                    "port", "i", "6380",
+                    "db", "i", "2",
+                    "short", "i", "3",
+                    "byte", "i", "4",
+                    "big", "i", "123456789012345678901234567890",
+                    "ssl", "b", "true",
+                    "password", "n", "",
+                    "sb", "s", "built",
+                    "kwval", "s", ":val",
+                    "dbl", "x", "java.lang.Double",
+                    "dec", "x", "java.math.BigDecimal",
+                    "list", "x", "java.util.ArrayList",
+                },
+                ConnCache.flatten(m));
     }
 
     @Test
     void keysAreStringsKeywordsOrTheirText() {
         Map<Object, Object> m = ordered(e("host", "h"), e(Keyword.intern("port"), 1), e(7, "x"), e(null, "y"));
-        assertArrayEquals(new String[] {
-                "host", "s", "h",
-                ":port", "i", "1",
-                "7", "s", "x",
-                "null", "s", "y",
-        }, ConnCache.flatten(m));
+        assertArrayEquals(
+                new String[] {
+                    "host", "s", "h",
+                    ":port", "i", "1",
+                    "7", "s", "x",
+                    "null", "s", "y",
+                },
+                ConnCache.flatten(m));
     }
 
     @Test
@@ -80,16 +84,18 @@ class ConnCacheTest {
                 e("spec", ordered(e("host", "h"), e("port", 6380))),
                 e("pool", ordered()),
                 e(Keyword.intern("x"), ordered(e("deep", ordered(e("a", 1))), e("b", false))));
-        assertArrayEquals(new String[] {
-                "spec", "m", "2",
-                "host", "s", "h",
-                "port", "i", "6380",
-                "pool", "m", "0",
-                ":x", "m", "2",
-                "deep", "m", "1",
-                "a", "i", "1",
-                "b", "b", "false",
-        }, ConnCache.flatten(m));
+        assertArrayEquals(
+                new String[] {
+                    "spec", "m", "2",
+                    "host", "s", "h",
+                    "port", "i", "6380",
+                    "pool", "m", "0",
+                    ":x", "m", "2",
+                    "deep", "m", "1",
+                    "a", "i", "1",
+                    "b", "b", "false",
+                },
+                ConnCache.flatten(m));
     }
 
     @Test

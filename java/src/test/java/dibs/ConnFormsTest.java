@@ -22,13 +22,15 @@ class ConnFormsTest extends RedisTestBase {
     /** Runs a task through conn and returns what the lock key held on our server meanwhile. */
     private static String keySeenDuringTask(Object conn, String key, String name) {
         AtomicReference<String> seen = new AtomicReference<>();
-        assertTrue(Dibs.execute(conn, name, 10, 0, () -> {
-            try {
-                seen.set(redis.command("EXISTS", key));
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }), "won the lock through " + conn);
+        assertTrue(
+                Dibs.execute(conn, name, 10, 0, () -> {
+                    try {
+                        seen.set(redis.command("EXISTS", key));
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }),
+                "won the lock through " + conn);
         return seen.get();
     }
 

@@ -31,10 +31,11 @@ class DibsClientTest extends RedisTestBase {
         EventRecorder rec = new EventRecorder();
         try (DibsClient client = Dibs.client(local().listener(rec).build())) {
             String name = uniqueName("cli-methods");
-            assertTrue(client.execute(name, 10, 0, () -> { }));
-            assertTrue(client.execute(name, Duration.ofSeconds(10), Duration.ZERO, () -> { }));
+            assertTrue(client.execute(name, 10, 0, () -> {}));
+            assertTrue(client.execute(name, Duration.ofSeconds(10), Duration.ZERO, () -> {}));
             assertEquals(Optional.of("a"), client.executeWithResult(name, 10, 0, () -> "a"));
-            assertEquals(Optional.of("b"), client.executeWithResult(name, Duration.ofSeconds(10), Duration.ZERO, () -> "b"));
+            assertEquals(
+                    Optional.of("b"), client.executeWithResult(name, Duration.ofSeconds(10), Duration.ZERO, () -> "b"));
             DibsResult<String> nullValue = client.attempt(name, 10, 0, () -> null);
             assertTrue(nullValue.acquired());
             assertEquals(null, nullValue.value());
@@ -47,10 +48,10 @@ class DibsClientTest extends RedisTestBase {
             assertTrue(held.ownedToTheEnd());
             assertTrue(client.inspect(name).held(), "atLeast 5 s keeps it");
             assertFalse(client.attempt(name, 10, 0, () -> 8).acquired());
-            assertFalse(Dibs.execute(redis.uri(), name, 10, 0, () -> { }), "the client's lock excludes Dibs's");
+            assertFalse(Dibs.execute(redis.uri(), name, 10, 0, () -> {}), "the client's lock excludes Dibs's");
             assertEquals(6 * 4 + 2, rec.events.size(), "the listener heard the client: " + rec.events);
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> client.execute("", 10, 0, () -> { }));
+            IllegalArgumentException e =
+                    assertThrows(IllegalArgumentException.class, () -> client.execute("", 10, 0, () -> {}));
             assertTrue(e.getMessage().toLowerCase().contains("name"), e.getMessage());
         }
     }
@@ -65,9 +66,11 @@ class DibsClientTest extends RedisTestBase {
             DibsClient client = Dibs.client(fresh.uri());
             assertEquals(0, received(fresh) - received - 1, "making a client connects nothing yet");
             received = received(fresh);
-            assertTrue(client.execute(name, 10, 0, () -> { }));
+            assertTrue(client.execute(name, 10, 0, () -> {}));
             assertNotNull(client.inspect(name));
-            assertEquals(1, received(fresh) - received - 1,
+            assertEquals(
+                    1,
+                    received(fresh) - received - 1,
                     "the client opened one connection of its own, beside the shared pool's idle one");
             assertEquals(shared + 1, clients(fresh), fresh.command("CLIENT", "LIST"));
             client.close();
@@ -77,7 +80,7 @@ class DibsClientTest extends RedisTestBase {
             }
             assertEquals(shared, clients(fresh), "close dropped the client's connection");
             received = received(fresh);
-            assertTrue(Dibs.execute(fresh.uri(), name, 10, 0, () -> { }), "the shared pool is unaffected");
+            assertTrue(Dibs.execute(fresh.uri(), name, 10, 0, () -> {}), "the shared pool is unaffected");
             assertEquals(0, received(fresh) - received - 1, "the shared pool still had its connection");
         }
     }
@@ -108,7 +111,7 @@ class DibsClientTest extends RedisTestBase {
     void aClosedClientRefusesEveryCall() {
         DibsClient client = Dibs.client(redis.uri());
         String name = uniqueName("cli-closed");
-        assertTrue(client.execute(name, 10, 0, () -> { }));
+        assertTrue(client.execute(name, 10, 0, () -> {}));
         client.close();
         client.close(); // twice is fine
         AtomicBoolean ran = new AtomicBoolean();
@@ -126,7 +129,7 @@ class DibsClientTest extends RedisTestBase {
         }
         assertFalse(ran.get());
         client.close();
-        assertTrue(Dibs.execute(redis.uri(), name, 10, 0, () -> { }), "Dibs itself goes on");
+        assertTrue(Dibs.execute(redis.uri(), name, 10, 0, () -> {}), "Dibs itself goes on");
     }
 
     @Test
@@ -166,7 +169,8 @@ class DibsClientTest extends RedisTestBase {
         // The window between DibsClient's own check and the native call: another thread closed it.
         long handle = ConnCache.open(redis.uri());
         NativeLib.close(handle);
-        IllegalStateException e = assertThrows(IllegalStateException.class,
+        IllegalStateException e = assertThrows(
+                IllegalStateException.class,
                 () -> NativeLib.acquire(handle, "closed-race", null, 10, 0, 1000, new long[3]));
         assertTrue(e.getMessage().contains("closed"), e.getMessage());
     }

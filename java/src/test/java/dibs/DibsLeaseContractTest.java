@@ -8,8 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 
 /** {@link DibsClient#tryLock} and {@link DibsLease} pass the lock contract, and extend. */
 @Tag("jvm")
@@ -28,12 +28,14 @@ class DibsLeaseContractTest extends LockContract {
 
     @Override
     protected boolean runLocked(String name, Duration atMost, Duration atLeast, Runnable task) {
-        return client.tryLock(name, atMost, atLeast).map(lease -> {
-            try (lease) {
-                task.run();
-            }
-            return true;
-        }).orElse(false);
+        return client.tryLock(name, atMost, atLeast)
+                .map(lease -> {
+                    try (lease) {
+                        task.run();
+                    }
+                    return true;
+                })
+                .orElse(false);
     }
 
     @Override
@@ -44,7 +46,8 @@ class DibsLeaseContractTest extends LockContract {
     @Test
     void extendSetsANewExpiryWhileOurs() throws Exception {
         String name = name("extend");
-        DibsLease lease = client.tryLock(name, Duration.ofMillis(500), Duration.ZERO).orElseThrow();
+        DibsLease lease =
+                client.tryLock(name, Duration.ofMillis(500), Duration.ZERO).orElseThrow();
         assertTrue(lease.extend(Duration.ofSeconds(20), Duration.ZERO));
         long pttl = Long.parseLong(redis.command("PTTL", RedisServer.lockKey(name)));
         assertTrue(pttl > 10_000 && pttl <= 20_000, "PTTL after extend: " + pttl);
@@ -57,9 +60,11 @@ class DibsLeaseContractTest extends LockContract {
     @Test
     void extendAfterTheLockLapsedSaysSoAndTouchesNothing() throws Exception {
         String name = name("extend-late");
-        DibsLease lease = client.tryLock(name, Duration.ofMillis(50), Duration.ZERO).orElseThrow();
+        DibsLease lease =
+                client.tryLock(name, Duration.ofMillis(50), Duration.ZERO).orElseThrow();
         TestSupport.sleep(120);
-        DibsLease other = client.tryLock(name, Duration.ofSeconds(30), Duration.ZERO).orElseThrow();
+        DibsLease other =
+                client.tryLock(name, Duration.ofSeconds(30), Duration.ZERO).orElseThrow();
         assertFalse(lease.extend(Duration.ofSeconds(20), Duration.ZERO), "no longer ours");
         assertFalse(lease.release(), "and not released as ours");
         assertTrue(other.release(), "the new holder's lock was untouched");
@@ -67,9 +72,10 @@ class DibsLeaseContractTest extends LockContract {
 
     @Test
     void aLeaseIsReleasedOnceAndInvalidDurationsAreRefusedBeforeIo() {
-        DibsLease lease = client.tryLock(name("once"), Duration.ofSeconds(30), Duration.ZERO).orElseThrow();
-        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
-                () -> lease.extend(Duration.ofSeconds(1), Duration.ofSeconds(2)));
+        DibsLease lease = client.tryLock(name("once"), Duration.ofSeconds(30), Duration.ZERO)
+                .orElseThrow();
+        IllegalArgumentException bad = assertThrows(
+                IllegalArgumentException.class, () -> lease.extend(Duration.ofSeconds(1), Duration.ofSeconds(2)));
         assertTrue(bad.getMessage().contains("atLeast"), bad.getMessage());
         assertThrows(IllegalArgumentException.class, () -> lease.extend(Duration.ZERO, Duration.ZERO));
         assertTrue(lease.release());
@@ -82,8 +88,11 @@ class DibsLeaseContractTest extends LockContract {
     @Test
     void withKeepAliveTheHolderCanSeeThatItsLockWasTaken() throws Exception {
         String name = name("lost");
-        try (DibsClient keepAlive = Dibs.client(DibsOptions.builder().uri(redis.uri()).keepAlive(true).build())) {
-            DibsLease lease = keepAlive.tryLock(name, Duration.ofMillis(300), Duration.ZERO).orElseThrow();
+        try (DibsClient keepAlive = Dibs.client(
+                DibsOptions.builder().uri(redis.uri()).keepAlive(true).build())) {
+            DibsLease lease = keepAlive
+                    .tryLock(name, Duration.ofMillis(300), Duration.ZERO)
+                    .orElseThrow();
             TestSupport.sleep(150);
             assertFalse(lease.isLost(), "extended, still ours");
             redis.command("SET", RedisServer.lockKey(name), "someone-else", "PX", "60000");

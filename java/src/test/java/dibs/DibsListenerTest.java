@@ -46,10 +46,11 @@ class DibsListenerTest extends RedisTestBase {
 
         // The same listener through execute and executeWithResult.
         rec.events.clear();
-        assertTrue(Dibs.execute(options, name, 10, 0, () -> { }));
+        assertTrue(Dibs.execute(options, name, 10, 0, () -> {}));
         assertEquals(Optional.of(1), Dibs.executeWithResult(options, name, 10, 0, () -> 1));
-        assertEquals(List.of("attempt", "acquired", "finished", "released",
-                "attempt", "acquired", "finished", "released"), rec.events);
+        assertEquals(
+                List.of("attempt", "acquired", "finished", "released", "attempt", "acquired", "finished", "released"),
+                rec.events);
     }
 
     @Test
@@ -66,8 +67,8 @@ class DibsListenerTest extends RedisTestBase {
     void anExpiryMidTaskEndsWithExpired() {
         EventRecorder rec = new EventRecorder();
         String name = uniqueName("lst-expired");
-        DibsResult<Void> r = Dibs.attempt(local().listener(rec).build(), name, Duration.ofMillis(200), Duration.ZERO,
-                () -> {
+        DibsResult<Void> r =
+                Dibs.attempt(local().listener(rec).build(), name, Duration.ofMillis(200), Duration.ZERO, () -> {
                     sleep(400);
                     return null;
                 });
@@ -82,7 +83,8 @@ class DibsListenerTest extends RedisTestBase {
         EventRecorder rec = new EventRecorder();
         String name = uniqueName("lst-throws");
         IllegalStateException boom = new IllegalStateException("boom");
-        IllegalStateException caught = assertThrows(IllegalStateException.class,
+        IllegalStateException caught = assertThrows(
+                IllegalStateException.class,
                 () -> Dibs.execute(local().listener(rec).build(), name, 10, 0, () -> {
                     throw boom;
                 }));
@@ -148,7 +150,8 @@ class DibsListenerTest extends RedisTestBase {
             assertEquals(4, calls.get());
             List<String> warnings = log.warningsAbout(name);
             for (String event : List.of("attempt", "acquired", "finished", "released")) {
-                assertTrue(warnings.stream().anyMatch(w -> w.contains("DibsListener." + event)),
+                assertTrue(
+                        warnings.stream().anyMatch(w -> w.contains("DibsListener." + event)),
                         event + " not logged: " + warnings);
             }
 
@@ -157,13 +160,18 @@ class DibsListenerTest extends RedisTestBase {
             assertFalse(Dibs.attempt(options, name, 10, 0, () -> 1).acquired());
             redis.command("DEL", lockKey(name));
             assertFalse(Dibs.attempt(options, name, Duration.ofMillis(100), Duration.ZERO, () -> {
-                sleep(250);
-                return 1;
-            }).ownedToTheEnd());
+                        sleep(250);
+                        return 1;
+                    })
+                    .ownedToTheEnd());
             IOException checked = new IOException("task failure");
-            assertSame(checked, assertThrows(IOException.class, () -> Dibs.execute(options, name, 10, 0, () -> {
-                throw TestSupport.sneak(checked);
-            })));
+            assertSame(
+                    checked,
+                    assertThrows(
+                            IOException.class,
+                            () -> Dibs.execute(options, name, 10, 0, () -> {
+                                throw TestSupport.sneak(checked);
+                            })));
             assertFalse(keyExists(lockKey(name)));
             assertEquals(4 + 2 + 4 + 4, calls.get());
             List<String> all = log.warningsAbout(name);
@@ -177,13 +185,13 @@ class DibsListenerTest extends RedisTestBase {
         EventRecorder a = new EventRecorder();
         EventRecorder b = new EventRecorder();
         String name = uniqueName("lst-own");
-        Dibs.execute(local().listener(a).build(), name, 10, 0, () -> { });
+        Dibs.execute(local().listener(a).build(), name, 10, 0, () -> {});
         assertEquals(4, a.events.size());
         assertEquals(0, b.events.size());
-        Dibs.execute(local().listener(b).build(), name, 10, 0, () -> { });
+        Dibs.execute(local().listener(b).build(), name, 10, 0, () -> {});
         assertEquals(4, a.events.size(), "a heard b's call: " + a.events);
         assertEquals(4, b.events.size());
-        Dibs.execute(local().build(), name, 10, 0, () -> { });
+        Dibs.execute(local().build(), name, 10, 0, () -> {});
         assertEquals(4, a.events.size());
         assertEquals(4, b.events.size());
     }

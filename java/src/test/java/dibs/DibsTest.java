@@ -19,9 +19,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.Tag;
 
 /** The lock's behaviour against a real redis-server. */
 @Tag("jvm")
@@ -69,7 +69,8 @@ class DibsTest extends RedisTestBase {
     void returnsTheResultOrEmptyWhenSkipped() throws IOException {
         String name = uniqueName("result");
         assertEquals(Optional.of(42), Dibs.executeWithResult(redis.uri(), name, 10, 0, () -> 42));
-        assertEquals(Optional.of("ms"),
+        assertEquals(
+                Optional.of("ms"),
                 Dibs.executeWithResult(redis.uri(), name, Duration.ofMillis(1500), Duration.ZERO, () -> "ms"));
 
         redis.command("SET", lockKey(name), "someone-else", "PX", "10000");
@@ -96,7 +97,8 @@ class DibsTest extends RedisTestBase {
     void runtimeExceptionReachesTheCallerAsTheSameObject() throws IOException {
         String name = uniqueName("rte");
         IllegalStateException boom = new IllegalStateException("boom");
-        IllegalStateException caught = assertThrows(IllegalStateException.class,
+        IllegalStateException caught = assertThrows(
+                IllegalStateException.class,
                 () -> Dibs.execute(redis.uri(), name, 10, 0, () -> {
                     throw boom;
                 }));
@@ -109,7 +111,8 @@ class DibsTest extends RedisTestBase {
     void errorReachesTheCallerAsTheSameObject() throws IOException {
         String name = uniqueName("error");
         Error boom = new Error("boom");
-        Error caught = assertThrows(Error.class,
+        Error caught = assertThrows(
+                Error.class,
                 () -> Dibs.executeWithResult(redis.uri(), name, 10, 0, () -> {
                     throw boom;
                 }));
@@ -123,9 +126,11 @@ class DibsTest extends RedisTestBase {
         // Thrown by the JVM itself, not constructed: the release runs after the stack unwound,
         // and allocates nothing the failed allocation could have starved.
         String deep = uniqueName("stack-overflow");
-        java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
-        StackOverflowError overflow = assertThrows(StackOverflowError.class, () -> Dibs.execute(redis.uri(), deep, 10, 0,
-                () -> {
+        java.util.concurrent.atomic.AtomicReference<Throwable> thrown =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        StackOverflowError overflow = assertThrows(
+                StackOverflowError.class,
+                () -> Dibs.execute(redis.uri(), deep, 10, 0, () -> {
                     try {
                         recurse(0);
                     } catch (StackOverflowError e) {
@@ -137,16 +142,18 @@ class DibsTest extends RedisTestBase {
         assertFalse(exists(deep), "released after a stack overflow");
 
         String big = uniqueName("out-of-memory");
-        OutOfMemoryError oom = assertThrows(OutOfMemoryError.class, () -> Dibs.execute(redis.uri(), big, 10, 0, () -> {
-            try {
-                thrown.set(null);
-                long[] tooBig = new long[Integer.MAX_VALUE - 16]; // 16 GiB: more than any test heap
-                tooBig[0] = 1;
-            } catch (OutOfMemoryError e) {
-                thrown.set(e);
-                throw e;
-            }
-        }));
+        OutOfMemoryError oom = assertThrows(
+                OutOfMemoryError.class,
+                () -> Dibs.execute(redis.uri(), big, 10, 0, () -> {
+                    try {
+                        thrown.set(null);
+                        long[] tooBig = new long[Integer.MAX_VALUE - 16]; // 16 GiB: more than any test heap
+                        tooBig[0] = 1;
+                    } catch (OutOfMemoryError e) {
+                        thrown.set(e);
+                        throw e;
+                    }
+                }));
         assertSame(thrown.get(), oom);
         assertFalse(exists(big), "released after an OutOfMemoryError");
         assertTrue(Dibs.execute(redis.uri(), big, 10, 0, () -> {}), "re-acquirable at once");
@@ -160,7 +167,8 @@ class DibsTest extends RedisTestBase {
     void checkedExceptionThrownSneakilyReachesTheCaller() throws IOException {
         String name = uniqueName("checked");
         IOException boom = new IOException("checked boom");
-        IOException caught = assertThrows(IOException.class,
+        IOException caught = assertThrows(
+                IOException.class,
                 () -> Dibs.execute(redis.uri(), name, Duration.ofSeconds(10), Duration.ZERO, () -> {
                     throw sneak(boom);
                 }));
@@ -199,7 +207,8 @@ class DibsTest extends RedisTestBase {
                         sleep(20);
                     }
                     // The lock expired mid-task: another instance can win it now.
-                    Future<Boolean> f = other.submit(() -> Dibs.execute(redis.uri(), name, 10, 0, () -> otherRan.set(true)));
+                    Future<Boolean> f =
+                            other.submit(() -> Dibs.execute(redis.uri(), name, 10, 0, () -> otherRan.set(true)));
                     assertTrue(f.get());
                 } catch (Exception e) {
                     throw new RuntimeException(e);
@@ -226,7 +235,8 @@ class DibsTest extends RedisTestBase {
         redis.stop();
         try {
             AtomicBoolean ran = new AtomicBoolean();
-            assertThrows(DibsConnectionException.class, () -> Dibs.execute(redis.uri(), name, 10, 0, () -> ran.set(true)));
+            assertThrows(
+                    DibsConnectionException.class, () -> Dibs.execute(redis.uri(), name, 10, 0, () -> ran.set(true)));
             assertFalse(ran.get());
         } finally {
             redis.start();

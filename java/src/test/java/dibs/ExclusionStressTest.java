@@ -25,9 +25,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.Tag;
 
 /**
  * Mutual exclusion under load, across processes and languages: 4 JVMs of 8 threads each
@@ -64,19 +64,23 @@ class ExclusionStressTest {
     static final long READY_TIMEOUT_SEC = 60;
     /** From go to the last exit. */
     static final long RUN_TIMEOUT_SEC = 100;
+
     static final List<String> COUNTS = List.of("attempts", "wins", "skips", "overlaps", "errors");
 
     @Test
     void fourJvmsAndARustProcessNeverHoldTheSameLockAtOnce() throws Exception {
         Path basedir = TestSupport.repositoryRoot();
-        Path rustWorker = basedir.resolve(Paths.get("target", "release",
+        Path rustWorker = basedir.resolve(Paths.get(
+                "target",
+                "release",
                 System.getProperty("os.name").startsWith("Windows") ? "exclusion_worker.exe" : "exclusion_worker"));
         if (!Files.isRegularFile(rustWorker) || !Files.isExecutable(rustWorker)) {
             fail("the Rust worker " + rustWorker + " is missing: run `cargo build --release -p dibs-test-tools`"
                     + " in " + basedir + " before the Java tests (the Maven and Gradle builds do)");
         }
         Path source = basedir.resolve(Paths.get("crates", "dibs-test-tools", "src", "bin", "exclusion_worker.rs"));
-        if (Files.exists(source) && Files.getLastModifiedTime(source).compareTo(Files.getLastModifiedTime(rustWorker)) > 0) {
+        if (Files.exists(source)
+                && Files.getLastModifiedTime(source).compareTo(Files.getLastModifiedTime(rustWorker)) > 0) {
             System.out.println("NOTE: " + rustWorker + " is older than " + source
                     + "; run `cargo build --release -p dibs-test-tools` to test the current source");
         }
@@ -151,7 +155,8 @@ class ExclusionStressTest {
 
             List<String> held;
             try (Stream<Path> files = Files.list(dir)) {
-                held = files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".held"))
+                held = files.map(p -> p.getFileName().toString())
+                        .filter(n -> n.endsWith(".held"))
                         .collect(Collectors.toList());
             }
             String out = output(workers);
@@ -159,17 +164,26 @@ class ExclusionStressTest {
             assertEquals(0, total.get("overlaps"), "two holders of one lock ran at once:\n" + table);
             assertTrue(total.get("attempts") >= MIN_ATTEMPTS, "fewer than " + MIN_ATTEMPTS + " attempts:\n" + table);
             for (Worker w : workers) {
-                assertEquals((long) w.threads * w.perThread, w.count("attempts"), w.id + " did not make its quota:\n" + table);
+                assertEquals(
+                        (long) w.threads * w.perThread,
+                        w.count("attempts"),
+                        w.id + " did not make its quota:\n" + table);
                 assertTrue(w.count("wins") >= 1, w.id + " never won, so it never competed:\n" + table);
-                assertEquals(w.count("attempts"), w.count("wins") + w.count("skips"), w.id + ": wins + skips != attempts\n" + table);
+                assertEquals(
+                        w.count("attempts"),
+                        w.count("wins") + w.count("skips"),
+                        w.id + ": wins + skips != attempts\n" + table);
                 assertEquals(0, w.process.exitValue(), w.id + " exited with " + w.process.exitValue() + ":\n" + out);
             }
             assertEquals(List.of(), held, "a task left its .held file behind");
             for (String name : NAMES) {
-                assertEquals("0", redis.command("EXISTS", RedisServer.lockKey(name)),
+                assertEquals(
+                        "0",
+                        redis.command("EXISTS", RedisServer.lockKey(name)),
                         "with atLeast 0 every release deletes the key, but " + name + " is still held");
             }
-            assertFalse(out.contains("WARNING in native method") || out.contains("FATAL ERROR in native method"),
+            assertFalse(
+                    out.contains("WARNING in native method") || out.contains("FATAL ERROR in native method"),
                     "JNI check failed in a child JVM:\n" + out);
         } finally {
             for (Worker w : workers) {
@@ -200,6 +214,7 @@ class ExclusionStressTest {
         final List<String> lines = Collections.synchronizedList(new ArrayList<>());
         /** Counted down on READY, or when the output ends without it. */
         final CountDownLatch ready = new CountDownLatch(1);
+
         volatile boolean isReady;
         volatile Map<String, Long> result;
         Process process;
@@ -221,8 +236,8 @@ class ExclusionStressTest {
         }
 
         private void read() {
-            try (BufferedReader in = new BufferedReader(
-                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader in =
+                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = in.readLine()) != null) {
                     lines.add(line);
@@ -261,17 +276,43 @@ class ExclusionStressTest {
     private static String table(List<Worker> workers, Map<String, Long> total, long goMs, long startupMs, long runMs) {
         String format = "%-8s %-5s %7s %9s %7s %7s %9s %7s   %s%n";
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(format, "process", "lang", "threads", "attempts", "wins", "skips", "overlaps",
-                "errors", "ran (ms after go)"));
+        sb.append(String.format(
+                format,
+                "process",
+                "lang",
+                "threads",
+                "attempts",
+                "wins",
+                "skips",
+                "overlaps",
+                "errors",
+                "ran (ms after go)"));
         for (Worker w : workers) {
-            sb.append(String.format(format, w.id, w.lang, w.threads, w.count("attempts"), w.count("wins"),
-                    w.count("skips"), w.count("overlaps"), w.count("errors"),
+            sb.append(String.format(
+                    format,
+                    w.id,
+                    w.lang,
+                    w.threads,
+                    w.count("attempts"),
+                    w.count("wins"),
+                    w.count("skips"),
+                    w.count("overlaps"),
+                    w.count("errors"),
                     (w.count("startMs") - goMs) + " .. " + (w.count("endMs") - goMs)));
         }
-        sb.append(String.format(format, "total", "", workers.stream().mapToInt(w -> w.threads).sum(),
-                total.get("attempts"), total.get("wins"), total.get("skips"), total.get("overlaps"),
-                total.get("errors"), ""));
-        sb.append(String.format("lock names %s; start-up (launch to all READY) %d ms; run (go to last exit) %d ms",
+        sb.append(String.format(
+                format,
+                "total",
+                "",
+                workers.stream().mapToInt(w -> w.threads).sum(),
+                total.get("attempts"),
+                total.get("wins"),
+                total.get("skips"),
+                total.get("overlaps"),
+                total.get("errors"),
+                ""));
+        sb.append(String.format(
+                "lock names %s; start-up (launch to all READY) %d ms; run (go to last exit) %d ms",
                 NAMES, startupMs, runMs));
         return sb.toString();
     }

@@ -37,7 +37,8 @@ class FailedTickTest extends RedisTestBase {
     void aFailedTickStaysDoneByDefault() throws Exception {
         String job = uniqueName("failed-tick");
         AtomicInteger count = new AtomicInteger();
-        try (DibsClient first = Dibs.client(local().build()); DibsClient later = Dibs.client(local().build())) {
+        try (DibsClient first = Dibs.client(local().build());
+                DibsClient later = Dibs.client(local().build())) {
             assertEquals(1, runs(first, job, "2026-12-04", count, true));
             assertTrue(keyExists("dibs:" + job + "@2026-12-04"), "the tick's done-mark stays");
             assertEquals(1, runs(later, job, "2026-12-04", count, false), "the later fire skips it");
@@ -65,8 +66,10 @@ class FailedTickTest extends RedisTestBase {
             assertFalse(history.get(1).succeeded());
             assertEquals("released", history.get(1).ended());
         }
-        DibsArgumentException bad = assertThrows(DibsArgumentException.class, () -> Dibs.client(
-                java.util.Map.of("host", "127.0.0.1", "port", redis.port(), "retry-failed-ticks", "maybe")));
+        DibsArgumentException bad = assertThrows(
+                DibsArgumentException.class,
+                () -> Dibs.client(
+                        java.util.Map.of("host", "127.0.0.1", "port", redis.port(), "retry-failed-ticks", "maybe")));
         assertEquals("retry-failed-ticks", bad.argument());
     }
 }

@@ -22,8 +22,7 @@ import java.time.Duration;
  * when the lock was held by someone else; exits 1 on any error.
  */
 public final class FencedWriter {
-    static final String FENCED =
-            "UPDATE report SET body = ?, fence = ? WHERE id = 1 AND fence < ?";
+    static final String FENCED = "UPDATE report SET body = ?, fence = ? WHERE id = 1 AND fence < ?";
     static final String UNFENCED = "UPDATE report SET body = ?, fence = ? WHERE id = 1";
 
     private FencedWriter() {}
@@ -38,11 +37,13 @@ public final class FencedWriter {
         Duration atMost = Duration.ofMillis(Long.parseLong(args[2]));
         boolean fenced = args[4].equals("fenced");
         long workMs = Long.parseLong(args[5]);
-        DibsOptions options = DibsOptions.builder().uri(args[0]).keepAlive(false).build();
+        DibsOptions options =
+                DibsOptions.builder().uri(args[0]).keepAlive(false).build();
         try (Connection db = DriverManager.getConnection(args[3])) { // opened before the lock, as a pool would be
             DibsResult<Integer> r = Dibs.attempt(options, name, atMost, Duration.ZERO, () -> {
                 long token = Dibs.fencingToken();
-                System.out.println("TOKEN " + token + " " + ProcessHandle.current().pid());
+                System.out.println(
+                        "TOKEN " + token + " " + ProcessHandle.current().pid());
                 System.out.flush();
                 long started = System.nanoTime();
                 sleep(workMs); // the work; SIGSTOP lands here

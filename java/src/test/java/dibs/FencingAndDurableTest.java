@@ -61,8 +61,12 @@ class FencingAndDurableTest extends RedisTestBase {
             awaitReplicas(master, replica);
             String name = uniqueName("unacknowledged");
             EventRecorder events = new EventRecorder();
-            DibsOptions options = DibsOptions.builder().host("127.0.0.1").port(master.port())
-                    .readTimeout(Duration.ofMillis(1000)).listener(events).build();
+            DibsOptions options = DibsOptions.builder()
+                    .host("127.0.0.1")
+                    .port(master.port())
+                    .readTimeout(Duration.ofMillis(1000))
+                    .listener(events)
+                    .build();
             try (DibsClient client = Dibs.client(options)) {
                 assertTrue(client.execute(name, Duration.ofSeconds(60), Duration.ZERO, () -> {}), "replicated: runs");
                 long waits = master.calls("wait");
@@ -93,9 +97,13 @@ class FencingAndDurableTest extends RedisTestBase {
                 }
             }
             // With durable acquire off, the same lock is taken (and a failover now could lose it).
-            try (DibsClient off = Dibs.client(DibsOptions.builder().host("127.0.0.1").port(master.port())
-                    .durable(DurableAcquire.off()).build())) {
-                assertTrue(off.execute(uniqueName("unacknowledged-off"), Duration.ofSeconds(60), Duration.ZERO, () -> {}));
+            try (DibsClient off = Dibs.client(DibsOptions.builder()
+                    .host("127.0.0.1")
+                    .port(master.port())
+                    .durable(DurableAcquire.off())
+                    .build())) {
+                assertTrue(
+                        off.execute(uniqueName("unacknowledged-off"), Duration.ofSeconds(60), Duration.ZERO, () -> {}));
             }
         }
     }
@@ -103,22 +111,33 @@ class FencingAndDurableTest extends RedisTestBase {
     @Test
     void eachDurableAcquireIsTheConnKeysTextAndRustChecksItsRange() {
         // The typed form is the text form, so that both share one pool and one parser (Rust's).
-        assertEquals(local().durable("aof:2").build(), local().durable(DurableAcquire.aof(2)).build());
-        assertEquals(local().durable("3").build(), local().durable(DurableAcquire.replicas(3)).build());
-        assertEquals(local().durable("auto").build(), local().durable(DurableAcquire.auto()).build());
+        assertEquals(
+                local().durable("aof:2").build(),
+                local().durable(DurableAcquire.aof(2)).build());
+        assertEquals(
+                local().durable("3").build(),
+                local().durable(DurableAcquire.replicas(3)).build());
+        assertEquals(
+                local().durable("auto").build(),
+                local().durable(DurableAcquire.auto()).build());
         assertEquals(DurableAcquire.Mode.AOF, DurableAcquire.aof(2).mode());
         assertEquals(2, DurableAcquire.aof(2).replicas());
         for (DurableAcquire bad : new DurableAcquire[] {DurableAcquire.replicas(17), DurableAcquire.aof(-1)}) {
-            DibsArgumentException e = assertThrows(DibsArgumentException.class,
-                    () -> local().durable(bad).build().describe(), bad.toString());
+            DibsArgumentException e = assertThrows(
+                    DibsArgumentException.class,
+                    () -> local().durable(bad).build().describe(),
+                    bad.toString());
             assertEquals("durable", e.argument());
         }
-        assertEquals("127.0.0.1:" + redis.port(), local().durable(DurableAcquire.replicas(16)).build().describe());
+        assertEquals(
+                "127.0.0.1:" + redis.port(),
+                local().durable(DurableAcquire.replicas(16)).build().describe());
     }
 
     @Test
     void aBadDurableSettingIsRefusedNamingTheKey() {
-        DibsArgumentException e = assertThrows(DibsArgumentException.class,
+        DibsArgumentException e = assertThrows(
+                DibsArgumentException.class,
                 () -> Dibs.client(local().durable("sometimes").build())
                         .execute("x", Duration.ofSeconds(1), Duration.ZERO, () -> {}));
         assertEquals("durable", e.argument());

@@ -27,9 +27,9 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.Tag;
 
 /**
  * The fencing pattern on a real PostgreSQL (issue 18): holder A, a child JVM, takes a lock with
@@ -63,7 +63,8 @@ class FencingPostgresTest extends RedisTestBase {
     @Timeout(12)
     static void startPostgres() throws Exception {
         pg = PostgresServer.start();
-        try (Connection db = pg.connect(); Statement st = db.createStatement()) {
+        try (Connection db = pg.connect();
+                Statement st = db.createStatement()) {
             st.execute("CREATE TABLE report (id int PRIMARY KEY, body text, fence bigint NOT NULL)");
         }
     }
@@ -79,10 +80,20 @@ class FencingPostgresTest extends RedisTestBase {
     @Test
     void aHolderPausedPastAtMostHasItsStaleWriteRefusedByTheFence() throws Exception {
         Race r = race(true);
-        System.out.printf("fenced: A token %d (paused %d ms, its lock gone %d ms into the pause, its work took %d ms), "
-                + "B token %d (B - A = %d us); rows updated: B %d, A %d; row now body=%s fence=%d: %d stale writes accepted%n",
-                r.tokenA, r.pausedMs, r.expiredAfterMs, r.workMsA, r.tokenB, r.tokenB - r.tokenA, r.rowsB, r.rowsA,
-                r.body, r.fence, r.rowsA);
+        System.out.printf(
+                "fenced: A token %d (paused %d ms, its lock gone %d ms into the pause, its work took %d ms), "
+                        + "B token %d (B - A = %d us); rows updated: B %d, A %d; row now body=%s fence=%d: %d stale writes accepted%n",
+                r.tokenA,
+                r.pausedMs,
+                r.expiredAfterMs,
+                r.workMsA,
+                r.tokenB,
+                r.tokenB - r.tokenA,
+                r.rowsB,
+                r.rowsA,
+                r.body,
+                r.fence,
+                r.rowsA);
         System.out.println(r.output());
         assertEquals(1, r.rowsB, "B's write, with the newest token, lands\n" + r.output());
         assertEquals(0, r.rowsA, "0 stale writes accepted: A's write with its older token is refused\n" + r.output());
@@ -93,9 +104,19 @@ class FencingPostgresTest extends RedisTestBase {
     @Test
     void withoutTheFenceConditionTheStaleWriteLandsOverTheNewHoldersWrite() throws Exception {
         Race r = race(false);
-        System.out.printf("control, unfenced: A token %d (paused %d ms, its lock gone %d ms into the pause, "
-                + "its work took %d ms), B token %d; rows updated: B %d, A %d; row now body=%s fence=%d: %d stale writes accepted%n",
-                r.tokenA, r.pausedMs, r.expiredAfterMs, r.workMsA, r.tokenB, r.rowsB, r.rowsA, r.body, r.fence, r.rowsA);
+        System.out.printf(
+                "control, unfenced: A token %d (paused %d ms, its lock gone %d ms into the pause, "
+                        + "its work took %d ms), B token %d; rows updated: B %d, A %d; row now body=%s fence=%d: %d stale writes accepted%n",
+                r.tokenA,
+                r.pausedMs,
+                r.expiredAfterMs,
+                r.workMsA,
+                r.tokenB,
+                r.rowsB,
+                r.rowsA,
+                r.body,
+                r.fence,
+                r.rowsA);
         System.out.println(r.output());
         assertEquals(1, r.rowsB, r.output());
         assertEquals(1, r.rowsA, "the stale holder's write lands\n" + r.output());
@@ -122,13 +143,15 @@ class FencingPostgresTest extends RedisTestBase {
     }
 
     private static Race race(boolean fenced) throws Exception {
-        try (Connection db = pg.connect(); Statement st = db.createStatement()) {
+        try (Connection db = pg.connect();
+                Statement st = db.createStatement()) {
             st.execute("DELETE FROM report");
             st.execute("INSERT INTO report VALUES (1, 'initial', 0)");
         }
         String name = uniqueName("fenced-report");
         Race r = new Race();
-        try (Connection db = pg.connect(); Child a = Child.start(name, fenced)) {
+        try (Connection db = pg.connect();
+                Child a = Child.start(name, fenced)) {
             r.outputA = a.output;
             String[] token = a.await("TOKEN", 15_000);
             r.tokenA = Long.parseLong(token[1]);
@@ -168,7 +191,8 @@ class FencingPostgresTest extends RedisTestBase {
             assertNotNull(done, r.output());
             assertTrue(done.contains("ownedToTheEnd=false"), "dibs told A it lost its lock\n" + r.output());
             String out = String.join("\n", a.output);
-            assertFalse(out.contains("WARNING in native method") || out.contains("FATAL ERROR in native method"),
+            assertFalse(
+                    out.contains("WARNING in native method") || out.contains("FATAL ERROR in native method"),
                     "JNI check failed in the child JVM:\n" + out);
 
             try (Statement st = db.createStatement();
@@ -209,18 +233,20 @@ class FencingPostgresTest extends RedisTestBase {
 
         private Child(Process process) {
             this.process = process;
-            reader = new Thread(() -> {
-                try (BufferedReader in = new BufferedReader(
-                        new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    String line;
-                    while ((line = in.readLine()) != null) {
-                        output.add(line);
-                        lines.add(line);
-                    }
-                } catch (IOException e) {
-                    output.add("(read failed: " + e + ")");
-                }
-            }, "fenced-writer-reader");
+            reader = new Thread(
+                    () -> {
+                        try (BufferedReader in = new BufferedReader(
+                                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                            String line;
+                            while ((line = in.readLine()) != null) {
+                                output.add(line);
+                                lines.add(line);
+                            }
+                        } catch (IOException e) {
+                            output.add("(read failed: " + e + ")");
+                        }
+                    },
+                    "fenced-writer-reader");
             reader.setDaemon(true);
             reader.start();
         }
@@ -250,7 +276,8 @@ class FencingPostgresTest extends RedisTestBase {
             while (true) {
                 String line = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 if (line == null) {
-                    return fail("A did not print " + word + " within " + limitMs + " ms:\n" + String.join("\n", output));
+                    return fail(
+                            "A did not print " + word + " within " + limitMs + " ms:\n" + String.join("\n", output));
                 }
                 if (line.startsWith(word + " ")) {
                     return line.split(" ");
@@ -261,13 +288,17 @@ class FencingPostgresTest extends RedisTestBase {
         /** The first line printed so far that starts with {@code word}, or null. */
         String line(String word) {
             synchronized (output) {
-                return output.stream().filter(l -> l.startsWith(word + " ")).findFirst().orElse(null);
+                return output.stream()
+                        .filter(l -> l.startsWith(word + " "))
+                        .findFirst()
+                        .orElse(null);
             }
         }
 
         void signal(String signal) throws IOException, InterruptedException {
             Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
-                    .redirectErrorStream(true).start();
+                    .redirectErrorStream(true)
+                    .start();
             assertTrue(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0, "kill -" + signal + " failed");
         }
 
@@ -290,7 +321,8 @@ class FencingPostgresTest extends RedisTestBase {
         }
 
         void awaitExit(long limitMs) throws InterruptedException {
-            assertTrue(process.waitFor(limitMs, TimeUnit.MILLISECONDS), "A did not exit:\n" + String.join("\n", output));
+            assertTrue(
+                    process.waitFor(limitMs, TimeUnit.MILLISECONDS), "A did not exit:\n" + String.join("\n", output));
             reader.join(5000);
         }
 

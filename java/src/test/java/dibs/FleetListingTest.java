@@ -22,8 +22,11 @@ class FleetListingTest extends RedisTestBase {
     @Test
     void everyHeldLockAndEveryJobIsFoundAmongAMillionOtherKeys() throws Exception {
         for (int batch = 0; batch < 10; batch++) {
-            redis.command("EVAL", "for i = 1, 100000 do redis.call('SET', 'cache:' .. ARGV[1] .. ':' .. i, 'x') end",
-                    "0", Integer.toString(batch));
+            redis.command(
+                    "EVAL",
+                    "for i = 1, 100000 do redis.call('SET', 'cache:' .. ARGV[1] .. ':' .. i, 'x') end",
+                    "0",
+                    Integer.toString(batch));
         }
         try (DibsClient client = Dibs.client(local().build())) {
             List<String> jobs = new ArrayList<>();
@@ -34,7 +37,8 @@ class FleetListingTest extends RedisTestBase {
             }
             List<DibsLease> held = new ArrayList<>();
             for (int i = 1; i <= 5; i++) {
-                held.add(client.tryLock("listed-lock-" + i, Duration.ofMinutes(1), Duration.ZERO).orElseThrow());
+                held.add(client.tryLock("listed-lock-" + i, Duration.ofMinutes(1), Duration.ZERO)
+                        .orElseThrow());
             }
             DibsListing<HeldLock> locks = client.locks("listed-lock-*", 100);
             assertTrue(locks.complete(), locks.partialNote());
@@ -42,8 +46,13 @@ class FleetListingTest extends RedisTestBase {
             assertEquals(1_000_011, locks.keys(), "the cache, 5 locks, 5 jobs' streams and the index of jobs");
             DibsListing<DibsJob> found = client.jobs(100);
             assertTrue(found.complete(), found.partialNote());
-            assertEquals(jobs, found.stream().map(DibsJob::name).filter(jobs::contains).sorted()
-                    .collect(Collectors.toList()));
+            assertEquals(
+                    jobs,
+                    found.stream()
+                            .map(DibsJob::name)
+                            .filter(jobs::contains)
+                            .sorted()
+                            .collect(Collectors.toList()));
             assertFalse(found.truncated());
             held.forEach(DibsLease::release);
         }

@@ -25,7 +25,8 @@ class HistoryTest extends RedisTestBase {
                 DibsClient b = Dibs.client(local().build())) {
             assertTrue(a.execute(job + "-2026-12-01", 10, 0, () -> {}));
             RuntimeException boom = new RuntimeException("boom");
-            RuntimeException thrown = assertThrows(RuntimeException.class,
+            RuntimeException thrown = assertThrows(
+                    RuntimeException.class,
                     () -> b.execute(job + "-2026-12-02", 10, 0, () -> {
                         // A skip meanwhile records nothing.
                         assertFalse(a.execute(job + "-2026-12-02", 10, 0, () -> {}));
@@ -51,7 +52,8 @@ class HistoryTest extends RedisTestBase {
 
             DibsListing<DibsJob> jobs = a.jobs(10);
             assertTrue(jobs.complete(), jobs.toString());
-            DibsJob found = jobs.stream().filter(j -> j.name().equals(job)).findFirst().orElseThrow();
+            DibsJob found =
+                    jobs.stream().filter(j -> j.name().equals(job)).findFirst().orElseThrow();
             assertEquals(failed.recordedAt(), found.lastRecordedAt());
             DibsHistory history = a.history(job, 10);
             assertEquals(java.util.Optional.of(job), history.job(), "it names a job");
@@ -74,7 +76,8 @@ class HistoryTest extends RedisTestBase {
             assertEquals(job + "@w49", runs.get(0).lockName());
             assertEquals(job + "@2026-12-02T02:00", runs.get(1).lockName());
             assertEquals(job, Dibs.jobOf(job), "the listeners' name is the job");
-            DibsArgumentException e = assertThrows(DibsArgumentException.class,
+            DibsArgumentException e = assertThrows(
+                    DibsArgumentException.class,
                     () -> client.executeOnce(job + "-2026-12-02", "x", java.time.Duration.ofSeconds(1), () -> {}));
             assertEquals("lockName", e.argument());
         }
@@ -105,8 +108,8 @@ class HistoryTest extends RedisTestBase {
             assertEquals("no-longer-ours", runs.get(0).ended());
             assertEquals("forced", runs.get(1).ended());
             assertEquals(Optional.of("oncall@test"), runs.get(1).forcedBy());
-            DibsArgumentException bad = assertThrows(DibsArgumentException.class,
-                    () -> client.forceRelease(name, "nope", "x"));
+            DibsArgumentException bad =
+                    assertThrows(DibsArgumentException.class, () -> client.forceRelease(name, "nope", "x"));
             assertEquals("token", bad.argument());
         }
     }

@@ -25,9 +25,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.Tag;
 
 /**
  * Keep-alive: a task may outlive atMost and keep the lock; a lock taken meanwhile is reported;
@@ -74,35 +74,42 @@ class KeepAliveTest extends RedisTestBase {
         // Another thread, as another instance would: it tries the lock and inspects it while the
         // task runs. A bad sight counts only if the task was still running after it was made
         // (the lock is released right after the task ends).
-        Thread watcher = new Thread(() -> {
-            try {
-                started.await();
-                while (running.get()) {
-                    AtomicBoolean rivalRan = new AtomicBoolean();
-                    boolean rivalWon = Dibs.execute(redis.uri(), name, Duration.ofMillis(atMost), Duration.ZERO,
-                            () -> rivalRan.set(true));
-                    LockInfo info = Dibs.inspect(redis.uri(), name);
-                    long sinceAcquiredMs = (System.nanoTime() - acquiredNanos.get()) / 1_000_000;
-                    boolean stillRunning = running.get();
-                    if (!stillRunning) {
-                        break;
+        Thread watcher = new Thread(
+                () -> {
+                    try {
+                        started.await();
+                        while (running.get()) {
+                            AtomicBoolean rivalRan = new AtomicBoolean();
+                            boolean rivalWon = Dibs.execute(
+                                    redis.uri(),
+                                    name,
+                                    Duration.ofMillis(atMost),
+                                    Duration.ZERO,
+                                    () -> rivalRan.set(true));
+                            LockInfo info = Dibs.inspect(redis.uri(), name);
+                            long sinceAcquiredMs = (System.nanoTime() - acquiredNanos.get()) / 1_000_000;
+                            boolean stillRunning = running.get();
+                            if (!stillRunning) {
+                                break;
+                            }
+                            if (rivalWon || rivalRan.get()) {
+                                problems.add("a rival won the lock " + sinceAcquiredMs + " ms after it was acquired");
+                            } else if (!info.held() || info.pid().orElse(-1) != PID) {
+                                problems.add("inspect at " + sinceAcquiredMs + " ms: " + info);
+                            } else if (info.remaining().isEmpty()
+                                    || info.remaining().get().toMillis() > atMost) {
+                                problems.add("remaining at " + sinceAcquiredMs + " ms: " + info);
+                            } else {
+                                goodChecks.incrementAndGet();
+                                lastGoodCheckMs.set(sinceAcquiredMs);
+                            }
+                            sleep(20);
+                        }
+                    } catch (Throwable t) {
+                        problems.add("watcher failed: " + t);
                     }
-                    if (rivalWon || rivalRan.get()) {
-                        problems.add("a rival won the lock " + sinceAcquiredMs + " ms after it was acquired");
-                    } else if (!info.held() || info.pid().orElse(-1) != PID) {
-                        problems.add("inspect at " + sinceAcquiredMs + " ms: " + info);
-                    } else if (info.remaining().isEmpty() || info.remaining().get().toMillis() > atMost) {
-                        problems.add("remaining at " + sinceAcquiredMs + " ms: " + info);
-                    } else {
-                        goodChecks.incrementAndGet();
-                        lastGoodCheckMs.set(sinceAcquiredMs);
-                    }
-                    sleep(20);
-                }
-            } catch (Throwable t) {
-                problems.add("watcher failed: " + t);
-            }
-        }, "ka-watcher");
+                },
+                "ka-watcher");
         watcher.start();
 
         DibsResult<String> r;
@@ -122,7 +129,8 @@ class KeepAliveTest extends RedisTestBase {
         }
         assertEquals(List.of(), problems);
         assertTrue(goodChecks.get() >= 10, "too few checks while the task ran: " + goodChecks.get());
-        assertTrue(lastGoodCheckMs.get() > 2 * atMost,
+        assertTrue(
+                lastGoodCheckMs.get() > 2 * atMost,
                 "the lock was last seen held " + lastGoodCheckMs.get() + " ms after it was acquired");
         assertTrue(r.acquired());
         assertEquals("done", r.value());
@@ -135,21 +143,30 @@ class KeepAliveTest extends RedisTestBase {
     void aScheduleThatCannotHoldIsWarnedAtAcquireOncePerAtMost() {
         // 1 s timeouts: one extension may wait 3 s (read, then connect + read), so an atMost
         // under 9 s leaves keep-alive too little room.
-        DibsOptions options = DibsOptions.builder().uri(redis.uri()).keepAlive(true)
-                .connectTimeout(Duration.ofSeconds(1)).readTimeout(Duration.ofSeconds(1)).build();
+        DibsOptions options = DibsOptions.builder()
+                .uri(redis.uri())
+                .keepAlive(true)
+                .connectTimeout(Duration.ofSeconds(1))
+                .readTimeout(Duration.ofSeconds(1))
+                .build();
         String name = uniqueName("ka-tight");
-        try (DibsClient client = Dibs.client(options); TestSupport.LogCapture log = new TestSupport.LogCapture()) {
+        try (DibsClient client = Dibs.client(options);
+                TestSupport.LogCapture log = new TestSupport.LogCapture()) {
             List<String> seenByTheTask = new ArrayList<>();
-            assertTrue(client.execute(name, Duration.ofSeconds(2), Duration.ZERO,
-                    () -> seenByTheTask.addAll(log.warningsAbout(name))));
+            assertTrue(client.execute(
+                    name, Duration.ofSeconds(2), Duration.ZERO, () -> seenByTheTask.addAll(log.warningsAbout(name))));
             assertEquals(1, seenByTheTask.size(), "logged at acquire, before the task: " + log.messages());
             String w = seenByTheTask.get(0);
             assertTrue(w.contains("atMost 2000 ms") && w.contains("3000 ms") && w.contains("at least 9000 ms"), w);
 
             assertTrue(client.execute(name, Duration.ofSeconds(2), Duration.ZERO, () -> {}));
-            assertTrue(client.tryLock(name, Duration.ofSeconds(9), Duration.ZERO).map(DibsLease::release).orElse(false));
+            assertTrue(client.tryLock(name, Duration.ofSeconds(9), Duration.ZERO)
+                    .map(DibsLease::release)
+                    .orElse(false));
             assertEquals(1, log.warningsAbout(name).size(), "once per atMost, and none for 9 s: " + log.messages());
-            assertTrue(client.tryLock(name, Duration.ofSeconds(3), Duration.ZERO).map(DibsLease::release).orElse(false));
+            assertTrue(client.tryLock(name, Duration.ofSeconds(3), Duration.ZERO)
+                    .map(DibsLease::release)
+                    .orElse(false));
             assertEquals(2, log.warningsAbout(name).size(), "a lease of another atMost is warned: " + log.messages());
         }
     }
@@ -159,8 +176,8 @@ class KeepAliveTest extends RedisTestBase {
         String name = uniqueName("ka-map");
         long atMost = 450;
         List<Long> ttls = new ArrayList<>();
-        DibsResult<Void> kept = Dibs.attempt(Map.of("uri", redis.uri(), "keep-alive", true), name,
-                Duration.ofMillis(atMost), Duration.ZERO, () -> {
+        DibsResult<Void> kept = Dibs.attempt(
+                Map.of("uri", redis.uri(), "keep-alive", true), name, Duration.ofMillis(atMost), Duration.ZERO, () -> {
                     long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(3 * atMost);
                     while (System.nanoTime() < end) {
                         try {
@@ -178,8 +195,8 @@ class KeepAliveTest extends RedisTestBase {
         assertFalse(exists(name));
 
         // The control: the same task without keep-alive loses the lock.
-        DibsResult<Void> lapsed = Dibs.attempt(Map.of("uri", redis.uri(), "keep-alive", false), name,
-                Duration.ofMillis(atMost), Duration.ZERO, () -> {
+        DibsResult<Void> lapsed = Dibs.attempt(
+                Map.of("uri", redis.uri(), "keep-alive", false), name, Duration.ofMillis(atMost), Duration.ZERO, () -> {
                     sleep(3 * atMost);
                     return null;
                 });
@@ -208,7 +225,11 @@ class KeepAliveTest extends RedisTestBase {
                 events.add("expired");
             }
         };
-        DibsOptions options = DibsOptions.builder().uri(redis.uri()).keepAlive(true).listener(listener).build();
+        DibsOptions options = DibsOptions.builder()
+                .uri(redis.uri())
+                .keepAlive(true)
+                .listener(listener)
+                .build();
         try (TestSupport.LogCapture log = new TestSupport.LogCapture()) {
             DibsResult<String> r = Dibs.attempt(options, name, Duration.ofMillis(atMost), Duration.ZERO, () -> {
                 try {
@@ -237,7 +258,8 @@ class KeepAliveTest extends RedisTestBase {
     @Test
     void theTaskCanSeeThatItsLockWasTaken() throws Exception {
         String name = uniqueName("task-sees-lost");
-        DibsOptions options = DibsOptions.builder().uri(redis.uri()).keepAlive(true).build();
+        DibsOptions options =
+                DibsOptions.builder().uri(redis.uri()).keepAlive(true).build();
         AtomicBoolean sawLost = new AtomicBoolean();
         AtomicBoolean lostAtFirst = new AtomicBoolean(true);
         DibsResult<Void> r = Dibs.attempt(options, name, Duration.ofMillis(300), Duration.ZERO, () -> {
@@ -280,25 +302,28 @@ class KeepAliveTest extends RedisTestBase {
             cmd.add(keepAlive ? "keep-alive" : "plain");
             process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             CountDownLatch holding = new CountDownLatch(1);
-            reader = new Thread(() -> {
-                try (BufferedReader in = new BufferedReader(
-                        new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    String line;
-                    while ((line = in.readLine()) != null) {
-                        output.add(line);
-                        if (line.startsWith("HOLDING")) {
+            reader = new Thread(
+                    () -> {
+                        try (BufferedReader in = new BufferedReader(
+                                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                            String line;
+                            while ((line = in.readLine()) != null) {
+                                output.add(line);
+                                if (line.startsWith("HOLDING")) {
+                                    holding.countDown();
+                                }
+                            }
+                        } catch (IOException e) {
+                            output.add("(read failed: " + e + ")");
+                        } finally {
                             holding.countDown();
                         }
-                    }
-                } catch (IOException e) {
-                    output.add("(read failed: " + e + ")");
-                } finally {
-                    holding.countDown();
-                }
-            }, "holder-reader");
+                    },
+                    "holder-reader");
             reader.setDaemon(true);
             reader.start();
-            assertTrue(holding.await(60, TimeUnit.SECONDS) && process.isAlive(),
+            assertTrue(
+                    holding.await(60, TimeUnit.SECONDS) && process.isAlive(),
                     "the holder did not print HOLDING:\n" + String.join("\n", output));
         }
 
@@ -314,7 +339,8 @@ class KeepAliveTest extends RedisTestBase {
             process.waitFor(10, TimeUnit.SECONDS);
             reader.join(5000);
             String out = String.join("\n", output);
-            assertFalse(out.contains("WARNING in native method") || out.contains("FATAL ERROR in native method"),
+            assertFalse(
+                    out.contains("WARNING in native method") || out.contains("FATAL ERROR in native method"),
                     "JNI check failed in the child JVM:\n" + out);
         }
     }
@@ -344,8 +370,9 @@ class KeepAliveTest extends RedisTestBase {
             int checks = 0;
             while (System.nanoTime() - heldSince < TimeUnit.MILLISECONDS.toNanos(5 * atMost / 2)) {
                 long ttl = pttl(name);
-                assertTrue(ttl > 0 && ttl <= atMost, "PTTL " + ttl + " after "
-                        + (System.nanoTime() - heldSince) / 1_000_000 + " ms of holding");
+                assertTrue(
+                        ttl > 0 && ttl <= atMost,
+                        "PTTL " + ttl + " after " + (System.nanoTime() - heldSince) / 1_000_000 + " ms of holding");
                 assertEquals(value, redis.command("GET", lockKey(name)));
                 LockInfo info = Dibs.inspect(redis.uri(), name);
                 assertEquals(child.process.pid(), info.pid().orElse(-1), info.toString());
@@ -357,7 +384,8 @@ class KeepAliveTest extends RedisTestBase {
             child.kill();
             assertTrue(exists(name), "the lock must outlive its killed holder until it lapses");
             long goneAfterMs = msUntilGone(name, atMost + 5000);
-            assertTrue(goneAfterMs < atMost + 700,
+            assertTrue(
+                    goneAfterMs < atMost + 700,
                     "the lock lapsed " + goneAfterMs + " ms after the kill; atMost is " + atMost + " ms");
             System.out.println("killed keep-alive holder's lock lapsed " + goneAfterMs + " ms after SIGKILL (atMost "
                     + atMost + " ms)");
@@ -369,7 +397,8 @@ class KeepAliveTest extends RedisTestBase {
         String name = uniqueName("plain-kill");
         long atMost = 3000;
         try (Holder child = new Holder(name, atMost, false)) {
-            long acquiredAt = Dibs.inspect(redis.uri(), name).acquiredAt().orElseThrow().toEpochMilli();
+            long acquiredAt =
+                    Dibs.inspect(redis.uri(), name).acquiredAt().orElseThrow().toEpochMilli();
             sleep(500);
             child.kill();
             long killedAt = System.currentTimeMillis();
@@ -377,7 +406,8 @@ class KeepAliveTest extends RedisTestBase {
             long heldMs = killedAt + goneAfterMs - acquiredAt;
             System.out.println("killed plain holder's lock lapsed " + heldMs + " ms after it was acquired (atMost "
                     + atMost + " ms)");
-            assertTrue(heldMs >= atMost - 100 && heldMs < atMost + 700,
+            assertTrue(
+                    heldMs >= atMost - 100 && heldMs < atMost + 700,
                     "held " + heldMs + " ms in all; nothing releases it before atMost (" + atMost + " ms)");
         }
     }

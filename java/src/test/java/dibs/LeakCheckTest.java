@@ -17,9 +17,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.Tag;
 
 /**
  * The leak check, as a standing test (issue 17): 10,000 locked calls on 8 threads (half of them
@@ -43,8 +43,19 @@ class LeakCheckTest {
     private static final Duration IDLE = Duration.ofMillis(500);
 
     /** The kinds of call, taken in turn. */
-    enum Mix { PLAIN, TASK_EXCEPTION, TASK_ERROR, INTERRUPT, LISTENER_THROWS, LOGGER_THROWS, LEASE_FAILS,
-        OFFLOAD_FAILS, DROPPED_LEASE, KEEP_ALIVE, AT_LEAST }
+    enum Mix {
+        PLAIN,
+        TASK_EXCEPTION,
+        TASK_ERROR,
+        INTERRUPT,
+        LISTENER_THROWS,
+        LOGGER_THROWS,
+        LEASE_FAILS,
+        OFFLOAD_FAILS,
+        DROPPED_LEASE,
+        KEEP_ALIVE,
+        AT_LEAST
+    }
 
     private AutoCloseable failingLogger;
 
@@ -70,7 +81,9 @@ class LeakCheckTest {
         long until = start + within.toNanos();
         long left;
         do {
-            left = LeaseFaults.threadNames().stream().filter(n -> n.startsWith("dibs-io-")).count();
+            left = LeaseFaults.threadNames().stream()
+                    .filter(n -> n.startsWith("dibs-io-"))
+                    .count();
             if (left > 0) {
                 Thread.sleep(20);
             }
@@ -86,7 +99,8 @@ class LeakCheckTest {
         try (RedisServer redis = RedisServer.launch()) {
             // Any thread: the logger and the injection points fail only for calls that ask to.
             ThreadLocal<Mix> current = new ThreadLocal<>();
-            LeaseFaults.Fault loggerFault = new LeaseFaults.Fault(LeaseFaults.Point.ACQUIRED_LOGGED, LeaseFaults.Kind.EXCEPTION);
+            LeaseFaults.Fault loggerFault =
+                    new LeaseFaults.Fault(LeaseFaults.Point.ACQUIRED_LOGGED, LeaseFaults.Kind.EXCEPTION);
             failingLogger = LeaseFaults.failingLogger(loggerFault);
             FaultInjection.hook = p -> {
                 Mix m = current.get();
@@ -113,38 +127,47 @@ class LeakCheckTest {
                     }
                 }
             };
-            DibsOptions.Builder base = DibsOptions.builder().uri(redis.uri()).listener(listener)
-                    .connectTimeout(Duration.ofMillis(300)).readTimeout(Duration.ofMillis(300));
+            DibsOptions.Builder base = DibsOptions.builder()
+                    .uri(redis.uri())
+                    .listener(listener)
+                    .connectTimeout(Duration.ofMillis(300))
+                    .readTimeout(Duration.ofMillis(300));
             try (DibsClient plain = Dibs.client(base.build());
                     DibsClient keepAlive = Dibs.client(base.keepAlive(true).build())) {
                 // Warm: the library, both pools, and on Java 21+ the offload threads of the virtual callers.
-                runWorkers(THREADS, virtualThreads, 2 * THREADS, i -> plain.execute("leak-warm-" + i, AT_MOST, Duration.ZERO, () -> {}));
+                runWorkers(
+                        THREADS,
+                        virtualThreads,
+                        2 * THREADS,
+                        i -> plain.execute("leak-warm-" + i, AT_MOST, Duration.ZERO, () -> {}));
                 List<String> threadsBefore = LeaseFaults.threadNames();
                 long leasesBefore = NativeLib.heldLeases();
 
                 AtomicBoolean chaos = new AtomicBoolean(true);
                 AtomicInteger freezes = new AtomicInteger();
                 AtomicInteger kills = new AtomicInteger();
-                Thread chaosThread = new Thread(() -> {
-                    while (chaos.get()) {
-                        LeaseFaults.pause(100);
-                        try {
-                            if (freezes.get() <= kills.get()) {
-                                redis.freeze();
-                                // Alternately shorter than the read timeout (300 ms) and longer than
-                                // a call's whole bound (connect + 2 x read, 900 ms): calls then fail.
-                                LeaseFaults.pause(freezes.get() % 2 == 0 ? 150 : 1200);
-                                redis.thaw();
-                                freezes.incrementAndGet();
-                            } else {
-                                redis.command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
-                                kills.incrementAndGet();
+                Thread chaosThread = new Thread(
+                        () -> {
+                            while (chaos.get()) {
+                                LeaseFaults.pause(100);
+                                try {
+                                    if (freezes.get() <= kills.get()) {
+                                        redis.freeze();
+                                        // Alternately shorter than the read timeout (300 ms) and longer than
+                                        // a call's whole bound (connect + 2 x read, 900 ms): calls then fail.
+                                        LeaseFaults.pause(freezes.get() % 2 == 0 ? 150 : 1200);
+                                        redis.thaw();
+                                        freezes.incrementAndGet();
+                                    } else {
+                                        redis.command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
+                                        kills.incrementAndGet();
+                                    }
+                                } catch (IOException e) {
+                                    throw new IllegalStateException(e);
+                                }
                             }
-                        } catch (IOException e) {
-                            throw new IllegalStateException(e);
-                        }
-                    }
-                }, "leak-chaos");
+                        },
+                        "leak-chaos");
                 chaosThread.start();
 
                 Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
@@ -164,7 +187,8 @@ class LeakCheckTest {
                         Thread.interrupted();
                         current.remove();
                     }
-                    outcomes.computeIfAbsent(mix + " " + outcome, k -> new LongAdder()).increment();
+                    outcomes.computeIfAbsent(mix + " " + outcome, k -> new LongAdder())
+                            .increment();
                 });
                 long elapsedMs = (System.nanoTime() - start) / 1_000_000;
                 // Every offload thread is idle now, so each ends once idle for the pool's
@@ -172,7 +196,9 @@ class LeakCheckTest {
                 // however many the handoffs made (the count itself varies: 9 of them for 4 virtual
                 // callers under qemu). Measured: 6 threads, gone 499 ms after the calls (JDK 25,
                 // 2 cores); the bound is 20 times IDLE.
-                long offload = LeaseFaults.threadNames().stream().filter(n -> n.startsWith("dibs-io-")).count();
+                long offload = LeaseFaults.threadNames().stream()
+                        .filter(n -> n.startsWith("dibs-io-"))
+                        .count();
                 long offloadLeft = offloadThreadsAfter(IDLE.multipliedBy(20));
                 chaos.set(false);
                 chaosThread.join();
@@ -192,18 +218,31 @@ class LeakCheckTest {
 
                 Map<String, Long> sorted = new TreeMap<>();
                 outcomes.forEach((k, v) -> sorted.put(k, v.sum()));
-                System.out.printf("leak check: %,d calls in %,d ms on %d threads (%s), %d freezes, %d connection kills%n",
-                        CALLS, elapsedMs, THREADS, virtualThreads ? "4 virtual" : "all platform", freezes.get(), kills.get());
+                System.out.printf(
+                        "leak check: %,d calls in %,d ms on %d threads (%s), %d freezes, %d connection kills%n",
+                        CALLS,
+                        elapsedMs,
+                        THREADS,
+                        virtualThreads ? "4 virtual" : "all platform",
+                        freezes.get(),
+                        kills.get());
                 sorted.forEach((k, v) -> System.out.printf("  %-40s %,6d%n", k, v));
-                System.out.printf("after: keys left %d, leases %d, keep-alive threads %d, threads %d (before %d), new %s; offload at the end %d%n",
-                        keys.isEmpty() ? 0 : keys.split("\n").length, NativeLib.heldLeases() - leasesBefore, extenders,
-                        LeaseFaults.threadNames().size(), threadsBefore.size(), grown, offload);
+                System.out.printf(
+                        "after: keys left %d, leases %d, keep-alive threads %d, threads %d (before %d), new %s; offload at the end %d%n",
+                        keys.isEmpty() ? 0 : keys.split("\n").length,
+                        NativeLib.heldLeases() - leasesBefore,
+                        extenders,
+                        LeaseFaults.threadNames().size(),
+                        threadsBefore.size(),
+                        grown,
+                        offload);
 
                 assertEquals("", keys, "no lock key is left");
                 assertEquals(leasesBefore, NativeLib.heldLeases(), "Rust holds no lease");
                 assertEquals(0, extenders, "no keep-alive thread is left");
                 assertTrue(virtualThreads || offload == 0, offload + " offload threads without virtual callers");
-                assertEquals(0, offloadLeft, "offload threads still there " + IDLE.multipliedBy(20) + " after the calls");
+                assertEquals(
+                        0, offloadLeft, "offload threads still there " + IDLE.multipliedBy(20) + " after the calls");
                 assertEquals(List.of(), grown, "threads made by the calls, still there (but idle offload ones)");
                 assertTrue(freezes.get() > 0 && kills.get() > 0, "the server was frozen and its connections killed");
             }
@@ -214,16 +253,23 @@ class LeakCheckTest {
     private static String call(Mix mix, DibsClient client, String name) {
         switch (mix) {
             case TASK_EXCEPTION:
-                return "" + client.execute(name, AT_MOST, Duration.ZERO, () -> {
-                    throw new LeaseFaults.InjectedException("task");
-                });
+                return ""
+                        + client.execute(name, AT_MOST, Duration.ZERO, () -> {
+                            throw new LeaseFaults.InjectedException("task");
+                        });
             case TASK_ERROR:
-                return "" + client.execute(name, AT_MOST, Duration.ZERO, () -> {
-                    throw new LeaseFaults.InjectedError("task");
-                });
+                return ""
+                        + client.execute(name, AT_MOST, Duration.ZERO, () -> {
+                            throw new LeaseFaults.InjectedError("task");
+                        });
             case INTERRUPT:
                 Thread.currentThread().interrupt();
-                return "" + client.execute(name, AT_MOST, Duration.ZERO, () -> Thread.currentThread().interrupt());
+                return ""
+                        + client.execute(
+                                name,
+                                AT_MOST,
+                                Duration.ZERO,
+                                () -> Thread.currentThread().interrupt());
             case DROPPED_LEASE:
                 return client.tryLock(name, AT_MOST, Duration.ZERO).isPresent() ? "dropped" : "skipped";
             case AT_LEAST:
@@ -285,8 +331,11 @@ class LeakCheckTest {
             for (String name : before) {
                 grown.remove(name);
             }
-            grown.removeIf(n -> n.startsWith("dibs-io-") || n.startsWith("C1 CompilerThre")
-                    || n.startsWith("C2 CompilerThre") || n.startsWith("GC Thread") || n.startsWith("G1 ")
+            grown.removeIf(n -> n.startsWith("dibs-io-")
+                    || n.startsWith("C1 CompilerThre")
+                    || n.startsWith("C2 CompilerThre")
+                    || n.startsWith("GC Thread")
+                    || n.startsWith("G1 ")
                     || n.equals("process reaper") // the JDK's, for the test's kill -STOP/-CONT
                     || n.startsWith("ForkJoinPool")); // the JDK's pools: virtual threads' carriers, the common pool
             if (grown.isEmpty() || System.nanoTime() > until) {

@@ -1,9 +1,9 @@
 package dibs;
 
-import static dibs.RedisServer.lockKey;
 import static dibs.LeaseFaults.pause;
 import static dibs.LeaseFaults.settledThreadsNamed;
 import static dibs.LeaseFaults.threadsNamed;
+import static dibs.RedisServer.lockKey;
 import static dibs.TestSupport.uniqueName;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -23,9 +23,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -44,7 +44,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 @Timeout(300)
 class LeaseFaultTest extends RedisTestBase {
     /** The front ends. */
-    enum Front { DIBS, CLIENT, TRY_LOCK }
+    enum Front {
+        DIBS,
+        CLIENT,
+        TRY_LOCK
+    }
 
     private static final AtomicInteger CASES = new AtomicInteger();
     private AutoCloseable failingLogger;
@@ -99,17 +103,19 @@ class LeaseFaultTest extends RedisTestBase {
         try (DibsClient client = Dibs.client(local().keepAlive(true).build())) {
             AtomicReference<Throwable> failure = new AtomicReference<>();
             VirtualThreads.start(() -> {
-                try {
-                    DibsLease lease = client.tryLock(name, Duration.ofSeconds(40), Duration.ZERO).orElseThrow();
-                    FaultInjection.hook = p -> {
-                        submits.incrementAndGet();
-                        throw new OutOfMemoryError("unable to create native thread: possibly out of memory");
-                    };
-                    assertTrue(lease.release());
-                } catch (Throwable e) {
-                    failure.set(e);
-                }
-            }).join();
+                        try {
+                            DibsLease lease = client.tryLock(name, Duration.ofSeconds(40), Duration.ZERO)
+                                    .orElseThrow();
+                            FaultInjection.hook = p -> {
+                                submits.incrementAndGet();
+                                throw new OutOfMemoryError("unable to create native thread: possibly out of memory");
+                            };
+                            assertTrue(lease.release());
+                        } catch (Throwable e) {
+                            failure.set(e);
+                        }
+                    })
+                    .join();
             FaultInjection.hook = null;
             if (failure.get() != null) {
                 throw new AssertionError(failure.get());
@@ -128,7 +134,9 @@ class LeaseFaultTest extends RedisTestBase {
         FaultInjection.hook = p -> fault.at(p.name());
         // The release's warning needs a lock that expired while its task ran: no keep-alive there.
         boolean expire = fault.expires();
-        DibsOptions options = local().keepAlive(!expire).listener(LeaseFaults.failingListener(DibsListener.class, fault)).build();
+        DibsOptions options = local().keepAlive(!expire)
+                .listener(LeaseFaults.failingListener(DibsListener.class, fault))
+                .build();
         // keep-alive warns once per locker and atMost: a new atMost each case, so each hears it.
         Duration atMost = expire ? Duration.ofMillis(200) : Duration.ofMillis(10_000 + n);
         long leasesBefore = NativeLib.heldLeases();
@@ -180,7 +188,9 @@ class LeaseFaultTest extends RedisTestBase {
         }
         assertFalse(keyExists(lockKey(name)), what + ": the lock is released");
         assertEquals(leasesBefore, NativeLib.heldLeases(), what + ": no lease is left in Rust");
-        assertEquals(extendersBefore, settledThreadsNamed("dibs-keep-alive", extendersBefore),
+        assertEquals(
+                extendersBefore,
+                settledThreadsNamed("dibs-keep-alive", extendersBefore),
                 what + ": keep-alive stopped");
     }
 

@@ -35,7 +35,8 @@ class LeaseListenerTest extends RedisTestBase {
         EventRecorder rec = new EventRecorder();
         String name = uniqueName("lease-win");
         try (DibsClient client = client(rec)) {
-            DibsLease lease = client.tryLock(name, Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
+            DibsLease lease =
+                    client.tryLock(name, Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
             assertEquals(List.of("attempt", "acquired"), rec.events, "told at the acquire");
             sleep(150);
             assertEquals(List.of("attempt", "acquired"), rec.events, "nothing while held");
@@ -54,7 +55,8 @@ class LeaseListenerTest extends RedisTestBase {
         String name = uniqueName("lease-skip");
         redis.command("SET", lockKey(name), "someone-else", "PX", "10000");
         try (DibsClient client = client(rec)) {
-            assertFalse(client.tryLock(name, Duration.ofSeconds(10), Duration.ZERO).isPresent());
+            assertFalse(
+                    client.tryLock(name, Duration.ofSeconds(10), Duration.ZERO).isPresent());
         }
         assertEquals(List.of("attempt", "skipped"), rec.events);
         assertEquals(List.of(name, name), rec.names);
@@ -65,7 +67,8 @@ class LeaseListenerTest extends RedisTestBase {
         EventRecorder rec = new EventRecorder();
         String name = uniqueName("lease-expired");
         try (DibsClient client = client(rec)) {
-            DibsLease lease = client.tryLock(name, Duration.ofMillis(100), Duration.ZERO).orElseThrow();
+            DibsLease lease =
+                    client.tryLock(name, Duration.ofMillis(100), Duration.ZERO).orElseThrow();
             sleep(300);
             assertFalse(lease.release(), "lapsed: no longer ours");
         }
@@ -78,7 +81,8 @@ class LeaseListenerTest extends RedisTestBase {
         EventRecorder rec = new EventRecorder();
         String name = uniqueName("lease-close");
         try (DibsClient client = client(rec)) {
-            try (DibsLease lease = client.tryLock(name, Duration.ofSeconds(10), Duration.ofSeconds(5)).orElseThrow()) {
+            try (DibsLease lease = client.tryLock(name, Duration.ofSeconds(10), Duration.ofSeconds(5))
+                    .orElseThrow()) {
                 assertTrue(exists(name));
                 lease.close(); // and again by try-with-resources: harmless, and not told twice
             }
@@ -92,11 +96,15 @@ class LeaseListenerTest extends RedisTestBase {
         EventRecorder rec = new EventRecorder();
         String name = uniqueName("lease-release-failed");
         try (RedisServer doomed = RedisServer.launch();
-                DibsClient client = Dibs.client(DibsOptions.builder().uri(doomed.uri())
-                        .connectTimeout(Duration.ofMillis(500)).readTimeout(Duration.ofMillis(500))
-                        .listener(rec).build());
+                DibsClient client = Dibs.client(DibsOptions.builder()
+                        .uri(doomed.uri())
+                        .connectTimeout(Duration.ofMillis(500))
+                        .readTimeout(Duration.ofMillis(500))
+                        .listener(rec)
+                        .build());
                 TestSupport.LogCapture log = new TestSupport.LogCapture()) {
-            DibsLease lease = client.tryLock(name, Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
+            DibsLease lease =
+                    client.tryLock(name, Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
             doomed.kill();
             assertFalse(lease.release(), "a failed release is not ours to the end");
             assertFalse(log.warningsAbout(name).isEmpty(), "logged: " + log.warnings());
@@ -108,7 +116,8 @@ class LeaseListenerTest extends RedisTestBase {
     void aDroppedLeaseIsReleasedByTheCleanerAndHeard() throws IOException {
         EventRecorder rec = new EventRecorder();
         String name = uniqueName("lease-dropped");
-        try (DibsClient client = client(rec); TestSupport.LogCapture log = new TestSupport.LogCapture()) {
+        try (DibsClient client = client(rec);
+                TestSupport.LogCapture log = new TestSupport.LogCapture()) {
             takeAndDrop(client, name);
             long deadline = System.nanoTime() + 20_000_000_000L;
             while (!rec.events.contains("released")) {
@@ -118,7 +127,8 @@ class LeaseListenerTest extends RedisTestBase {
             }
             assertEquals(List.of("attempt", "acquired", "finished", "released"), rec.events);
             assertFalse(exists(name), "released in Redis");
-            assertTrue(log.warningsAbout(name).stream().anyMatch(w -> w.contains("garbage collected")),
+            assertTrue(
+                    log.warningsAbout(name).stream().anyMatch(w -> w.contains("garbage collected")),
                     "warned: " + log.warnings());
         }
     }
@@ -157,12 +167,18 @@ class LeaseListenerTest extends RedisTestBase {
             }
         };
         String name = uniqueName("lease-hostile");
-        try (DibsClient client = Dibs.client(DibsOptions.builder().uri(redis.uri()).listener(hostile).build());
+        try (DibsClient client = Dibs.client(
+                        DibsOptions.builder().uri(redis.uri()).listener(hostile).build());
                 TestSupport.LogCapture log = new TestSupport.LogCapture()) {
-            DibsLease lease = client.tryLock(name, Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
+            DibsLease lease =
+                    client.tryLock(name, Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
             assertTrue(exists(name));
             assertTrue(lease.release());
-            assertEquals(4, log.warningsAbout(name).stream().filter(w -> w.contains("ignored")).count(),
+            assertEquals(
+                    4,
+                    log.warningsAbout(name).stream()
+                            .filter(w -> w.contains("ignored"))
+                            .count(),
                     log.warnings().toString());
         }
         assertEquals(4, calls.get());
@@ -176,10 +192,12 @@ class LeaseListenerTest extends RedisTestBase {
         String name = uniqueName("lease-execute");
         try (DibsClient client = client(rec)) {
             assertTrue(client.execute(name, Duration.ofSeconds(10), Duration.ZERO, () -> sleep(100)));
-            DibsLease lease = client.tryLock(name, Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
+            DibsLease lease =
+                    client.tryLock(name, Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
             assertTrue(lease.release());
         }
-        assertEquals(List.of("attempt", "acquired", "finished", "released",
-                "attempt", "acquired", "finished", "released"), rec.events);
+        assertEquals(
+                List.of("attempt", "acquired", "finished", "released", "attempt", "acquired", "finished", "released"),
+                rec.events);
     }
 }

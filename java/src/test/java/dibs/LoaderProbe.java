@@ -29,8 +29,10 @@ public final class LoaderProbe {
         System.out.println(first == null ? "" : first.getMessage());
         Throwable again = attempt();
         System.out.println("AGAIN " + name(again));
-        System.out.println("SAME-MESSAGE " + (first != null && again != null
-                && String.valueOf(first.getMessage()).equals(again.getMessage())));
+        System.out.println("SAME-MESSAGE "
+                + (first != null
+                        && again != null
+                        && String.valueOf(first.getMessage()).equals(again.getMessage())));
         if (args.length > 0 && args[0].equals("second-loader")) {
             List<URL> urls = new ArrayList<>();
             for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
@@ -38,13 +40,15 @@ public final class LoaderProbe {
             }
             // Not closed: the library it loaded stays loaded for the life of the JVM anyway.
             URLClassLoader second = new URLClassLoader(urls.toArray(new URL[0]), ClassLoader.getPlatformClassLoader());
-            Method attempt = Class.forName(LoaderProbe.class.getName(), true, second).getDeclaredMethod("attempt");
+            Method attempt =
+                    Class.forName(LoaderProbe.class.getName(), true, second).getDeclaredMethod("attempt");
             attempt.setAccessible(true);
             Throwable t = (Throwable) attempt.invoke(null);
             System.out.println("SECOND " + name(t));
             System.out.println(t == null ? "" : t.getMessage());
             TreeSet<String> files = new TreeSet<>();
-            try (DirectoryStream<Path> in = Files.newDirectoryStream(Paths.get(System.getProperty("dibs.native.tmpdir")))) {
+            try (DirectoryStream<Path> in =
+                    Files.newDirectoryStream(Paths.get(System.getProperty("dibs.native.tmpdir")))) {
                 in.forEach(f -> files.add(f.getFileName().toString()));
             }
             System.out.println("FILES " + String.join(",", files));

@@ -12,9 +12,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.Tag;
 
 /**
  * Issue 30 (1, 2): with {@code interruptOnLost}, the interrupt a loss delivers goes to the thread
@@ -68,7 +68,10 @@ class LostLockInterruptTest extends RedisTestBase {
             assertTrue(Thread.interrupted(), "an interrupt dibs did not deliver is kept");
         }
         try (DibsClient client = interrupting()) {
-            assertTrue(client.execute(uniqueName("interrupt-own"), AT_MOST, Duration.ZERO,
+            assertTrue(client.execute(
+                    uniqueName("interrupt-own"),
+                    AT_MOST,
+                    Duration.ZERO,
                     () -> Thread.currentThread().interrupt()));
             assertTrue(Thread.interrupted(), "a task's own interrupt, with no loss, is kept");
         }
@@ -79,15 +82,17 @@ class LostLockInterruptTest extends RedisTestBase {
         String name = uniqueName("interrupt-named");
         CountDownLatch asleep = new CountDownLatch(1);
         AtomicReference<String> worked = new AtomicReference<>();
-        Thread worker = new Thread(() -> {
-            asleep.countDown();
-            try {
-                Thread.sleep(10_000);
-                worked.set("slept");
-            } catch (InterruptedException e) {
-                worked.set("interrupted");
-            }
-        }, "lease-worker");
+        Thread worker = new Thread(
+                () -> {
+                    asleep.countDown();
+                    try {
+                        Thread.sleep(10_000);
+                        worked.set("slept");
+                    } catch (InterruptedException e) {
+                        worked.set("interrupted");
+                    }
+                },
+                "lease-worker");
         try (DibsClient client = interrupting()) {
             DibsLease lease = client.tryLock(name, AT_MOST, Duration.ZERO).orElseThrow();
             lease.interruptOnLost(worker);

@@ -14,9 +14,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.Tag;
 
 /**
  * A lost lock stops its task (issue 18): with keep-alive, an outsider deletes a held key; the
@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Tag;
 class LostLockTest extends RedisTestBase {
     /** atMost 1.5 s: keep-alive extends every 500 ms, so a loss is found within 500 ms. */
     private static final Duration AT_MOST = Duration.ofMillis(1500);
+
     private static final long PERIOD_MS = AT_MOST.toMillis() / 3;
     /** The margin safeUntil keeps for clocks running at different rates: 1% of atMost + 2 ms. */
     private static final long DRIFT_MS = AT_MOST.toMillis() / 100 + 2;
@@ -53,7 +54,8 @@ class LostLockTest extends RedisTestBase {
         AtomicBoolean lostSeen = new AtomicBoolean();
         AtomicReference<DibsResult<String>> result = new AtomicReference<>();
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        try (DibsClient client = Dibs.client(local().keepAlive(true).interruptOnLost(true).build())) {
+        try (DibsClient client =
+                Dibs.client(local().keepAlive(true).interruptOnLost(true).build())) {
             Runnable call = () -> {
                 try {
                     result.set(client.attempt(name, AT_MOST, Duration.ZERO, () -> {
@@ -81,8 +83,10 @@ class LostLockTest extends RedisTestBase {
             throw new AssertionError(failure.get());
         }
         long afterMs = TimeUnit.NANOSECONDS.toMillis(interruptedAt.get() - deletedAt.get());
-        System.out.printf("lost lock (%s thread): the task was interrupted %d ms after the key was deleted "
-                + "(extension period %d ms)%n", virtual ? "virtual" : "platform", afterMs, PERIOD_MS);
+        System.out.printf(
+                "lost lock (%s thread): the task was interrupted %d ms after the key was deleted "
+                        + "(extension period %d ms)%n",
+                virtual ? "virtual" : "platform", afterMs, PERIOD_MS);
         assertEquals("interrupted", result.get().value());
         assertTrue(interruptedAt.get() > 0 && afterMs <= PERIOD_MS + SLACK_MS, "interrupted after " + afterMs + " ms");
         assertTrue(lostSeen.get(), "Dibs.isLockLost() says so");
@@ -118,24 +122,33 @@ class LostLockTest extends RedisTestBase {
         try (DibsClient plain = Dibs.client(local().build());
                 DibsClient keepAlive = Dibs.client(local().keepAlive(true).build())) {
             long before = System.nanoTime();
-            DibsLease lease = plain.tryLock(uniqueName("safe-plain"), AT_MOST, Duration.ZERO).orElseThrow();
+            DibsLease lease = plain.tryLock(uniqueName("safe-plain"), AT_MOST, Duration.ZERO)
+                    .orElseThrow();
             long after = System.nanoTime();
             // The SET was sent between the two readings: the deadline is atMost less the drift from then.
             long safeUntil = lease.safeUntil();
             long safeNanos = TimeUnit.MILLISECONDS.toNanos(AT_MOST.toMillis() - DRIFT_MS);
-            assertTrue(safeUntil - after <= safeNanos && safeUntil - before >= safeNanos - TimeUnit.MILLISECONDS.toNanos(100),
+            assertTrue(
+                    safeUntil - after <= safeNanos
+                            && safeUntil - before >= safeNanos - TimeUnit.MILLISECONDS.toNanos(100),
                     "safe until " + TimeUnit.NANOSECONDS.toMicros(safeUntil - before) + " µs after the call began, "
                             + TimeUnit.NANOSECONDS.toMicros(after - before) + " µs in the call; expected "
                             + (AT_MOST.toMillis() - DRIFT_MS) + " ms after the SET was sent");
             Thread.sleep(PERIOD_MS * 2);
-            assertTrue(lease.safeUntil() - System.nanoTime() < TimeUnit.MILLISECONDS.toNanos(AT_MOST.toMillis() - 2 * PERIOD_MS),
+            assertTrue(
+                    lease.safeUntil() - System.nanoTime()
+                            < TimeUnit.MILLISECONDS.toNanos(AT_MOST.toMillis() - 2 * PERIOD_MS),
                     "without keep-alive the deadline stays");
             assertTrue(lease.release());
 
-            DibsLease extended = keepAlive.tryLock(uniqueName("safe-kept"), AT_MOST, Duration.ZERO).orElseThrow();
+            DibsLease extended = keepAlive
+                    .tryLock(uniqueName("safe-kept"), AT_MOST, Duration.ZERO)
+                    .orElseThrow();
             Thread.sleep(PERIOD_MS * 2 + 200); // two extensions since
             long leftMs = TimeUnit.NANOSECONDS.toMillis(extended.safeUntil() - System.nanoTime());
-            assertTrue(leftMs > AT_MOST.toMillis() - PERIOD_MS - DRIFT_MS - 300, "keep-alive moved it: " + leftMs + " ms left");
+            assertTrue(
+                    leftMs > AT_MOST.toMillis() - PERIOD_MS - DRIFT_MS - 300,
+                    "keep-alive moved it: " + leftMs + " ms left");
             assertTrue(extended.release());
         }
     }
@@ -148,27 +161,34 @@ class LostLockTest extends RedisTestBase {
     void safeUntilCountsFromTheSendNotTheReply() throws Exception {
         long safeNanos = TimeUnit.MILLISECONDS.toNanos(AT_MOST.toMillis() - DRIFT_MS);
         try (RedisServer frozen = RedisServer.launch();
-                DibsClient client = Dibs.client(DibsOptions.builder().host("127.0.0.1").port(frozen.port())
-                        .readTimeout(Duration.ofSeconds(3)).build())) {
+                DibsClient client = Dibs.client(DibsOptions.builder()
+                        .host("127.0.0.1")
+                        .port(frozen.port())
+                        .readTimeout(Duration.ofSeconds(3))
+                        .build())) {
             assertTrue(client.execute(uniqueName("warm"), AT_MOST, Duration.ZERO, () -> {}), "a connection to reuse");
             frozen.freeze();
-            Thread thaw = new Thread(() -> {
-                try {
-                    Thread.sleep(300);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                frozen.thaw();
-            }, "thaw");
+            Thread thaw = new Thread(
+                    () -> {
+                        try {
+                            Thread.sleep(300);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        frozen.thaw();
+                    },
+                    "thaw");
             long before = System.nanoTime();
             thaw.start();
-            DibsLease lease = client.tryLock(uniqueName("safe-frozen"), AT_MOST, Duration.ZERO).orElseThrow();
+            DibsLease lease = client.tryLock(uniqueName("safe-frozen"), AT_MOST, Duration.ZERO)
+                    .orElseThrow();
             long after = System.nanoTime();
             thaw.join();
             long safeUntil = lease.safeUntil();
             assertTrue(after - before >= TimeUnit.MILLISECONDS.toNanos(250), "the reply waited for the thaw");
             long slackMs = Boolean.getBoolean("dibs.test.emulated") ? 200 : 100; // under the 300 ms it must tell
-            assertTrue(safeUntil - before <= safeNanos + TimeUnit.MILLISECONDS.toNanos(slackMs),
+            assertTrue(
+                    safeUntil - before <= safeNanos + TimeUnit.MILLISECONDS.toNanos(slackMs),
                     "counted from the send, not the reply: safe until "
                             + TimeUnit.NANOSECONDS.toMillis(safeUntil - before) + " ms after the call began, "
                             + TimeUnit.NANOSECONDS.toMillis(after - before) + " ms in the call");
@@ -177,15 +197,17 @@ class LostLockTest extends RedisTestBase {
     }
 
     private static void deleteLater(String name, long ms, AtomicLong deletedAt) {
-        Thread outsider = new Thread(() -> {
-            try {
-                Thread.sleep(ms);
-                redis.command("DEL", lockKey(name));
-                deletedAt.set(System.nanoTime());
-            } catch (InterruptedException | IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }, "outsider");
+        Thread outsider = new Thread(
+                () -> {
+                    try {
+                        Thread.sleep(ms);
+                        redis.command("DEL", lockKey(name));
+                        deletedAt.set(System.nanoTime());
+                    } catch (InterruptedException | IOException e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                "outsider");
         outsider.setDaemon(true);
         outsider.start();
     }

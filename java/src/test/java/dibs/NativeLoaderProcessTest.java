@@ -21,9 +21,9 @@ import java.util.List;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -37,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
 class NativeLoaderProcessTest {
     @TempDir
     static Path work;
+
     private static Path classes;
     private static Path index;
     private static Path bundle;
@@ -46,8 +47,13 @@ class NativeLoaderProcessTest {
     @BeforeAll
     static void layOutClassesAndBundle() throws Exception {
         classes = Files.createDirectories(work.resolve("classes"));
-        Path main = Paths.get(Dibs.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        Path test = Paths.get(LoaderProbe.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Path main = Paths.get(
+                Dibs.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Path test = Paths.get(LoaderProbe.class
+                .getProtectionDomain()
+                .getCodeSource()
+                .getLocation()
+                .toURI());
         Path out = Files.createDirectories(classes.resolve("dibs"));
         for (Path dir : List.of(main.resolve("dibs"), test.resolve("dibs"))) {
             try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*.class")) {
@@ -93,8 +99,9 @@ class NativeLoaderProcessTest {
     private static void writeIndex(Path dir, String sha256, long size) throws IOException {
         String platform = NativePlatform.currentPlatform();
         Files.createDirectories(dir.resolve(NativeLoader.INDEX).getParent());
-        Files.write(dir.resolve(NativeLoader.INDEX), List.of("version=" + version,
-                platform + ".sha256=" + sha256, platform + ".size=" + size));
+        Files.write(
+                dir.resolve(NativeLoader.INDEX),
+                List.of("version=" + version, platform + ".sha256=" + sha256, platform + ".size=" + size));
     }
 
     private static List<String> command(List<String> classPath, String... args) {
@@ -119,7 +126,9 @@ class NativeLoaderProcessTest {
     }
 
     private static List<String> probe(List<String> classPath, String... args) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(command(classPath, args)).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(command(classPath, args))
+                .redirectErrorStream(true)
+                .start();
         byte[] out = p.getInputStream().readAllBytes();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
         return List.of(new String(out, StandardCharsets.UTF_8).split("\n"));
@@ -141,8 +150,9 @@ class NativeLoaderProcessTest {
 
     /** A child JVM that loaded dibs with {@code classPath} into {@code tmp} and now sleeps. */
     private static Process holder(Path tmp, List<String> classPath) throws IOException {
-        Process p = new ProcessBuilder(command(classPath,
-                "-Ddibs.native.tmpdir=" + tmp, "hold")).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(command(classPath, "-Ddibs.native.tmpdir=" + tmp, "hold"))
+                .redirectErrorStream(true)
+                .start();
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         List<String> seen = new ArrayList<>();
         for (String line; (line = r.readLine()) != null; ) {
@@ -196,8 +206,10 @@ class NativeLoaderProcessTest {
     @Test
     void anExplicitPathThatFailsNeverFallsBack() throws Exception {
         // The bundle and java.library.path both hold a good library; neither may be used.
-        List<String> lines = probe(withBundle(),
-                "-Ddibs.native.path=/bogus/dir/libdibs.so", "-Djava.library.path=" + builtLibrary.getParent());
+        List<String> lines = probe(
+                withBundle(),
+                "-Ddibs.native.path=/bogus/dir/libdibs.so",
+                "-Djava.library.path=" + builtLibrary.getParent());
         String all = String.join("\n", lines);
         assertEquals(UnsatisfiedLinkError.class.getName(), after(lines, "RESULT"), all);
         assertTrue(all.contains("-Ddibs.native.path=/bogus/dir/libdibs.so: no such file"), all);
@@ -228,8 +240,10 @@ class NativeLoaderProcessTest {
         List<String> lines = probe("-Djava.library.path=" + libDir);
         String all = String.join("\n", lines);
         assertEquals(UnsatisfiedLinkError.class.getName(), after(lines, "RESULT"), all);
-        assertTrue(all.contains("loaded the native library from System.loadLibrary(\"dibs\") with java.library.path="
-                + libDir), all);
+        assertTrue(
+                all.contains(
+                        "loaded the native library from System.loadLibrary(\"dibs\") with java.library.path=" + libDir),
+                all);
         assertTrue(all.contains("does not report a dibs version"), all);
         assertTrue(all.contains(version), all);
         assertEquals("true", after(lines, "SAME-MESSAGE"), all);
@@ -239,8 +253,8 @@ class NativeLoaderProcessTest {
     void aJarWithoutItsIndexSaysSoOnEveryCall() throws Exception {
         // A good library in the bundle and on java.library.path: without the index neither is loaded,
         // since nothing says which version to expect.
-        List<String> lines = probe(List.of(classes.toString(), bundle.toString()),
-                "-Djava.library.path=" + builtLibrary.getParent());
+        List<String> lines = probe(
+                List.of(classes.toString(), bundle.toString()), "-Djava.library.path=" + builtLibrary.getParent());
         String all = String.join("\n", lines);
         assertEquals(UnsatisfiedLinkError.class.getName(), after(lines, "RESULT"), all);
         assertTrue(all.contains("carries no " + NativeLoader.INDEX), all);
@@ -252,24 +266,29 @@ class NativeLoaderProcessTest {
         Path tmp = Files.createDirectories(work.resolve("mismatch-" + System.nanoTime()));
         Path wrongIndex = work.resolve("wrong-index");
         writeIndex(wrongIndex, sha256(Files.readAllBytes(builtLibrary)), Files.size(builtLibrary) + 1);
-        List<String> lines = probe(List.of(classes.toString(), wrongIndex.toString(), bundle.toString()),
-                "-Ddibs.native.tmpdir=" + tmp, "-Djava.library.path=/nonexistent-dibs-dir");
+        List<String> lines = probe(
+                List.of(classes.toString(), wrongIndex.toString(), bundle.toString()),
+                "-Ddibs.native.tmpdir=" + tmp,
+                "-Djava.library.path=/nonexistent-dibs-dir");
         String all = String.join("\n", lines);
         assertEquals(UnsatisfiedLinkError.class.getName(), after(lines, "RESULT"), all);
-        assertTrue(all.contains("and the jar's " + NativeLoader.INDEX + " says " + (Files.size(builtLibrary) + 1)), all);
+        assertTrue(
+                all.contains("and the jar's " + NativeLoader.INDEX + " says " + (Files.size(builtLibrary) + 1)), all);
         assertFalse(names(tmp).stream().anyMatch(n -> n.endsWith(suffix())), "nothing loadable written: " + names(tmp));
     }
 
     @Test
     void theCopyIsNamedByVersionAndIndexedHashAndReusedByLaterJvms() throws Exception {
         Path tmp = Files.createDirectories(work.resolve("extract-" + System.nanoTime()));
-        String copy = "dibs-" + version + "-" + sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
+        String copy = "dibs-" + version + "-"
+                + sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
 
         Process alive = holder(tmp);
         try {
             assertEquals(new TreeSet<>(List.of(copy + suffix(), copy + ".lck")), names(tmp), "a copy and its lock");
-            Object written = Files.readAttributes(tmp.resolve(copy + suffix()),
-                    java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+            Object written = Files.readAttributes(
+                            tmp.resolve(copy + suffix()), java.nio.file.attribute.BasicFileAttributes.class)
+                    .fileKey();
 
             Process killed = holder(tmp);
             killed.destroyForcibly(); // SIGKILL: no shutdown hook runs
@@ -279,8 +298,12 @@ class NativeLoaderProcessTest {
 
             // Both loaded the same copy: nothing new, nothing rewritten, and so nothing left behind.
             assertEquals(new TreeSet<>(List.of(copy + suffix(), copy + ".lck")), names(tmp));
-            assertEquals(written, Files.readAttributes(tmp.resolve(copy + suffix()),
-                    java.nio.file.attribute.BasicFileAttributes.class).fileKey(), "the same file, not a new one");
+            assertEquals(
+                    written,
+                    Files.readAttributes(
+                                    tmp.resolve(copy + suffix()), java.nio.file.attribute.BasicFileAttributes.class)
+                            .fileKey(),
+                    "the same file, not a new one");
         } finally {
             alive.destroyForcibly();
             alive.waitFor(30, TimeUnit.SECONDS);
@@ -290,7 +313,8 @@ class NativeLoaderProcessTest {
     @Test
     void aCopyThatIsNotWholeIsReplaced() throws Exception {
         Path tmp = Files.createDirectories(work.resolve("partial-" + System.nanoTime()));
-        String copy = "dibs-" + version + "-" + sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
+        String copy = "dibs-" + version + "-"
+                + sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
         Files.write(tmp.resolve(copy + suffix()), new byte[] {0x7f, 'E', 'L', 'F'});
         List<String> lines = probe(withBundle(), "-Ddibs.native.tmpdir=" + tmp);
         assertEquals(DibsConnectionException.class.getName(), after(lines, "RESULT"), String.join("\n", lines));
@@ -312,15 +336,17 @@ class NativeLoaderProcessTest {
             Files.createFile(tmp.resolve("dibs-0.0.1-00112233aabbccdd-1f-2a.lck"));
             Files.createFile(tmp.resolve("dibs-0.0.1-00112233aabbccdd-1f-2a" + suffix()));
             Files.createFile(tmp.resolve("dibs-0.0.1-00112233aabbccdd-1f-2c" + suffix()));
-            assertEquals(aliveFiles.size() + 2 + 3, names(tmp).size(), names(tmp).toString());
+            assertEquals(
+                    aliveFiles.size() + 2 + 3, names(tmp).size(), names(tmp).toString());
 
             // A JVM that writes a copy (a build not seen before) removes every copy no live JVM holds.
             List<String> lines = probe(List.of(classes.toString(), later.toString()), "-Ddibs.native.tmpdir=" + tmp);
             assertEquals(DibsConnectionException.class.getName(), after(lines, "RESULT"), String.join("\n", lines));
             TreeSet<String> expected = new TreeSet<>(aliveFiles);
-            String laterCopy = "dibs-" + version + "-" + sha256(
-                    Files.readAllBytes(later.resolve(NativePlatform.resourcePath(NativePlatform.currentPlatform()))))
-                    .substring(0, 16);
+            String laterCopy = "dibs-" + version + "-"
+                    + sha256(Files.readAllBytes(
+                                    later.resolve(NativePlatform.resourcePath(NativePlatform.currentPlatform()))))
+                            .substring(0, 16);
             expected.addAll(List.of(laterCopy + suffix(), laterCopy + ".lck"));
             assertEquals(expected, names(tmp), "the live JVM's copy and the one just written remain");
         } finally {
@@ -338,7 +364,8 @@ class NativeLoaderProcessTest {
         String all = String.join("\n", lines);
         assertEquals(DibsConnectionException.class.getName(), after(lines, "RESULT"), all);
         assertEquals(DibsConnectionException.class.getName(), after(lines, "SECOND"), all);
-        String copy = "dibs-" + version + "-" + sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
+        String copy = "dibs-" + version + "-"
+                + sha256(Files.readAllBytes(builtLibrary)).substring(0, 16);
         String[] seen = after(lines, "FILES").split(",");
         assertEquals(4, seen.length, all);
         for (String n : seen) {

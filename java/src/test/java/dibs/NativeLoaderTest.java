@@ -2,19 +2,19 @@ package dibs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The loader's naming and its failure message; none of this unloads or reloads the library. */
@@ -82,8 +82,10 @@ class NativeLoaderTest {
         String platform = NativePlatform.currentPlatform();
         NativeIndex.Library library = index.library(platform);
         assertNotNull(library, "the index describes " + platform);
-        Path staged = Paths.get(NativeLoader.class.getClassLoader()
-                .getResource(NativePlatform.resourcePath(platform)).toURI());
+        Path staged = Paths.get(NativeLoader.class
+                .getClassLoader()
+                .getResource(NativePlatform.resourcePath(platform))
+                .toURI());
         byte[] bytes = Files.readAllBytes(staged);
         assertEquals(bytes.length, library.size);
         assertEquals(NativeLoaderProcessTest.sha256(bytes), library.sha256);
@@ -157,7 +159,9 @@ class NativeLoaderTest {
         assertFalse(Files.exists(staleLock));
         assertFalse(Files.exists(staleCopy));
         assertFalse(Files.exists(half));
-        assertFalse(Files.exists(dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2c.lck")), "no lock file made for the orphan stays");
+        assertFalse(
+                Files.exists(dir.resolve("dibs-0.0.1-00112233aabbccdd-1f-2c.lck")),
+                "no lock file made for the orphan stays");
         assertTrue(Files.exists(liveLock) && Files.exists(liveCopy) && Files.exists(unrelated));
     }
 
@@ -204,7 +208,8 @@ class NativeLoaderTest {
     void theLibraryForThisPlatformIsOnTheClassPath() {
         String platform = NativePlatform.currentPlatform();
         String resource = NativePlatform.resourcePath(platform);
-        assertNotNull(NativeLoader.class.getClassLoader().getResource(resource),
+        assertNotNull(
+                NativeLoader.class.getClassLoader().getResource(resource),
                 resource + " should be staged by the build (mvn without -Dcargo.skip, or after cargo build --release)");
     }
 
@@ -221,10 +226,14 @@ class NativeLoaderTest {
 
     @Test
     void failureMessageListsThePlatformAndEveryPathTried() {
-        String message = NativeLoader.failureMessage("Plan9", "mips", "plan9-mips", List.of(
-                "-Ddibs.native.path=/nope/libdibs.so: no such file",
-                "classpath:dibs/native/plan9-mips/libdibs.so: not on the class path",
-                "System.loadLibrary(\"dibs\") with java.library.path=/usr/lib: no dibs in java.library.path"));
+        String message = NativeLoader.failureMessage(
+                "Plan9",
+                "mips",
+                "plan9-mips",
+                List.of(
+                        "-Ddibs.native.path=/nope/libdibs.so: no such file",
+                        "classpath:dibs/native/plan9-mips/libdibs.so: not on the class path",
+                        "System.loadLibrary(\"dibs\") with java.library.path=/usr/lib: no dibs in java.library.path"));
         assertTrue(message.contains("os.name=Plan9"), message);
         assertTrue(message.contains("os.arch=mips"), message);
         assertTrue(message.contains("plan9-mips"), message);

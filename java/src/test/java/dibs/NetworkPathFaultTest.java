@@ -9,8 +9,8 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 
 /**
  * The quiet failures of real networks, through a {@link FaultProxy} in front of a real
@@ -22,8 +22,8 @@ class NetworkPathFaultTest extends RedisTestBase {
     private static final long TIMEOUT_MS = 1000;
 
     private static void report(String fault, long waitedMs, int ticksLost, long orphanMs) {
-        System.out.println("FAULT " + fault + ": waited " + waitedMs + " ms, ticks lost " + ticksLost
-                + ", orphan lock " + orphanMs + " ms");
+        System.out.println("FAULT " + fault + ": waited " + waitedMs + " ms, ticks lost " + ticksLost + ", orphan lock "
+                + orphanMs + " ms");
     }
 
     private static boolean tick(Object conn, String name) {
@@ -68,7 +68,8 @@ class NetworkPathFaultTest extends RedisTestBase {
                 TestSupport.sleep(400); // idle past idle-timeout-ms
             });
             assertTrue(after.ran, "the tick after the drop ran");
-            assertTrue(after.waitedMs < TIMEOUT_MS / 2,
+            assertTrue(
+                    after.waitedMs < TIMEOUT_MS / 2,
                     "a fresh connection, not a read timeout: waited " + after.waitedMs + " ms");
         }
     }
@@ -79,7 +80,8 @@ class NetworkPathFaultTest extends RedisTestBase {
             Map<String, Object> conn = Map.of("uri", proxy.uri(), "timeout-ms", TIMEOUT_MS);
             AfterFault after = tickAfter(conn, "flow dropped within idle-timeout-ms", proxy::blackholeExisting);
             assertTrue(after.ran, "retried on a fresh connection after the reused one timed out");
-            assertTrue(after.waitedMs >= TIMEOUT_MS && after.waitedMs < 2 * TIMEOUT_MS,
+            assertTrue(
+                    after.waitedMs >= TIMEOUT_MS && after.waitedMs < 2 * TIMEOUT_MS,
                     "one read timeout, then a fresh round trip: " + after.waitedMs + " ms");
         }
     }
@@ -127,7 +129,9 @@ class NetworkPathFaultTest extends RedisTestBase {
             assertEquals(false, r.ownedToTheEnd(), "not proven: " + r);
             List<String> warnings = log.warningsAbout(name);
             assertEquals(1, warnings.size(), warnings.toString());
-            assertTrue(warnings.get(0).contains("cannot be proven") && !warnings.get(0).contains("no longer ours"),
+            assertTrue(
+                    warnings.get(0).contains("cannot be proven")
+                            && !warnings.get(0).contains("no longer ours"),
                     warnings.get(0));
             assertEquals("0", redis.command("EXISTS", RedisServer.lockKey(name)));
         }
@@ -149,15 +153,18 @@ class NetworkPathFaultTest extends RedisTestBase {
             assertEquals("0", redis.command("EXISTS", RedisServer.lockKey(name)));
             try (DibsClient client = Dibs.client(redis.uri())) {
                 List<DibsRun> runs = client.history(Dibs.jobOf(name), 10);
-                assertEquals(1, runs.stream().filter(run -> run.lockName().equals(name)).count(), runs.toString());
+                assertEquals(
+                        1,
+                        runs.stream().filter(run -> run.lockName().equals(name)).count(),
+                        runs.toString());
             }
         }
     }
 
     private static DibsResult<String> releaseLosingItsReply(FaultProxy proxy, String name, boolean history) {
         Map<String, Object> conn = Map.of("uri", proxy.uri(), "timeout-ms", TIMEOUT_MS, "history", history);
-        DibsResult<String> r = Dibs.attempt(conn, name, java.time.Duration.ofSeconds(30), java.time.Duration.ZERO,
-                () -> {
+        DibsResult<String> r =
+                Dibs.attempt(conn, name, java.time.Duration.ofSeconds(30), java.time.Duration.ZERO, () -> {
                     proxy.halfOpenExisting(); // the release reaches Redis; its reply does not come back
                     return "v";
                 });
@@ -197,21 +204,29 @@ class NetworkPathFaultTest extends RedisTestBase {
      */
     @Test
     void aRetriedReleaseThatFindsNoKeyIsUnprovenNeverReleased() throws IOException {
-        try (FaultProxy proxy = FaultProxy.start(redis.port()); TestSupport.LogCapture log = new TestSupport.LogCapture()) {
+        try (FaultProxy proxy = FaultProxy.start(redis.port());
+                TestSupport.LogCapture log = new TestSupport.LogCapture()) {
             EventRecorder events = new EventRecorder();
-            DibsOptions conn = DibsOptions.builder().uri(proxy.uri()).connectTimeout(java.time.Duration.ofMillis(TIMEOUT_MS))
-                    .readTimeout(java.time.Duration.ofMillis(TIMEOUT_MS)).listener(events).build();
+            DibsOptions conn = DibsOptions.builder()
+                    .uri(proxy.uri())
+                    .connectTimeout(java.time.Duration.ofMillis(TIMEOUT_MS))
+                    .readTimeout(java.time.Duration.ofMillis(TIMEOUT_MS))
+                    .listener(events)
+                    .build();
             String name = uniqueName("unproven");
             assertTrue(tick(conn, uniqueName("before")), "a pooled connection");
-            DibsResult<String> result = Dibs.attempt(conn, name, java.time.Duration.ofMillis(300), java.time.Duration.ZERO, () -> {
-                TestSupport.sleep(450); // the lock lapses
-                proxy.blackholeExisting(); // and the release's reply will not come back
-                return "ran";
-            });
+            DibsResult<String> result =
+                    Dibs.attempt(conn, name, java.time.Duration.ofMillis(300), java.time.Duration.ZERO, () -> {
+                        TestSupport.sleep(450); // the lock lapses
+                        proxy.blackholeExisting(); // and the release's reply will not come back
+                        return "ran";
+                    });
             assertTrue(result.acquired());
             assertEquals(false, result.ownedToTheEnd(), "not proven ours to the end");
             assertTrue(events.events.contains("unproven"), "the listener hears unproven: " + events.events);
-            assertTrue(log.warningsAbout(name).stream().anyMatch(w -> w.contains("cannot be proven")), log.warnings().toString());
+            assertTrue(
+                    log.warningsAbout(name).stream().anyMatch(w -> w.contains("cannot be proven")),
+                    log.warnings().toString());
         }
     }
 }

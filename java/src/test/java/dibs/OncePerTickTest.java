@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dibs.demo.TickRace;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.Tag;
 
 /**
  * At most once per tick, whatever atLeast (issue 18): 3 JVMs whose schedulers fire each
@@ -30,10 +30,12 @@ class OncePerTickTest {
             assertEquals(List.of(0, 0, 0), r.exitCodes, output);
             long twice = r.winners.values().stream().filter(w -> w.size() > 1).count();
             long missed = r.winners.values().stream().filter(List::isEmpty).count();
-            long directTwice = r.direct.values().stream().filter(w -> w.size() > 1).count();
+            long directTwice =
+                    r.direct.values().stream().filter(w -> w.size() > 1).count();
             long directRuns = r.direct.values().stream().mapToLong(List::size).sum();
-            System.out.printf("%d ticks, 3 instances up to 1 s apart: executeOnce ran %d ticks twice, missed %d; "
-                    + "the plain per-tick call with atLeast 0 ran %d ticks twice (%d runs)%n",
+            System.out.printf(
+                    "%d ticks, 3 instances up to 1 s apart: executeOnce ran %d ticks twice, missed %d; "
+                            + "the plain per-tick call with atLeast 0 ran %d ticks twice (%d runs)%n",
                     TICKS, twice, missed, directTwice, directRuns);
             for (Map.Entry<Long, List<String>> e : r.winners.entrySet()) {
                 assertEquals(1, e.getValue().size(), "tick " + e.getKey() + " ran on " + e.getValue() + "\n" + output);

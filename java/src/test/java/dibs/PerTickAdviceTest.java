@@ -16,7 +16,8 @@ class PerTickAdviceTest extends RedisTestBase {
     @Test
     void aPerTickNameReleasedAtOnceIsWarnedAboutOncePerJobWithTheFix() throws Exception {
         String job = "direct" + ProcessHandle.current().pid(); // unique in this JVM, no digits run of 8
-        try (DibsClient client = Dibs.client(local().build()); TestSupport.LogCapture log = new TestSupport.LogCapture()) {
+        try (DibsClient client = Dibs.client(local().build());
+                TestSupport.LogCapture log = new TestSupport.LogCapture()) {
             assertTrue(client.execute(job + "-2026-12-02T10:00:00", Duration.ofSeconds(10), Duration.ZERO, () -> {}));
             assertTrue(client.execute(job + "-2026-12-02T10:00:02", Duration.ofSeconds(10), Duration.ZERO, () -> {}));
             List<String> warnings = log.warningsAbout(job);

@@ -70,8 +70,8 @@ public final class PlatformSmoke {
             String name = "smoke-held-" + run;
             AtomicInteger inner = new AtomicInteger();
             boolean[] innerRan = new boolean[1];
-            boolean outer = Dibs.execute(uri, name, 30, 0,
-                    () -> innerRan[0] = Dibs.execute(uri, name, 30, 0, inner::incrementAndGet));
+            boolean outer = Dibs.execute(
+                    uri, name, 30, 0, () -> innerRan[0] = Dibs.execute(uri, name, 30, 0, inner::incrementAndGet));
             expect(outer, "the first execute returned false");
             expect(!innerRan[0], "the second execute returned true while the lock was held");
             expect(inner.get() == 0, "the skipped task ran " + inner.get() + " times");
@@ -101,15 +101,18 @@ public final class PlatformSmoke {
 
         check("atLeast keeps the key after a quick task (inspect shows it held)", () -> {
             String name = "smoke-atleast-" + run;
-            expect(Dibs.execute(uri, name, Duration.ofSeconds(30), Duration.ofSeconds(20), () -> {}),
+            expect(
+                    Dibs.execute(uri, name, Duration.ofSeconds(30), Duration.ofSeconds(20), () -> {}),
                     "execute returned false");
             LockInfo info = Dibs.inspect(uri, name);
             expect(info.held(), "inspect says the lock is free: " + info);
             Duration left = info.remaining().orElse(Duration.ZERO);
-            expect(left.compareTo(Duration.ZERO) > 0 && left.compareTo(Duration.ofSeconds(20)) <= 0,
+            expect(
+                    left.compareTo(Duration.ZERO) > 0 && left.compareTo(Duration.ofSeconds(20)) <= 0,
                     "remaining " + left + " is not within (0, 20 s]");
             AtomicInteger again = new AtomicInteger();
-            expect(!Dibs.execute(uri, name, 30, 0, again::incrementAndGet) && again.get() == 0,
+            expect(
+                    !Dibs.execute(uri, name, 30, 0, again::incrementAndGet) && again.get() == 0,
                     "an execute during atLeast was not skipped");
             return info.toString();
         });

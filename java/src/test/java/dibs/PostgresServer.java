@@ -51,11 +51,28 @@ final class PostgresServer implements AutoCloseable {
                 port = s.getLocalPort();
             }
             pg = new PostgresServer(bin, dir, asRoot, port);
-            pg.pg(Arrays.asList("initdb", "-D", dir.resolve("data").toString(), "-U", "postgres",
-                    "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"));
-            pg.pg(Arrays.asList("pg_ctl", "-D", dir.resolve("data").toString(),
-                    "-l", dir.resolve("postgres.log").toString(), "-w", "-t", "10",
-                    "-o", "-c listen_addresses=127.0.0.1 -p " + port + " -c unix_socket_directories=" + dir
+            pg.pg(Arrays.asList(
+                    "initdb",
+                    "-D",
+                    dir.resolve("data").toString(),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                    "--no-sync"));
+            pg.pg(Arrays.asList(
+                    "pg_ctl",
+                    "-D",
+                    dir.resolve("data").toString(),
+                    "-l",
+                    dir.resolve("postgres.log").toString(),
+                    "-w",
+                    "-t",
+                    "10",
+                    "-o",
+                    "-c listen_addresses=127.0.0.1 -p " + port + " -c unix_socket_directories=" + dir
                             + " -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
                     "start"));
             return pg;
@@ -86,8 +103,8 @@ final class PostgresServer implements AutoCloseable {
         Path pidFile = dir.resolve("data").resolve("postmaster.pid");
         try {
             if (Files.exists(pidFile)) {
-                pg(Arrays.asList("pg_ctl", "-D", dir.resolve("data").toString(), "-m", "immediate", "-w",
-                        "-t", "4", "stop"));
+                pg(Arrays.asList(
+                        "pg_ctl", "-D", dir.resolve("data").toString(), "-m", "immediate", "-w", "-t", "4", "stop"));
             }
         } finally {
             try {
@@ -119,7 +136,8 @@ final class PostgresServer implements AutoCloseable {
         if (Files.isDirectory(root)) {
             try (Stream<Path> versions = Files.list(root)) {
                 versions.map(v -> v.resolve("bin"))
-                        .filter(b -> Files.isExecutable(b.resolve("initdb")) && Files.isExecutable(b.resolve("pg_ctl"))
+                        .filter(b -> Files.isExecutable(b.resolve("initdb"))
+                                && Files.isExecutable(b.resolve("pg_ctl"))
                                 && Files.isExecutable(b.resolve("postgres")))
                         .forEach(found::add);
             }
@@ -146,16 +164,18 @@ final class PostgresServer implements AutoCloseable {
         if (exitCode(Arrays.asList("id", "-u", USER)) == 0) {
             return;
         }
-        int rc = exitCode(Arrays.asList("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
-                USER));
+        int rc = exitCode(
+                Arrays.asList("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", USER));
         if (rc != 0 && exitCode(Arrays.asList("id", "-u", USER)) != 0) { // another creator wins: fine
             fail("useradd " + USER + " failed (exit " + rc + "): PostgreSQL cannot run as root");
         }
     }
 
     private static int exitCode(List<String> cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process p = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         if (!p.waitFor(30, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             fail(String.join(" ", cmd) + " did not finish in 30 s");

@@ -80,8 +80,8 @@ class ResultAndInspectTest extends RedisTestBase {
         assertTrue(bySeconds.ownedToTheEnd());
         assertTrue(bySeconds.toString().contains("value=42"), bySeconds.toString());
 
-        DibsResult<List<String>> byDuration = Dibs.attempt(redis.uri(), name,
-                Duration.ofMillis(5000), Duration.ofMillis(1000), () -> List.of("a", "b"));
+        DibsResult<List<String>> byDuration = Dibs.attempt(
+                redis.uri(), name, Duration.ofMillis(5000), Duration.ofMillis(1000), () -> List.of("a", "b"));
         assertTrue(byDuration.acquired());
         assertEquals(List.of("a", "b"), byDuration.value());
         assertTrue(byDuration.ownedToTheEnd());
@@ -142,24 +142,33 @@ class ResultAndInspectTest extends RedisTestBase {
     void exceptionsPropagateAsTheSameObjectAndTheLockIsReleased() throws IOException {
         String name = uniqueName("res-throws");
         IllegalStateException unchecked = new IllegalStateException("boom");
-        assertSame(unchecked, assertThrows(IllegalStateException.class,
-                () -> Dibs.attempt(redis.uri(), name, 10, 0, () -> {
-                    throw unchecked;
-                })));
+        assertSame(
+                unchecked,
+                assertThrows(
+                        IllegalStateException.class,
+                        () -> Dibs.attempt(redis.uri(), name, 10, 0, () -> {
+                            throw unchecked;
+                        })));
         assertFalse(exists(name), "released after the exception");
 
         IOException checked = new IOException("checked boom");
-        assertSame(checked, assertThrows(IOException.class,
-                () -> Dibs.attempt(redis.uri(), name, Duration.ofSeconds(10), Duration.ZERO, () -> {
-                    throw sneak(checked);
-                })));
+        assertSame(
+                checked,
+                assertThrows(
+                        IOException.class,
+                        () -> Dibs.attempt(redis.uri(), name, Duration.ofSeconds(10), Duration.ZERO, () -> {
+                            throw sneak(checked);
+                        })));
         assertFalse(exists(name));
 
         AssertionError error = new AssertionError("an Error");
-        assertSame(error, assertThrows(AssertionError.class,
-                () -> Dibs.attempt(redis.uri(), name, 10, 0, () -> {
-                    throw error;
-                })));
+        assertSame(
+                error,
+                assertThrows(
+                        AssertionError.class,
+                        () -> Dibs.attempt(redis.uri(), name, 10, 0, () -> {
+                            throw error;
+                        })));
         assertFalse(exists(name));
         assertEquals(0, error.getSuppressed().length, "nothing added to the task's exception");
 
@@ -198,7 +207,8 @@ class ResultAndInspectTest extends RedisTestBase {
         assertEquals(Long.toString(ProcessHandle.current().pid()), fields[2]);
         Instant at = info.acquiredAt().orElseThrow();
         assertEquals(Long.parseLong(fields[3]), at.toEpochMilli());
-        assertTrue(at.toEpochMilli() >= before - 5 && at.toEpochMilli() <= insideAt.get() + 5,
+        assertTrue(
+                at.toEpochMilli() >= before - 5 && at.toEpochMilli() <= insideAt.get() + 5,
                 "acquiredAt " + at.toEpochMilli() + " not within [" + before + ", " + insideAt.get() + "]");
         assertTrue(info.toString().contains("pid=" + ProcessHandle.current().pid()), info.toString());
 
@@ -246,7 +256,7 @@ class ResultAndInspectTest extends RedisTestBase {
         assertTrue(info.held());
         assertEquals(Optional.empty(), info.remaining());
         assertTrue(info.toString().contains("remaining=none"), info.toString());
-        assertFalse(Dibs.execute(redis.uri(), name, 10, 0, () -> { }), "a key without TTL still blocks");
+        assertFalse(Dibs.execute(redis.uri(), name, 10, 0, () -> {}), "a key without TTL still blocks");
         redis.command("DEL", lockKey(name));
     }
 
@@ -302,8 +312,8 @@ class ResultAndInspectTest extends RedisTestBase {
         assertTrue(ttlAfter <= ttlBefore && ttlAfter > ttlBefore - 2000, "PTTL " + ttlBefore + " -> " + ttlAfter);
     }
 
-    private static final List<String> WRITES = List.of(
-            "set", "pexpire", "expire", "persist", "del", "unlink", "eval", "evalsha", "getdel", "getex");
+    private static final List<String> WRITES =
+            List.of("set", "pexpire", "expire", "persist", "del", "unlink", "eval", "evalsha", "getdel", "getex");
 
     private static Map<String, Long> writeCalls() throws IOException {
         Map<String, Map<String, Long>> stats = redis.commandStats();
@@ -328,21 +338,42 @@ class ResultAndInspectTest extends RedisTestBase {
             DibsException e = assertThrows(DibsAuthenticationException.class, () -> Dibs.inspect(noPassword, name));
             assertTrue(e.getMessage().contains("127.0.0.1:" + secured.port()), e.getMessage());
             assertTrue(e.getMessage().contains("NOAUTH"), e.getMessage());
-            assertThrows(DibsAuthenticationException.class, () -> Dibs.execute(noPassword, name, 10, 0, () -> { }));
-            assertThrows(DibsAuthenticationException.class,
+            assertThrows(DibsAuthenticationException.class, () -> Dibs.execute(noPassword, name, 10, 0, () -> {}));
+            assertThrows(
+                    DibsAuthenticationException.class,
                     () -> Dibs.inspect("redis://:" + password + "-nope@127.0.0.1:" + secured.port(), name));
 
             // The README's minimal ACL without +pttl locks, but inspect needs PTTL (the README says so).
-            List<String> readmeAcl = List.of("ACL", "SETUSER", "dibs", "on", ">" + password, "resetkeys",
-                    "~dibs:*", "resetchannels", "-@all", "+set", "+get", "+evalsha", "+eval", "+pexpire", "+del",
-                    "+time", "+info", "+wait", "+ping", "+hello", "+select");
+            List<String> readmeAcl = List.of(
+                    "ACL",
+                    "SETUSER",
+                    "dibs",
+                    "on",
+                    ">" + password,
+                    "resetkeys",
+                    "~dibs:*",
+                    "resetchannels",
+                    "-@all",
+                    "+set",
+                    "+get",
+                    "+evalsha",
+                    "+eval",
+                    "+pexpire",
+                    "+del",
+                    "+time",
+                    "+info",
+                    "+wait",
+                    "+ping",
+                    "+hello",
+                    "+select");
             assertEquals("OK", secured.command(readmeAcl.toArray(new String[0])));
             String asDibs = "redis://dibs:" + password + "@127.0.0.1:" + secured.port();
-            DibsResult<Long> fenced = Dibs.attempt(asDibs, name, Duration.ofSeconds(10), Duration.ofSeconds(5),
-                    Dibs::fencingToken);
+            DibsResult<Long> fenced =
+                    Dibs.attempt(asDibs, name, Duration.ofSeconds(10), Duration.ofSeconds(5), Dibs::fencingToken);
             assertTrue(fenced.acquired());
             assertTrue(fenced.value() > 0, "the README's ACL allows the fencing token's TIME");
-            DibsPermissionException noPttl = assertThrows(DibsPermissionException.class, () -> Dibs.inspect(asDibs, name));
+            DibsPermissionException noPttl =
+                    assertThrows(DibsPermissionException.class, () -> Dibs.inspect(asDibs, name));
             assertTrue(noPttl.getMessage().contains("pttl"), noPttl.getMessage());
             assertEquals("OK", secured.command("ACL", "SETUSER", "dibs", "+pttl"));
             LockInfo info = Dibs.inspect(asDibs, name);
@@ -351,7 +382,8 @@ class ResultAndInspectTest extends RedisTestBase {
 
             // A user that may not read the key.
             assertEquals("OK", secured.command("ACL", "SETUSER", "other", "on", ">" + password, "~other:*", "+@all"));
-            DibsPermissionException denied = assertThrows(DibsPermissionException.class,
+            DibsPermissionException denied = assertThrows(
+                    DibsPermissionException.class,
                     () -> Dibs.inspect("redis://other:" + password + "@127.0.0.1:" + secured.port(), name));
             assertFalse(denied.getMessage().contains(password), denied.getMessage());
         }
@@ -364,15 +396,16 @@ class ResultAndInspectTest extends RedisTestBase {
         long totalBefore = totalCallsButInfo();
         String[] bad = {"", "a\nb", "nul\0", "x".repeat(513)};
         for (String name : bad) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> Dibs.inspect(redis.uri(), name), "name of " + name.length() + " chars");
+            IllegalArgumentException e = assertThrows(
+                    IllegalArgumentException.class,
+                    () -> Dibs.inspect(redis.uri(), name),
+                    "name of " + name.length() + " chars");
             assertTrue(e.getMessage().toLowerCase().contains("name"), e.getMessage());
         }
-        IllegalArgumentException nullName = assertThrows(IllegalArgumentException.class,
-                () -> Dibs.inspect(redis.uri(), null));
+        IllegalArgumentException nullName =
+                assertThrows(IllegalArgumentException.class, () -> Dibs.inspect(redis.uri(), null));
         assertTrue(nullName.getMessage().contains("lockName"), nullName.getMessage());
-        IllegalArgumentException nullConn = assertThrows(IllegalArgumentException.class,
-                () -> Dibs.inspect(null, "x"));
+        IllegalArgumentException nullConn = assertThrows(IllegalArgumentException.class, () -> Dibs.inspect(null, "x"));
         assertTrue(nullConn.getMessage().contains("conn"), nullConn.getMessage());
         assertEquals(totalBefore, totalCallsButInfo(), "commands sent by rejected inspections");
     }

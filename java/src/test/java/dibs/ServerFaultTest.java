@@ -151,27 +151,30 @@ class ServerFaultTest {
     void killedMidTaskTheListenerHearsThatTheReleaseFailed() throws IOException {
         String name = uniqueName("sigkill-listener");
         List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
-        DibsOptions options = DibsOptions.builder().uri(authUri()).listener(new DibsListener() {
-            @Override
-            public void acquired(String lockName) {
-                events.add("acquired");
-            }
+        DibsOptions options = DibsOptions.builder()
+                .uri(authUri())
+                .listener(new DibsListener() {
+                    @Override
+                    public void acquired(String lockName) {
+                        events.add("acquired");
+                    }
 
-            @Override
-            public void released(String lockName, java.time.Duration heldFor) {
-                events.add("released");
-            }
+                    @Override
+                    public void released(String lockName, java.time.Duration heldFor) {
+                        events.add("released");
+                    }
 
-            @Override
-            public void expired(String lockName, java.time.Duration heldFor) {
-                events.add("expired");
-            }
+                    @Override
+                    public void expired(String lockName, java.time.Duration heldFor) {
+                        events.add("expired");
+                    }
 
-            @Override
-            public void releaseFailed(String lockName, java.time.Duration heldFor) {
-                events.add("releaseFailed " + lockName);
-            }
-        }).build();
+                    @Override
+                    public void releaseFailed(String lockName, java.time.Duration heldFor) {
+                        events.add("releaseFailed " + lockName);
+                    }
+                })
+                .build();
         try (TestSupport.LogCapture log = new TestSupport.LogCapture()) {
             assertTrue(Dibs.execute(options, name, 10, 0, ServerFaultTest::killRedis));
             assertReleaseFailureLogged(log, name);
@@ -186,10 +189,12 @@ class ServerFaultTest {
         String name = uniqueName("sigkill-throw");
         IOException boom = new IOException("task failed"); // checked, thrown sneakily
         try (TestSupport.LogCapture log = new TestSupport.LogCapture()) {
-            IOException caught = assertThrows(IOException.class, () -> Dibs.execute(authUri(), name, 10, 0, () -> {
-                killRedis();
-                throw sneak(boom);
-            }));
+            IOException caught = assertThrows(
+                    IOException.class,
+                    () -> Dibs.execute(authUri(), name, 10, 0, () -> {
+                        killRedis();
+                        throw sneak(boom);
+                    }));
             assertSame(boom, caught);
             assertEquals(0, caught.getSuppressed().length, "the task's exception is not decorated");
             assertReleaseFailureLogged(log, name);
@@ -210,12 +215,13 @@ class ServerFaultTest {
 
         AtomicBoolean ran = new AtomicBoolean();
         long start = System.nanoTime();
-        DibsConnectionException e = assertThrows(DibsConnectionException.class,
-                () -> Dibs.execute(conn, name, 10, 0, () -> ran.set(true)));
+        DibsConnectionException e =
+                assertThrows(DibsConnectionException.class, () -> Dibs.execute(conn, name, 10, 0, () -> ran.set(true)));
         long elapsed = ms(start);
         assertTrue(elapsed < 1500, "failed after " + elapsed + " ms with conn-timeout-ms 500");
         assertFalse(ran.get(), "the task must not run");
-        assertTrue(e.getMessage().contains(endpoint()) && e.getMessage().contains("acquiring lock '" + name + "'"),
+        assertTrue(
+                e.getMessage().contains(endpoint()) && e.getMessage().contains("acquiring lock '" + name + "'"),
                 "names the server and the lock: " + e.getMessage());
         assertNoPassword(e.getMessage());
 
@@ -262,16 +268,21 @@ class ServerFaultTest {
                         thrown = e.getCause();
                     } catch (TimeoutException e) {
                         call.cancel(true);
-                        throw new AssertionError("a call to a frozen server with timeout-ms 500 still hangs after 10 s");
+                        throw new AssertionError(
+                                "a call to a frozen server with timeout-ms 500 still hangs after 10 s");
                     }
                     String which = conn == warm ? "warm pool" : "cold pool";
                     DibsTimeoutException timeout = assertInstanceOf(DibsTimeoutException.class, thrown, which);
                     // A new connection's AUTH and SELECT share the one connect budget.
                     long bound = 2000;
-                    assertTrue(elapsed.get() < bound, which + ": timed out after " + elapsed.get() + " ms with timeout-ms 500");
+                    assertTrue(
+                            elapsed.get() < bound,
+                            which + ": timed out after " + elapsed.get() + " ms with timeout-ms 500");
                     assertFalse(ran.get(), which + ": the task must not run");
                     assertTrue(timeout.getMessage().contains(endpoint()), which + ": " + timeout.getMessage());
-                    assertTrue(timeout.getMessage().contains("no answer within 500 ms"), which + ": " + timeout.getMessage());
+                    assertTrue(
+                            timeout.getMessage().contains("no answer within 500 ms"),
+                            which + ": " + timeout.getMessage());
                     assertNoPassword(timeout.getMessage());
                 }
             } finally {
@@ -302,7 +313,12 @@ class ServerFaultTest {
         long eval = redis.calls("eval");
         long evalsha = redis.calls("evalsha");
         AtomicBoolean heldDuringTask = new AtomicBoolean();
-        assertTrue(Dibs.execute(authUri(), name, 10, 0, () -> heldDuringTask.set(command("EXISTS", lockKey(name)).equals("1"))));
+        assertTrue(Dibs.execute(
+                authUri(),
+                name,
+                10,
+                0,
+                () -> heldDuringTask.set(command("EXISTS", lockKey(name)).equals("1"))));
         assertTrue(heldDuringTask.get());
         assertEquals("0", redis.command("EXISTS", lockKey(name)), "released (deleted, atLeast 0) despite the flush");
         assertEquals(2, redis.calls("eval") - eval, "one EVAL per script after its NOSCRIPT");
@@ -327,7 +343,8 @@ class ServerFaultTest {
 
         AtomicInteger runs = new AtomicInteger();
         try (TestSupport.LogCapture log = new TestSupport.LogCapture()) {
-            assertTrue(Dibs.execute(authUri(), name, 10, 0, runs::incrementAndGet), "the next call reconnects and wins");
+            assertTrue(
+                    Dibs.execute(authUri(), name, 10, 0, runs::incrementAndGet), "the next call reconnects and wins");
             assertEquals(List.of(), log.messages(), "a reconnect is silent");
         }
         assertEquals(1, runs.get(), "the task ran exactly once");
@@ -367,7 +384,8 @@ class ServerFaultTest {
             assertTrue(w.contains("lock '" + name + "'"), "names the lock: " + w);
             assertTrue(w.contains("(atMost 300 ms)"), "names atMost: " + w);
             assertTrue(w.contains("another instance may have run concurrently"), w);
-            Matcher elapsed = Pattern.compile("released, (\\d+) ms after it was acquired").matcher(w);
+            Matcher elapsed =
+                    Pattern.compile("released, (\\d+) ms after it was acquired").matcher(w);
             assertTrue(elapsed.find(), "names the elapsed ms: " + w);
             long ms = Long.parseLong(elapsed.group(1));
             assertTrue(ms >= 500 && ms < 10_000, "elapsed is the task's run, at least 500 ms: " + w);

@@ -13,8 +13,8 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -25,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 class TlsTest {
     @TempDir
     static Path pki;
+
     private static TlsServer tls;
     private static RedisServer redis;
 
@@ -70,27 +71,34 @@ class TlsTest {
     @Test
     void pemTextsInMemoryTakeThePlaceOfTheFiles() throws IOException {
         String key = java.nio.file.Files.readString(tls.file("client.key"));
-        DibsOptions options = DibsOptions.builder().uri("rediss://127.0.0.1:" + tls.tlsPort())
+        DibsOptions options = DibsOptions.builder()
+                .uri("rediss://127.0.0.1:" + tls.tlsPort())
                 .caCertPem(java.nio.file.Files.readString(tls.file("ca.pem")))
                 .clientCertPem(java.nio.file.Files.readString(tls.file("client.pem")), key)
                 .build();
         String keyLine = key.lines().skip(1).findFirst().orElseThrow();
         assertFalse(options.toString().contains(keyLine), options.toString());
         try (DibsClient client = Dibs.client(options)) {
-            assertTrue(client.execute(uniqueName("tls-pem"), java.time.Duration.ofSeconds(5),
-                    java.time.Duration.ZERO, () -> {}));
+            assertTrue(client.execute(
+                    uniqueName("tls-pem"), java.time.Duration.ofSeconds(5), java.time.Duration.ZERO, () -> {}));
         }
-        DibsArgumentException wrong = assertThrows(DibsArgumentException.class, () -> Dibs.client(
-                DibsOptions.builder().uri("rediss://127.0.0.1:" + tls.tlsPort())
-                        .clientCertPem(java.nio.file.Files.readString(tls.file("client.pem")),
-                                tls.file("client.key").toString()).build()).close());
+        DibsArgumentException wrong = assertThrows(
+                DibsArgumentException.class,
+                () -> Dibs.client(DibsOptions.builder()
+                                .uri("rediss://127.0.0.1:" + tls.tlsPort())
+                                .clientCertPem(
+                                        java.nio.file.Files.readString(tls.file("client.pem")),
+                                        tls.file("client.key").toString())
+                                .build())
+                        .close());
         assertEquals("client-key-pem", wrong.argument(), wrong.getMessage());
     }
 
     @Test
     void aServerTheCaDidNotSignIsRefused() {
         AtomicBoolean ran = new AtomicBoolean();
-        DibsException e = assertThrows(DibsException.class,
+        DibsException e = assertThrows(
+                DibsException.class,
                 () -> Dibs.execute(conn("other-ca.pem"), uniqueName("tls-bad-ca"), 30, 0, () -> ran.set(true)));
         assertFalse(ran.get());
         assertTrue(e instanceof DibsConnectionException, e.toString());
@@ -102,10 +110,13 @@ class TlsTest {
         conn.remove("client-cert");
         conn.remove("client-key");
         AtomicBoolean ran = new AtomicBoolean();
-        DibsException e = assertThrows(DibsConnectionException.class,
+        DibsException e = assertThrows(
+                DibsConnectionException.class,
                 () -> Dibs.execute(conn, uniqueName("tls-no-cert"), 30, 0, () -> ran.set(true)));
         assertFalse(ran.get());
-        assertTrue(e.getMessage().contains("requires a client certificate") && e.getMessage().contains("'client-cert'"),
+        assertTrue(
+                e.getMessage().contains("requires a client certificate")
+                        && e.getMessage().contains("'client-cert'"),
                 e.getMessage());
     }
 
@@ -113,8 +124,8 @@ class TlsTest {
     void aClientCertificateFileThatCannotBeReadNamesItsKey() {
         Map<String, Object> conn = new java.util.HashMap<>(conn("ca.pem"));
         conn.put("client-key", tls.file("missing.key").toString());
-        DibsArgumentException e = assertThrows(DibsArgumentException.class,
-                () -> Dibs.execute(conn, uniqueName("tls-bad-key"), 30, 0, () -> {}));
+        DibsArgumentException e = assertThrows(
+                DibsArgumentException.class, () -> Dibs.execute(conn, uniqueName("tls-bad-key"), 30, 0, () -> {}));
         assertEquals("client-key", e.argument());
     }
 }

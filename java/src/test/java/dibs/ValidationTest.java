@@ -43,8 +43,8 @@ class ValidationTest {
     void aLoneSurrogateInALockNameIsRefusedNotCollapsedIntoAnotherName() {
         // Two names that a lossy conversion would both turn into one key.
         for (String name : List.of("job-\uD800", "job-\uDBFF", "\uDC00x")) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> Dibs.execute(closed, name, 10, 0, task));
+            IllegalArgumentException e =
+                    assertThrows(IllegalArgumentException.class, () -> Dibs.execute(closed, name, 10, 0, task));
             assertTrue(e.getMessage().contains("lockName") && e.getMessage().contains("surrogate"), e.getMessage());
         }
         assertFalse(ran.get(), "the task must not run");

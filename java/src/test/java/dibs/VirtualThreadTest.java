@@ -11,14 +11,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
 import org.junit.jupiter.api.io.TempDir;
@@ -63,7 +62,8 @@ class VirtualThreadTest extends RedisTestBase {
         Duration with = VirtualThreads.run(locked);
         assertEquals(8, ran.get(), "every task ran");
         double ratio = (double) with.toNanos() / without.toNanos();
-        System.out.printf("8 virtual threads x 1 s on 2 carriers: %d ms with dibs, %d ms without (%.3fx)%n",
+        System.out.printf(
+                "8 virtual threads x 1 s on 2 carriers: %d ms with dibs, %d ms without (%.3fx)%n",
                 with.toMillis(), without.toMillis(), ratio);
         assertTrue(ratio <= 1.1, "with dibs " + with + ", without " + without);
     }
@@ -102,7 +102,8 @@ class VirtualThreadTest extends RedisTestBase {
      */
     @Test
     void leasesReleasedOnAFrozenRedisParkInsteadOfStarvingTheOthers() throws Exception {
-        try (RedisServer frozen = RedisServer.launch(); DibsClient client = Dibs.client(frozenTestOptions(frozen))) {
+        try (RedisServer frozen = RedisServer.launch();
+                DibsClient client = Dibs.client(frozenTestOptions(frozen))) {
             List<DibsLease> leases = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 leases.add(client.tryLock(uniqueName("frozen-lease-" + i), Duration.ofSeconds(30), Duration.ZERO)
@@ -121,23 +122,31 @@ class VirtualThreadTest extends RedisTestBase {
                 });
             }
             frozen.freeze();
-            long gapMs = VirtualThreads.largestTickerGapMs("4 virtual threads extending and releasing DibsLeases", callers);
+            long gapMs =
+                    VirtualThreads.largestTickerGapMs("4 virtual threads extending and releasing DibsLeases", callers);
             frozen.thaw();
-            assertEquals(List.of(false, false, false, false), new ArrayList<>(owned), "each release failed, none proven");
+            assertEquals(
+                    List.of(false, false, false, false), new ArrayList<>(owned), "each release failed, none proven");
             VirtualThreads.assertTickerKeptTicking(gapMs);
         }
     }
 
     static DibsOptions frozenTestOptions(RedisServer frozen) {
-        return DibsOptions.builder().uri(frozen.uri())
-                .connectTimeout(Duration.ofMillis(1500)).readTimeout(Duration.ofMillis(1500)).build();
+        return DibsOptions.builder()
+                .uri(frozen.uri())
+                .connectTimeout(Duration.ofMillis(1500))
+                .readTimeout(Duration.ofMillis(1500))
+                .build();
     }
 
     @Test
     void noVirtualThreadIsPinnedWhileItsLockedTaskBlocks(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("pinned.jfr");
         try (Recording recording = new Recording()) {
-            recording.enable("jdk.VirtualThreadPinned").withThreshold(Duration.ZERO).withStackTrace();
+            recording
+                    .enable("jdk.VirtualThreadPinned")
+                    .withThreshold(Duration.ZERO)
+                    .withStackTrace();
             recording.start();
             List<Runnable> tasks = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
@@ -152,11 +161,16 @@ class VirtualThreadTest extends RedisTestBase {
         }
         List<String> pinnedAt = new ArrayList<>();
         for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
-            pinnedAt.add(e.getStackTrace() == null ? "?" : e.getStackTrace().getFrames().toString());
+            pinnedAt.add(
+                    e.getStackTrace() == null
+                            ? "?"
+                            : e.getStackTrace().getFrames().toString());
         }
-        assertTrue(pinnedAt.stream().anyMatch(s -> s.contains("PinsInItsInitializer")),
+        assertTrue(
+                pinnedAt.stream().anyMatch(s -> s.contains("PinsInItsInitializer")),
                 "the control pin was recorded: " + pinnedAt);
-        assertTrue(pinnedAt.stream().noneMatch(s -> s.contains("dibs.Lifecycle") || s.contains("dibs.NativeIo")),
+        assertTrue(
+                pinnedAt.stream().noneMatch(s -> s.contains("dibs.Lifecycle") || s.contains("dibs.NativeIo")),
                 "a locked task pinned its carrier: " + pinnedAt);
         assertEquals(1, pinnedAt.size(), "only the control pinned: " + pinnedAt);
     }
@@ -175,21 +189,23 @@ class VirtualThreadTest extends RedisTestBase {
 
     @Test
     void keepAliveHoldsTheLockOfATaskOnAVirtualThread() throws Exception {
-        DibsOptions conn = DibsOptions.builder().uri(redis.uri()).keepAlive(true).build();
+        DibsOptions conn =
+                DibsOptions.builder().uri(redis.uri()).keepAlive(true).build();
         String name = uniqueName("vt-keep-alive");
         AtomicReference<DibsResult<String>> result = new AtomicReference<>();
         ConcurrentLinkedQueue<Long> ttls = new ConcurrentLinkedQueue<>();
         VirtualThreads.start(() -> result.set(Dibs.attempt(conn, name, Duration.ofMillis(600), Duration.ZERO, () -> {
-            for (int i = 0; i < 6; i++) {
-                VirtualThreads.sleep(250); // 1.5 s in all, 2.5 x atMost
-                try {
-                    ttls.add(Long.parseLong(redis.command("PTTL", RedisServer.lockKey(name))));
-                } catch (IOException e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-            return "done";
-        }))).join();
+                    for (int i = 0; i < 6; i++) {
+                        VirtualThreads.sleep(250); // 1.5 s in all, 2.5 x atMost
+                        try {
+                            ttls.add(Long.parseLong(redis.command("PTTL", RedisServer.lockKey(name))));
+                        } catch (IOException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    }
+                    return "done";
+                })))
+                .join();
         assertEquals("done", result.get().value());
         assertTrue(result.get().ownedToTheEnd(), result.get().toString());
         assertTrue(ttls.stream().allMatch(t -> t > 0), "held throughout: PTTLs " + ttls);
@@ -202,14 +218,15 @@ class VirtualThreadTest extends RedisTestBase {
         AtomicReference<Throwable> caught = new AtomicReference<>();
         StackOverflowError overflow = new StackOverflowError("from the task");
         VirtualThreads.start(() -> {
-            try {
-                Dibs.execute(redis.uri(), name, 30, 0, () -> {
-                    throw overflow;
-                });
-            } catch (Throwable t) {
-                caught.set(t);
-            }
-        }).join();
+                    try {
+                        Dibs.execute(redis.uri(), name, 30, 0, () -> {
+                            throw overflow;
+                        });
+                    } catch (Throwable t) {
+                        caught.set(t);
+                    }
+                })
+                .join();
         assertTrue(caught.get() == overflow, "the same object: " + caught.get());
         assertEquals("0", redis.command("EXISTS", RedisServer.lockKey(name)), "released");
     }

@@ -1,5 +1,7 @@
 package dibs
 
+import java.time.Duration
+import java.time.Instant
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertNull
@@ -12,17 +14,15 @@ import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
 import org.junit.jupiter.api.Timeout
 import org.junit.jupiter.api.extension.RegisterExtension
-import java.time.Duration
-import java.time.Instant
 
-/** The new API (attempt, inspect, options, listeners, clients) as a Kotlin service would call it. */
+/**
+ * The new API (attempt, inspect, options, listeners, clients) as a Kotlin service would call it.
+ */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(60)
 class KotlinNewApiTest {
     companion object {
-        @JvmField
-        @RegisterExtension
-        val redis: RedisServer = RedisServer.perTestClass()
+        @JvmField @RegisterExtension val redis: RedisServer = RedisServer.perTestClass()
     }
 
     private lateinit var uri: String
@@ -51,7 +51,11 @@ class KotlinNewApiTest {
 
         // atLeast 5 s keeps the lock: the next attempt is skipped, and says so.
         var ran = false
-        val skipped = Dibs.attempt(options, "job", 60, 5) { ran = true; compute() }
+        val skipped =
+            Dibs.attempt(options, "job", 60, 5) {
+                ran = true
+                compute()
+            }
         assertFalse(skipped.acquired())
         assertFalse(ran)
         assertThrows(NoSuchElementException::class.java) { skipped.value() }
@@ -60,7 +64,8 @@ class KotlinNewApiTest {
 
     @Test
     fun `a null value is not a skip`() {
-        val result: DibsResult<String?> = Dibs.attempt(uri, "job", Duration.ofSeconds(60), Duration.ZERO) { null }
+        val result: DibsResult<String?> =
+            Dibs.attempt(uri, "job", Duration.ofSeconds(60), Duration.ZERO) { null }
         assertTrue(result.acquired())
         assertNull(result.value())
         assertFalse(result.toOptional().isPresent)
@@ -76,22 +81,23 @@ class KotlinNewApiTest {
 
         val client = Dibs.client(options)
         client.use { c -> assertEquals(7, c.attempt("job", 60, 0) { 7 }.value()) }
-        val e = assertThrows(IllegalStateException::class.java) { client.execute("job", 60, 0) { } }
+        val e = assertThrows(IllegalStateException::class.java) { client.execute("job", 60, 0) {} }
         assertTrue(e.message!!.contains("closed"), e.message)
     }
 
     @Test
     fun `a listener as an object expression`() {
         val heard = mutableListOf<String>()
-        val listener = object : DibsListener {
-            override fun acquired(lockName: String) {
-                heard += "acquired $lockName"
-            }
+        val listener =
+            object : DibsListener {
+                override fun acquired(lockName: String) {
+                    heard += "acquired $lockName"
+                }
 
-            override fun released(lockName: String, heldFor: Duration) {
-                heard += "released $lockName"
+                override fun released(lockName: String, heldFor: Duration) {
+                    heard += "released $lockName"
+                }
             }
-        }
         val withListener = DibsOptions.builder().uri(uri).listener(listener).build()
         assertTrue(Dibs.execute(withListener, "job", 60, 0) { heard += "task" })
         assertEquals(listOf("acquired job", "task", "released job"), heard)
@@ -115,17 +121,24 @@ class KotlinNewApiTest {
 
     @Test
     fun `keep-alive from a map, and exceptions pass through`() {
-        val result = Dibs.attempt(mapOf("uri" to uri, "keep-alive" to true), "job", Duration.ofMillis(300), Duration.ZERO) {
-            Thread.sleep(800)
-            "done"
-        }
+        val result =
+            Dibs.attempt(
+                mapOf("uri" to uri, "keep-alive" to true),
+                "job",
+                Duration.ofMillis(300),
+                Duration.ZERO,
+            ) {
+                Thread.sleep(800)
+                "done"
+            }
         assertTrue(result.ownedToTheEnd(), result.toString())
         assertEquals("done", result.value())
 
         val boom = java.io.IOException("from kotlin")
-        val caught = assertThrows(java.io.IOException::class.java) {
-            Dibs.attempt(options, "job", 60, 0) { throw boom }
-        }
+        val caught =
+            assertThrows(java.io.IOException::class.java) {
+                Dibs.attempt(options, "job", 60, 0) { throw boom }
+            }
         assertSame(boom, caught)
     }
 }

@@ -5,6 +5,7 @@ package dibs.kotlin
 import dibs.DibsClient
 import dibs.DibsLease
 import java.time.Duration
+import kotlin.time.toJavaDuration
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CopyableThrowable
 import kotlinx.coroutines.Dispatchers
@@ -15,26 +16,27 @@ import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.ensureActive
 import kotlinx.coroutines.withContext
-import kotlin.time.toJavaDuration
 
 /**
- * What a suspending block under a dibs lock can ask while it runs: whether the lock is known
- * lost (keep-alive found it taken, or could not extend it in time). Check it between steps of
- * work that must not go on without the lock.
+ * What a suspending block under a dibs lock can ask while it runs: whether the lock is known lost
+ * (keep-alive found it taken, or could not extend it in time). Check it between steps of work that
+ * must not go on without the lock.
  */
 public class DibsLockScope internal constructor(private val lease: DibsLease) {
     /** The lock's name. */
-    public val lockName: String get() = lease.lockName()
+    public val lockName: String
+        get() = lease.lockName()
 
     /** True if the lock is known lost (with keep-alive); always false without it. No I/O. */
     public fun isLost(): Boolean = lease.isLost
 
     /**
-     * The lock's fencing token ([DibsLease.fencingToken]): greater than every earlier holder's,
-     * for the guarded resource to refuse a stale holder's writes
-     * (`UPDATE ... SET fence = ? WHERE fence < ?`).
+     * The lock's fencing token ([DibsLease.fencingToken]): greater than every earlier holder's, for
+     * the guarded resource to refuse a stale holder's writes (`UPDATE ... SET fence = ? WHERE fence
+     * < ?`).
      */
-    public val fencingToken: Long get() = lease.fencingToken()
+    public val fencingToken: Long
+        get() = lease.fencingToken()
 }
 
 /**
@@ -57,12 +59,15 @@ public sealed interface DibsOutcome<out T> {
      * The lock was won and the block ran.
      *
      * @property value what the block returned
-     * @property ownedToTheEnd whether the lock was still ours when it was released; false means
-     *   it expired while the block ran, and another instance may have run too
+     * @property ownedToTheEnd whether the lock was still ours when it was released; false means it
+     *   expired while the block ran, and another instance may have run too
      * @property fencingToken the fencing token the block ran under ([DibsLockScope.fencingToken])
      */
-    public data class Ran<out T>(val value: T, val ownedToTheEnd: Boolean, val fencingToken: Long = 0) :
-        DibsOutcome<T>
+    public data class Ran<out T>(
+        val value: T,
+        val ownedToTheEnd: Boolean,
+        val fencingToken: Long = 0,
+    ) : DibsOutcome<T>
 
     /** Another holder had the lock: the block did not run. */
     public data object Skipped : DibsOutcome<Nothing>
@@ -70,16 +75,16 @@ public sealed interface DibsOutcome<out T> {
 
 /**
  * Runs the suspending [block] if this process wins the lock [lockName], as [DibsClient.attempt]
- * does for a blocking task, and releases the lock when the block returns, throws or is
- * cancelled (the release is not cancellable, so a cancelled coroutine still frees the lock, for
- * what is left of [atLeast]). The block may suspend and resume on any thread: the lock is
- * held by a [DibsLease], not by a thread, and with keep-alive (`dibs.keep-alive` or
- * `DibsOptions.keepAlive`) it is extended across suspension points.
+ * does for a blocking task, and releases the lock when the block returns, throws or is cancelled
+ * (the release is not cancellable, so a cancelled coroutine still frees the lock, for what is left
+ * of [atLeast]). The block may suspend and resume on any thread: the lock is held by a [DibsLease],
+ * not by a thread, and with keep-alive (`dibs.keep-alive` or `DibsOptions.keepAlive`) it is
+ * extended across suspension points.
  *
- * Taking and releasing the lock are blocking network calls (bounded by the client's timeouts):
- * they run on [Dispatchers.IO], never on the caller's dispatcher. The client's
- * [dibs.DibsListener] hears the call as it hears every dibs lock (attempt, acquired or skipped,
- * then finished and released, expired or releaseFailed), from those calls' threads.
+ * Taking and releasing the lock are blocking network calls (bounded by the client's timeouts): they
+ * run on [Dispatchers.IO], never on the caller's dispatcher. The client's [dibs.DibsListener] hears
+ * the call as it hears every dibs lock (attempt, acquired or skipped, then finished and released,
+ * expired or releaseFailed), from those calls' threads.
  *
  * ```kotlin
  * when (val outcome = dibs.attemptSuspending("nightly-report", Duration.ofMinutes(10)) { buildReport() }) {
@@ -113,35 +118,39 @@ public suspend fun <T> DibsClient.attemptSuspending(
         withContext(NonCancellable + Dispatchers.IO) {
             // The block runs on whatever thread resumes it, not on this IO worker: a lost lock
             // cancels it (below), and never interrupts the worker, which by then runs others'.
-            taken = tryLock(lockName, atMost, atLeast).orElse(null)?.also { it.interruptOnLost(null) }
+            taken =
+                tryLock(lockName, atMost, atLeast).orElse(null)?.also { it.interruptOnLost(null) }
         }
     } catch (c: CancellationException) {
         taken?.let { release(it, c) }
         throw c
     }
     val lease = taken ?: return DibsOutcome.Skipped
-    val value = try {
-        currentCoroutineContext().ensureActive()
-        // The block runs as a child, so that a lost lock cancels the block alone, with its own
-        // exception. Its outcome is kept here, as a Result: what it threw is then the very object
-        // (kotlinx may copy one that crosses a coroutine's boundary), and it wins over a
-        // cancellation of the caller that came as it failed.
-        var outcome: Result<T>? = null
+    val value =
         try {
-            coroutineScope {
-                val work = async { outcome = runCatching { DibsLockScope(lease).block() } }
-                lease.whenLost().thenRun { work.cancel(DibsLockLostException(lockName)) }
-                work.await()
+            currentCoroutineContext().ensureActive()
+            // The block runs as a child, so that a lost lock cancels the block alone, with its own
+            // exception. Its outcome is kept here, as a Result: what it threw is then the very
+            // object
+            // (kotlinx may copy one that crosses a coroutine's boundary), and it wins over a
+            // cancellation of the caller that came as it failed.
+            var outcome: Result<T>? = null
+            try {
+                coroutineScope {
+                    val work = async { outcome = runCatching { DibsLockScope(lease).block() } }
+                    lease.whenLost().thenRun { work.cancel(DibsLockLostException(lockName)) }
+                    work.await()
+                }
+            } catch (c: CancellationException) {
+                val failure = outcome?.exceptionOrNull()
+                if (outcome == null || failure is CancellationException)
+                    throw (failure as? DibsLockLostException ?: c)
             }
-        } catch (c: CancellationException) {
-            val failure = outcome?.exceptionOrNull()
-            if (outcome == null || failure is CancellationException) throw (failure as? DibsLockLostException ?: c)
+            outcome!!.getOrThrow()
+        } catch (t: Throwable) { // cancellation included: the lock is released either way
+            release(lease, t)
+            throw t
         }
-        outcome!!.getOrThrow()
-    } catch (t: Throwable) { // cancellation included: the lock is released either way
-        release(lease, t)
-        throw t
-    }
     return DibsOutcome.Ran(value, release(lease, null), lease.fencingToken())
 }
 
@@ -168,8 +177,8 @@ public suspend fun DibsClient.executeSuspending(
 
 /**
  * Releases [lease] whatever the coroutine's state. When the block failed ([failure] not null), a
- * release failure is added to it as suppressed, and a cancellation of the caller during the
- * release is not thrown: the block's own exception wins. The release itself always completes
+ * release failure is added to it as suppressed, and a cancellation of the caller during the release
+ * is not thrown: the block's own exception wins. The release itself always completes
  * (NonCancellable); its result is kept outside the withContext for the same reason as the lease.
  */
 private suspend fun release(lease: DibsLease, failure: Throwable?): Boolean {
@@ -196,7 +205,8 @@ public suspend fun <T> DibsClient.attemptSuspending(
     atMost: kotlin.time.Duration,
     atLeast: kotlin.time.Duration = kotlin.time.Duration.ZERO,
     block: suspend DibsLockScope.() -> T,
-): DibsOutcome<T> = attemptSuspending(lockName, atMost.toJava("atMost"), atLeast.toJava("atLeast"), block)
+): DibsOutcome<T> =
+    attemptSuspending(lockName, atMost.toJava("atMost"), atLeast.toJava("atLeast"), block)
 
 /**
  * As [executeSuspending] with [java.time.Duration]s, for Kotlin's durations:

@@ -22,18 +22,16 @@ import org.junit.jupiter.api.TestInstance
 import org.junit.jupiter.api.extension.RegisterExtension
 
 /**
- * Issue 17 (1): a caller cancelled while dibs takes or releases the lock. Taking and releasing
- * run in `withContext(NonCancellable + Dispatchers.IO)`, whose value a cancelled caller never
- * gets (prompt cancellation): a lease returned only as that value was dropped, and its lock
- * held until atMost (with keep-alive, for ever); a cancellation during the release replaced the
- * block's own exception.
+ * Issue 17 (1): a caller cancelled while dibs takes or releases the lock. Taking and releasing run
+ * in `withContext(NonCancellable + Dispatchers.IO)`, whose value a cancelled caller never gets
+ * (prompt cancellation): a lease returned only as that value was dropped, and its lock held until
+ * atMost (with keep-alive, for ever); a cancellation during the release replaced the block's own
+ * exception.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SuspendingCancellationTest {
     companion object {
-        @JvmField
-        @RegisterExtension
-        val redis: RedisServer = RedisServer.perTestClass()
+        @JvmField @RegisterExtension val redis: RedisServer = RedisServer.perTestClass()
     }
 
     private lateinit var client: DibsClient
@@ -48,18 +46,23 @@ class SuspendingCancellationTest {
         client.close()
     }
 
-    private fun exists(name: String): Boolean = redis.command("EXISTS", RedisServer.lockKey(name)) == "1"
+    private fun exists(name: String): Boolean =
+        redis.command("EXISTS", RedisServer.lockKey(name)) == "1"
 
     @Test
     fun aCallerCancelledWhileTheLockIsTakenLeavesNoLockBehind(): Unit = runBlocking {
         val name = "cancel-while-taking"
-        client.executeSuspending("warm-up", Duration.ofSeconds(30)) {} // the pool's connection exists
+        client.executeSuspending(
+            "warm-up",
+            Duration.ofSeconds(30),
+        ) {} // the pool's connection exists
         // The SET waits for the pause to end; the caller is cancelled meanwhile.
         redis.command("CLIENT", "PAUSE", "1000", "WRITE")
         var ran = false
-        val job = launch(Dispatchers.Default) {
-            client.executeSuspending(name, Duration.ofSeconds(30)) { ran = true }
-        }
+        val job =
+            launch(Dispatchers.Default) {
+                client.executeSuspending(name, Duration.ofSeconds(30)) { ran = true }
+            }
         delay(300)
         job.cancel()
         job.join()
@@ -80,17 +83,18 @@ class SuspendingCancellationTest {
         val name = "cancel-while-releasing"
         val boom = IllegalStateException("the block's own failure")
         val seen = CompletableDeferred<Throwable>()
-        val job = launch(Dispatchers.Default) {
-            val caller = currentCoroutineContext().job
-            try {
-                client.executeSuspending(name, Duration.ofSeconds(30)) {
-                    caller.cancel() // the caller is cancelled as the block fails
-                    throw boom
+        val job =
+            launch(Dispatchers.Default) {
+                val caller = currentCoroutineContext().job
+                try {
+                    client.executeSuspending(name, Duration.ofSeconds(30)) {
+                        caller.cancel() // the caller is cancelled as the block fails
+                        throw boom
+                    }
+                } catch (t: Throwable) {
+                    seen.complete(t) // not rethrown: it would fail runBlocking, the test's scope
                 }
-            } catch (t: Throwable) {
-                seen.complete(t) // not rethrown: it would fail runBlocking, the test's scope
             }
-        }
         job.join()
         assertSame(boom, seen.await(), "the block's exception, not the cancellation")
         assertEquals(false, exists(name), "released")

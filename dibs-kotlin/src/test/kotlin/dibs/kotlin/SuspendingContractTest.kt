@@ -24,8 +24,12 @@ class SuspendingContractTest : LockContract() {
         client.close()
     }
 
-    override fun runLocked(name: String, atMost: Duration, atLeast: Duration, task: Runnable): Boolean =
-        runBlocking { client.executeSuspending(name, atMost, atLeast) { task.run() } }
+    override fun runLocked(
+        name: String,
+        atMost: Duration,
+        atLeast: Duration,
+        task: Runnable,
+    ): Boolean = runBlocking { client.executeSuspending(name, atMost, atLeast) { task.run() } }
 
     override fun frontEnd(): String = "DibsClient.executeSuspending"
 }

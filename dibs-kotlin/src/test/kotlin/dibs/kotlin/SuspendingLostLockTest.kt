@@ -25,19 +25,17 @@ import org.junit.jupiter.api.TestInstance
 import org.junit.jupiter.api.extension.RegisterExtension
 
 /**
- * Issue 18 (3): with keep-alive, a suspending block whose lock is found lost is cancelled at
- * once with DibsLockLostException, which the call throws after the release. An outsider
- * deletes the held key; keep-alive's next extension (atMost / 3 later) finds it gone.
+ * Issue 18 (3): with keep-alive, a suspending block whose lock is found lost is cancelled at once
+ * with DibsLockLostException, which the call throws after the release. An outsider deletes the held
+ * key; keep-alive's next extension (atMost / 3 later) finds it gone.
  *
- * Issue 30 (1): with interruptOnLost too, the loss cancels the block and interrupts no thread:
- * the IO worker that took the lock goes on to run other coroutines' work.
+ * Issue 30 (1): with interruptOnLost too, the loss cancels the block and interrupts no thread: the
+ * IO worker that took the lock goes on to run other coroutines' work.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SuspendingLostLockTest {
     companion object {
-        @JvmField
-        @RegisterExtension
-        val redis: RedisServer = RedisServer.perTestClass()
+        @JvmField @RegisterExtension val redis: RedisServer = RedisServer.perTestClass()
     }
 
     private lateinit var client: DibsClient
@@ -64,7 +62,8 @@ class SuspendingLostLockTest {
                     Thread.sleep(200)
                     redis.command("DEL", RedisServer.lockKey(name))
                     deletedAt.set(System.nanoTime())
-                }.start()
+                }
+                    .start()
                 try {
                     delay(10_000)
                     reachedTheEnd = true
@@ -72,9 +71,12 @@ class SuspendingLostLockTest {
                     cancelledAt = System.nanoTime()
                 }
             }
-        }.exceptionOrNull()
+        }
+            .exceptionOrNull()
         val afterMs = (cancelledAt - deletedAt.get()) / 1_000_000
-        println("lost lock (coroutine): the block was cancelled $afterMs ms after the key was deleted (period 500 ms)")
+        println(
+            "lost lock (coroutine): the block was cancelled $afterMs ms after the key was deleted (period 500 ms)"
+        )
         assertTrue(thrown is DibsLockLostException, "thrown: $thrown")
         assertEquals(name, (thrown as DibsLockLostException).lockName)
         assertTrue(!reachedTheEnd && afterMs <= 800, "cancelled after $afterMs ms")
@@ -82,15 +84,23 @@ class SuspendingLostLockTest {
     }
 
     @Test
-    fun withInterruptOnLostALostLockCancelsTheBlockAndLeavesTheIoWorkerItTookTheLockOnAlone(): Unit = runBlocking {
+    fun withInterruptOnLostALostLockCancelsTheBlockAndLeavesTheIoWorkerItTookTheLockOnAlone():
+        Unit = runBlocking {
         val name = "suspend-lost-worker-${ProcessHandle.current().pid()}"
         val worker = AtomicReference<Thread>() // the IO worker that took the lock
-        val listener = object : DibsListener {
-            override fun acquired(lockName: String) = worker.set(Thread.currentThread())
-        }
-        val interrupting = Dibs.client(
-            DibsOptions.builder().uri(redis.uri()).keepAlive(true).interruptOnLost(true).listener(listener).build(),
-        )
+        val listener =
+            object : DibsListener {
+                override fun acquired(lockName: String) = worker.set(Thread.currentThread())
+            }
+        val interrupting =
+            Dibs.client(
+                DibsOptions.builder()
+                    .uri(redis.uri())
+                    .keepAlive(true)
+                    .interruptOnLost(true)
+                    .listener(listener)
+                    .build()
+            )
         val onTheWorker = CountDownLatch(1)
         val unrelated = mutableListOf<kotlinx.coroutines.Deferred<String>>()
         val thrown = interrupting.use { dibs ->
@@ -99,25 +109,32 @@ class SuspendingLostLockTest {
                     // Unrelated blocking work on Dispatchers.IO, as a service has: sleepers until
                     // one is on the worker the lock was taken on (an idle worker takes work first).
                     repeat(16) {
-                        unrelated += async(Dispatchers.IO) {
-                            if (Thread.currentThread() == worker.get()) onTheWorker.countDown()
-                            try {
-                                Thread.sleep(2_500)
-                                "slept on ${Thread.currentThread().name}"
-                            } catch (e: InterruptedException) {
-                                "INTERRUPTED on ${Thread.currentThread().name}"
+                        unrelated +=
+                            async(Dispatchers.IO) {
+                                if (Thread.currentThread() == worker.get()) onTheWorker.countDown()
+                                try {
+                                    Thread.sleep(2_500)
+                                    "slept on ${Thread.currentThread().name}"
+                                } catch (e: InterruptedException) {
+                                    "INTERRUPTED on ${Thread.currentThread().name}"
+                                }
                             }
-                        }
                     }
-                    assertTrue(onTheWorker.await(2, TimeUnit.SECONDS), "an unrelated task runs on ${worker.get()}")
+                    assertTrue(
+                        onTheWorker.await(2, TimeUnit.SECONDS),
+                        "an unrelated task runs on ${worker.get()}",
+                    )
                     redis.command("DEL", RedisServer.lockKey(name))
                     delay(10_000)
                 }
-            }.exceptionOrNull()
+            }
+                .exceptionOrNull()
         }
         val outcomes = unrelated.awaitAll()
-        println("lost lock (coroutine, interruptOnLost): ${outcomes.count { it.startsWith("slept") }} of " +
-            "${outcomes.size} unrelated IO tasks slept on, the lock taken on ${worker.get().name}")
+        println(
+            "lost lock (coroutine, interruptOnLost): ${outcomes.count { it.startsWith("slept") }} of " +
+                "${outcomes.size} unrelated IO tasks slept on, the lock taken on ${worker.get().name}"
+        )
         assertTrue(thrown is DibsLockLostException, "thrown: $thrown")
         assertFalse(outcomes.any { it.startsWith("INTERRUPTED") }, outcomes.toString())
     }

@@ -6,6 +6,7 @@ import dibs.DibsOptions
 import dibs.RedisServer
 import java.time.Duration
 import java.util.concurrent.atomic.AtomicInteger
+import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.awaitCancellation
@@ -14,7 +15,6 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
-import kotlin.time.Duration.Companion.seconds
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
@@ -30,9 +30,7 @@ import org.junit.jupiter.api.extension.RegisterExtension
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SuspendingTest {
     companion object {
-        @JvmField
-        @RegisterExtension
-        val redis: RedisServer = RedisServer.perTestClass()
+        @JvmField @RegisterExtension val redis: RedisServer = RedisServer.perTestClass()
     }
 
     private lateinit var client: DibsClient
@@ -41,7 +39,8 @@ class SuspendingTest {
     @BeforeAll
     fun start() {
         client = Dibs.client(DibsOptions.of(redis.uri()))
-        keepAliveClient = Dibs.client(DibsOptions.builder().uri(redis.uri()).keepAlive(true).build())
+        keepAliveClient =
+            Dibs.client(DibsOptions.builder().uri(redis.uri()).keepAlive(true).build())
     }
 
     @AfterAll
@@ -56,9 +55,14 @@ class SuspendingTest {
     fun theRunHistoryTellsABlockThatThrewFromOneThatReturned(): Unit = runBlocking {
         client.attemptSuspending("suspend-history", Duration.ofSeconds(10)) { delay(1) }
         val boom = IllegalStateException("boom")
-        val thrown = assertThrows(IllegalStateException::class.java) {
-            runBlocking { client.attemptSuspending("suspend-history", Duration.ofSeconds(10)) { throw boom } }
-        }
+        val thrown =
+            assertThrows(IllegalStateException::class.java) {
+                runBlocking {
+                    client.attemptSuspending("suspend-history", Duration.ofSeconds(10)) {
+                        throw boom
+                    }
+                }
+            }
         assertSame(boom, thrown)
         val runs = client.history("suspend-history", 10)
         assertEquals(listOf(false, true), runs.map { it.succeeded() }, runs.toString())
@@ -69,11 +73,12 @@ class SuspendingTest {
         var last = 0L
         repeat(20) {
             var inside = 0L
-            val outcome = client.attemptSuspending("suspend-fenced", Duration.ofSeconds(10)) {
-                delay(1)
-                inside = fencingToken
-                "done"
-            }
+            val outcome =
+                client.attemptSuspending("suspend-fenced", Duration.ofSeconds(10)) {
+                    delay(1)
+                    inside = fencingToken
+                    "done"
+                }
             val ran = outcome as DibsOutcome.Ran
             assertEquals(inside, ran.fencingToken, "the outcome carries the block's token")
             assertTrue(ran.fencingToken > last, "${ran.fencingToken} after $last")
@@ -84,10 +89,11 @@ class SuspendingTest {
     @Test
     fun runsTheBlockUnderTheLockAndReleasesIt(): Unit = runBlocking {
         var seen = ""
-        val ran = client.executeSuspending("suspend-runs", Duration.ofSeconds(10)) {
-            delay(10)
-            seen = exists("suspend-runs")
-        }
+        val ran =
+            client.executeSuspending("suspend-runs", Duration.ofSeconds(10)) {
+                delay(10)
+                seen = exists("suspend-runs")
+            }
         assertTrue(ran)
         assertEquals("1", seen, "the block ran without its lock")
         assertEquals("0", exists("suspend-runs"), "atLeast 0: the lock is deleted after the block")
@@ -95,25 +101,36 @@ class SuspendingTest {
 
     @Test
     fun theValueComesBackAndAHeldLockSkips(): Unit = runBlocking {
-        val outcome = client.attemptSuspending("suspend-value", Duration.ofSeconds(10), Duration.ofSeconds(10)) { 42 }
+        val outcome =
+            client.attemptSuspending(
+                "suspend-value",
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(10),
+            ) {
+                42
+            }
         assertRan(42, true, outcome)
         val runs = AtomicInteger()
         // Kept for atLeast (10 s): the next try skips, and its block never runs.
-        assertEquals(DibsOutcome.Skipped, client.attemptSuspending("suspend-value", Duration.ofSeconds(10)) {
-            runs.incrementAndGet()
-        })
+        assertEquals(
+            DibsOutcome.Skipped,
+            client.attemptSuspending("suspend-value", Duration.ofSeconds(10)) {
+                runs.incrementAndGet()
+            },
+        )
         assertEquals(0, runs.get())
     }
 
     @Test
     fun cancellationReleasesTheLock(): Unit = runBlocking {
         val started = CompletableDeferred<Unit>()
-        val job = launch(Dispatchers.Default) {
-            client.executeSuspending("suspend-cancel", Duration.ofSeconds(30)) {
-                started.complete(Unit)
-                awaitCancellation()
+        val job =
+            launch(Dispatchers.Default) {
+                client.executeSuspending("suspend-cancel", Duration.ofSeconds(30)) {
+                    started.complete(Unit)
+                    awaitCancellation()
+                }
             }
-        }
         withTimeout(10_000) { started.await() }
         assertEquals("1", exists("suspend-cancel"))
         job.cancel()
@@ -128,7 +145,11 @@ class SuspendingTest {
     fun cancellationKeepsTheLockForWhatIsLeftOfAtLeast(): Unit = runBlocking {
         val started = CompletableDeferred<Unit>()
         val job = launch {
-            client.executeSuspending("suspend-cancel-atleast", Duration.ofSeconds(30), Duration.ofSeconds(5)) {
+            client.executeSuspending(
+                "suspend-cancel-atleast",
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(5),
+            ) {
                 started.complete(Unit)
                 awaitCancellation()
             }
@@ -143,14 +164,15 @@ class SuspendingTest {
     @Test
     fun anExceptionPassesThroughAsTheSameObjectAfterTheRelease(): Unit = runBlocking {
         val boom = IllegalStateException("boom")
-        val thrown = assertThrows(IllegalStateException::class.java) {
-            runBlocking {
-                client.executeSuspending("suspend-throws", Duration.ofSeconds(10)) {
-                    delay(5)
-                    throw boom
+        val thrown =
+            assertThrows(IllegalStateException::class.java) {
+                runBlocking {
+                    client.executeSuspending("suspend-throws", Duration.ofSeconds(10)) {
+                        delay(5)
+                        throw boom
+                    }
                 }
             }
-        }
         assertSame(boom, thrown)
         assertEquals(0, thrown.suppressed.size)
         assertEquals("0", exists("suspend-throws"))
@@ -160,27 +182,32 @@ class SuspendingTest {
     fun keepAliveHoldsTheLockAcrossSuspensionPointsAndThreads(): Unit = runBlocking {
         // atMost 600 ms, a block of 1.5 s that suspends 15 times and hops dispatchers: only
         // keep-alive, which extends the lease whatever thread the coroutine is on, keeps it ours.
-        val outcome = keepAliveClient.attemptSuspending("suspend-keepalive", Duration.ofMillis(600)) {
-            repeat(15) { i ->
-                withContext(if (i % 2 == 0) Dispatchers.Default else Dispatchers.IO) { delay(100) }
+        val outcome =
+            keepAliveClient.attemptSuspending("suspend-keepalive", Duration.ofMillis(600)) {
+                repeat(15) { i ->
+                    withContext(if (i % 2 == 0) Dispatchers.Default else Dispatchers.IO) {
+                        delay(100)
+                    }
+                }
+                isLost()
             }
-            isLost()
-        }
         assertRan(false, true, outcome)
     }
 
     @Test
     fun withoutKeepAliveTheSameBlockOutlivesItsLock(): Unit = runBlocking {
         // The contrast to the test above: it would pass without keep-alive only if this failed.
-        val outcome = client.attemptSuspending("suspend-no-keepalive", Duration.ofMillis(600)) {
-            repeat(15) { delay(100) }
-        }
+        val outcome =
+            client.attemptSuspending("suspend-no-keepalive", Duration.ofMillis(600)) {
+                repeat(15) { delay(100) }
+            }
         assertRan(Unit, false, outcome)
     }
 
     @Test
     fun kotlinDurationsWork(): Unit = runBlocking {
-        val outcome = client.attemptSuspending("suspend-kotlin-duration", 10.seconds, 3.seconds) { "ok" }
+        val outcome =
+            client.attemptSuspending("suspend-kotlin-duration", 10.seconds, 3.seconds) { "ok" }
         assertRan("ok", true, outcome)
         // Kept for atLeast (3 s), counted from acquisition.
         val pttl = redis.command("PTTL", RedisServer.lockKey("suspend-kotlin-duration")).toLong()
@@ -197,7 +224,11 @@ class SuspendingTest {
         }
         var ran = false
         assertThrows(IllegalArgumentException::class.java) {
-            runBlocking { client.executeSuspending("x", Duration.ofSeconds(1), Duration.ofSeconds(2)) { ran = true } }
+            runBlocking {
+                client.executeSuspending("x", Duration.ofSeconds(1), Duration.ofSeconds(2)) {
+                    ran = true
+                }
+            }
         }
         assertFalse(ran)
     }

@@ -89,8 +89,10 @@ public final class DibsLockProvider implements ExtensibleLockProvider {
         }
         // Within a task whose outcome is recorded, the first lock is that task's.
         TaskOutcome.Frame task = TaskOutcome.claim();
-        Optional<DibsLease> lease = client.tryLock(lockConfiguration.getName(),
-                lockConfiguration.getLockAtMostFor(), lockConfiguration.getLockAtLeastFor());
+        Optional<DibsLease> lease = client.tryLock(
+                lockConfiguration.getName(),
+                lockConfiguration.getLockAtMostFor(),
+                lockConfiguration.getLockAtLeastFor());
         try {
             return lease.map(l -> new DibsSimpleLock(l, task));
         } catch (Throwable e) { // the JVM failing (out of memory): let go of the lock now, not at atMost
@@ -112,6 +114,7 @@ public final class DibsLockProvider implements ExtensibleLockProvider {
         private final DibsLease lease;
         /** The task whose outcome the release records ({@link TaskOutcome}), or null. */
         private final TaskOutcome.Frame task;
+
         private final ReentrantLock guard = new ReentrantLock();
         private boolean valid = true; // guarded by guard
 
@@ -174,8 +177,8 @@ public final class DibsLockProvider implements ExtensibleLockProvider {
 
         private void checkValid() {
             if (!valid) {
-                throw new IllegalStateException("the lock '" + lease.lockName()
-                        + "' is not valid: it was unlocked or extended already");
+                throw new IllegalStateException(
+                        "the lock '" + lease.lockName() + "' is not valid: it was unlocked or extended already");
             }
         }
 

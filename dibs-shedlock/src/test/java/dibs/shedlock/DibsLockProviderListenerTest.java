@@ -73,7 +73,8 @@ class DibsLockProviderListenerTest extends ProviderFixture {
                 EVENTS.add("releaseFailed " + lockName);
             }
         };
-        heard = Dibs.client(DibsOptions.builder().uri(redis.uri()).listener(recorder).build());
+        heard = Dibs.client(
+                DibsOptions.builder().uri(redis.uri()).listener(recorder).build());
         heardProvider = new DibsLockProvider(heard);
     }
 
@@ -106,7 +107,8 @@ class DibsLockProviderListenerTest extends ProviderFixture {
     @Test
     void aLockIsAttemptAcquiredAndItsUnlockFinishedReleased() throws IOException {
         String name = name("unlock");
-        SimpleLock lock = heardProvider.lock(config(name, Duration.ofSeconds(30), ZERO)).orElseThrow();
+        SimpleLock lock =
+                heardProvider.lock(config(name, Duration.ofSeconds(30), ZERO)).orElseThrow();
         assertEquals(List.of("attempt", "acquired"), eventsOf(name));
         lock.unlock();
         assertEquals(List.of("attempt", "acquired", "finished", "released"), eventsOf(name));
@@ -117,14 +119,16 @@ class DibsLockProviderListenerTest extends ProviderFixture {
     void aHeldLockIsAttemptSkipped() throws IOException {
         String name = name("skip");
         redis.command("SET", RedisServer.lockKey(name), "another-instance", "PX", "10000");
-        assertTrue(heardProvider.lock(config(name, Duration.ofSeconds(30), ZERO)).isEmpty());
+        assertTrue(
+                heardProvider.lock(config(name, Duration.ofSeconds(30), ZERO)).isEmpty());
         assertEquals(List.of("attempt", "skipped"), eventsOf(name));
     }
 
     @Test
     void aLockThatLapsedBeforeItsUnlockIsExpired() throws InterruptedException {
         String name = name("lapsed");
-        SimpleLock lock = heardProvider.lock(config(name, Duration.ofMillis(100), ZERO)).orElseThrow();
+        SimpleLock lock =
+                heardProvider.lock(config(name, Duration.ofMillis(100), ZERO)).orElseThrow();
         Thread.sleep(300);
         lock.unlock();
         assertEquals(List.of("attempt", "acquired", "finished", "expired"), eventsOf(name));
@@ -133,7 +137,8 @@ class DibsLockProviderListenerTest extends ProviderFixture {
     @Test
     void anExtendedLockIsOneLeaseToItsUnlock() {
         String name = name("extended");
-        SimpleLock lock = heardProvider.lock(config(name, Duration.ofSeconds(30), ZERO)).orElseThrow();
+        SimpleLock lock =
+                heardProvider.lock(config(name, Duration.ofSeconds(30), ZERO)).orElseThrow();
         Optional<SimpleLock> extended = lock.extend(Duration.ofSeconds(60), ZERO);
         assertTrue(extended.isPresent());
         assertEquals(List.of("attempt", "acquired"), eventsOf(name), "an extend is no new lock");
@@ -146,8 +151,9 @@ class DibsLockProviderListenerTest extends ProviderFixture {
         // What @SchedulerLock goes through: ShedLock's own executor on the provider.
         String name = name("executor");
         List<String> seenInTask = new ArrayList<>();
-        new DefaultLockingTaskExecutor(heardProvider).executeWithLock(
-                (Runnable) () -> seenInTask.addAll(eventsOf(name)), config(name, Duration.ofSeconds(30), ZERO));
+        new DefaultLockingTaskExecutor(heardProvider)
+                .executeWithLock(
+                        (Runnable) () -> seenInTask.addAll(eventsOf(name)), config(name, Duration.ofSeconds(30), ZERO));
         assertEquals(List.of("attempt", "acquired"), seenInTask, "told before the task ran");
         assertEquals(List.of("attempt", "acquired", "finished", "released"), eventsOf(name));
         assertFalse(eventsOf(name).contains("skipped"));

@@ -102,7 +102,8 @@ class DibsLockProviderTest extends ProviderFixture {
     @Test
     void aLockLapsesAfterLockAtMostFor() throws IOException {
         String name = name("timeout");
-        SimpleLock lapsed = provider.lock(lockConfig(name, Duration.ofMillis(50), ZERO)).orElseThrow();
+        SimpleLock lapsed =
+                provider.lock(lockConfig(name, Duration.ofMillis(50), ZERO)).orElseThrow();
         sleep(100);
         assertFalse(keyExists(name), "expired after 50 ms");
         SimpleLock next = provider.lock(lockConfig(name)).orElseThrow();
@@ -126,7 +127,9 @@ class DibsLockProviderTest extends ProviderFixture {
     @Test
     void lockAtLeastForHoldsTheLockAfterUnlock() throws IOException {
         String name = name("at-least");
-        provider.lock(lockConfig(name, LOCK_AT_LEAST_FOR.multipliedBy(2), LOCK_AT_LEAST_FOR)).orElseThrow().unlock();
+        provider.lock(lockConfig(name, LOCK_AT_LEAST_FOR.multipliedBy(2), LOCK_AT_LEAST_FOR))
+                .orElseThrow()
+                .unlock();
         long pttl = Long.parseLong(redis.command("PTTL", RedisServer.lockKey(name)));
         assertTrue(pttl > 1_000 && pttl <= 2_000, "kept for the rest of lockAtLeastFor: PTTL " + pttl);
         assertTrue(provider.lock(lockConfig(name)).isEmpty(), "refused within lockAtLeastFor");
@@ -146,7 +149,8 @@ class DibsLockProviderTest extends ProviderFixture {
                 int lock = t % 2;
                 futures.add(pool.submit(() -> {
                     for (int i = 0; i < 40; i++) {
-                        Optional<SimpleLock> held = provider.lock(lockConfig(names[lock], Duration.ofSeconds(30), ZERO));
+                        Optional<SimpleLock> held =
+                                provider.lock(lockConfig(names[lock], Duration.ofSeconds(30), ZERO));
                         if (held.isPresent()) {
                             try {
                                 long before = counters[lock];
@@ -178,7 +182,8 @@ class DibsLockProviderTest extends ProviderFixture {
     @Test
     void anExtendedLockIsHeldPastItsOriginalLockAtMostFor() throws IOException {
         String name = name("extend");
-        SimpleLock lock = provider.lock(lockConfig(name, Duration.ofMillis(300), ZERO)).orElseThrow();
+        SimpleLock lock =
+                provider.lock(lockConfig(name, Duration.ofMillis(300), ZERO)).orElseThrow();
         Optional<SimpleLock> extended = lock.extend(Duration.ofSeconds(10), ZERO);
         assertTrue(extended.isPresent());
         sleep(400);
@@ -190,11 +195,12 @@ class DibsLockProviderTest extends ProviderFixture {
     @Test
     void anUnlockedLockCannotBeExtended() throws IOException {
         String name = name("extend-unlocked");
-        SimpleLock lock = provider.lock(lockConfig(name, Duration.ofSeconds(1), ZERO)).orElseThrow();
+        SimpleLock lock =
+                provider.lock(lockConfig(name, Duration.ofSeconds(1), ZERO)).orElseThrow();
         lock.unlock();
         assertUnlocked(name);
-        IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> lock.extend(Duration.ofSeconds(10), ZERO));
+        IllegalStateException e =
+                assertThrows(IllegalStateException.class, () -> lock.extend(Duration.ofSeconds(10), ZERO));
         assertTrue(e.getMessage().contains(name), e.getMessage());
         assertThrows(IllegalStateException.class, lock::unlock, "unlocked once");
     }
@@ -202,7 +208,8 @@ class DibsLockProviderTest extends ProviderFixture {
     @Test
     void anExpiredLockCannotBeExtended() throws IOException {
         String name = name("extend-expired");
-        SimpleLock lock = provider.lock(lockConfig(name, Duration.ofMillis(1), ZERO)).orElseThrow();
+        SimpleLock lock =
+                provider.lock(lockConfig(name, Duration.ofMillis(1), ZERO)).orElseThrow();
         sleep(20);
         assertTrue(lock.extend(Duration.ofSeconds(10), ZERO).isEmpty(), "no longer ours");
         assertUnlocked(name);
@@ -212,7 +219,8 @@ class DibsLockProviderTest extends ProviderFixture {
     @Test
     void aLockTakenByAnotherHolderCannotBeExtendedAndIsLeftAlone() throws IOException {
         String name = name("extend-taken");
-        SimpleLock lock = provider.lock(lockConfig(name, Duration.ofMillis(50), ZERO)).orElseThrow();
+        SimpleLock lock =
+                provider.lock(lockConfig(name, Duration.ofMillis(50), ZERO)).orElseThrow();
         sleep(100);
         SimpleLock other = provider.lock(lockConfig(name)).orElseThrow();
         assertTrue(lock.extend(Duration.ofSeconds(10), ZERO).isEmpty());
@@ -224,8 +232,10 @@ class DibsLockProviderTest extends ProviderFixture {
     @Test
     void extendCountsLockAtLeastForFromNow() throws IOException {
         String name = name("extend-at-least");
-        SimpleLock lock = provider.lock(lockConfig(name, Duration.ofSeconds(10), ZERO)).orElseThrow();
-        SimpleLock extended = lock.extend(Duration.ofSeconds(10), Duration.ofSeconds(9)).orElseThrow();
+        SimpleLock lock =
+                provider.lock(lockConfig(name, Duration.ofSeconds(10), ZERO)).orElseThrow();
+        SimpleLock extended =
+                lock.extend(Duration.ofSeconds(10), Duration.ofSeconds(9)).orElseThrow();
         extended.unlock();
         assertLocked(name);
         long pttl = Long.parseLong(redis.command("PTTL", RedisServer.lockKey(name)));
@@ -235,7 +245,8 @@ class DibsLockProviderTest extends ProviderFixture {
     @Test
     void theOldLockIsInvalidAfterAnExtend() {
         String name = name("extend-old");
-        SimpleLock lock = provider.lock(lockConfig(name, Duration.ofSeconds(10), ZERO)).orElseThrow();
+        SimpleLock lock =
+                provider.lock(lockConfig(name, Duration.ofSeconds(10), ZERO)).orElseThrow();
         SimpleLock extended = lock.extend(Duration.ofSeconds(10), ZERO).orElseThrow();
         assertThrows(IllegalStateException.class, () -> lock.extend(Duration.ofSeconds(10), ZERO), "extended twice");
         assertThrows(IllegalStateException.class, lock::unlock, "unlocked after extending");
@@ -247,7 +258,8 @@ class DibsLockProviderTest extends ProviderFixture {
     @Test
     void aRefusedExtendLeavesTheLockValid() throws IOException {
         String name = name("extend-bad");
-        SimpleLock lock = provider.lock(lockConfig(name, Duration.ofSeconds(10), ZERO)).orElseThrow();
+        SimpleLock lock =
+                provider.lock(lockConfig(name, Duration.ofSeconds(10), ZERO)).orElseThrow();
         assertThrows(IllegalArgumentException.class, () -> lock.extend(Duration.ofSeconds(1), Duration.ofSeconds(2)));
         assertThrows(IllegalArgumentException.class, () -> lock.extend(null, ZERO));
         assertLocked(name);
@@ -259,12 +271,13 @@ class DibsLockProviderTest extends ProviderFixture {
 
     @Test
     void argumentsAreCheckedWithClearMessages() {
-        IllegalArgumentException noClient = assertThrows(IllegalArgumentException.class, () -> new DibsLockProvider(null));
+        IllegalArgumentException noClient =
+                assertThrows(IllegalArgumentException.class, () -> new DibsLockProvider(null));
         assertTrue(noClient.getMessage().contains("client must not be null"), noClient.getMessage());
         IllegalArgumentException noConfig = assertThrows(IllegalArgumentException.class, () -> provider.lock(null));
         assertTrue(noConfig.getMessage().contains("lockConfiguration must not be null"), noConfig.getMessage());
-        IllegalArgumentException badName = assertThrows(IllegalArgumentException.class,
-                () -> provider.lock(lockConfig("bad\nname")));
+        IllegalArgumentException badName =
+                assertThrows(IllegalArgumentException.class, () -> provider.lock(lockConfig("bad\nname")));
         assertTrue(badName.getMessage().contains("control"), badName.getMessage());
     }
 

@@ -31,14 +31,18 @@ class DibsLockProviderVirtualThreadTest {
     @Test
     void unlocksWaitingOnAFrozenRedisParkInsteadOfStarvingTheOthers() throws Exception {
         try (RedisServer frozen = RedisServer.launch();
-                DibsClient client = Dibs.client(DibsOptions.builder().uri(frozen.uri())
-                        .connectTimeout(Duration.ofMillis(1500)).readTimeout(Duration.ofMillis(1500)).build())) {
+                DibsClient client = Dibs.client(DibsOptions.builder()
+                        .uri(frozen.uri())
+                        .connectTimeout(Duration.ofMillis(1500))
+                        .readTimeout(Duration.ofMillis(1500))
+                        .build())) {
             DibsLockProvider provider = new DibsLockProvider(client);
             List<SimpleLock> locks = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 String name = "vt-frozen-" + ProcessHandle.current().pid() + "-" + i;
-                locks.add(provider.lock(new LockConfiguration(Instant.now(), name, Duration.ofSeconds(30), Duration.ZERO))
-                        .orElseThrow());
+                locks.add(
+                        provider.lock(new LockConfiguration(Instant.now(), name, Duration.ofSeconds(30), Duration.ZERO))
+                                .orElseThrow());
             }
             ConcurrentLinkedQueue<String> outcomes = new ConcurrentLinkedQueue<>();
             List<Runnable> jobs = new ArrayList<>();

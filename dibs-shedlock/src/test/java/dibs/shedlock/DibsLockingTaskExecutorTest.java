@@ -48,13 +48,15 @@ class DibsLockingTaskExecutorTest extends ProviderFixture {
     void runsTheTaskUnderTheLockAndReleasesIt() throws IOException {
         String name = name("runs");
         AtomicBoolean heldInside = new AtomicBoolean();
-        executor.executeWithLock((Runnable) () -> {
-            try {
-                heldInside.set(keyExists(name));
-            } catch (IOException e) {
-                throw new AssertionError(e);
-            }
-        }, config(name, Duration.ofSeconds(30), ZERO));
+        executor.executeWithLock(
+                (Runnable) () -> {
+                    try {
+                        heldInside.set(keyExists(name));
+                    } catch (IOException e) {
+                        throw new AssertionError(e);
+                    }
+                },
+                config(name, Duration.ofSeconds(30), ZERO));
         assertTrue(heldInside.get(), "the lock is held while the task runs");
         assertFalse(keyExists(name), "released after");
     }
@@ -62,7 +64,8 @@ class DibsLockingTaskExecutorTest extends ProviderFixture {
     @Test
     void skipsTheTaskWhileTheLockIsHeldElsewhere() throws Throwable {
         String name = name("skips");
-        SimpleLock elsewhere = provider.lock(config(name, Duration.ofSeconds(30), ZERO)).orElseThrow();
+        SimpleLock elsewhere =
+                provider.lock(config(name, Duration.ofSeconds(30), ZERO)).orElseThrow();
         AtomicBoolean ran = new AtomicBoolean();
         executor.executeWithLock((Runnable) () -> ran.set(true), config(name, Duration.ofSeconds(30), ZERO));
         assertFalse(ran.get(), "skipped");
@@ -79,16 +82,23 @@ class DibsLockingTaskExecutorTest extends ProviderFixture {
     void theTasksExceptionComesThroughAndTheLockIsReleased() throws IOException {
         String name = name("throws");
         IllegalStateException thrown = new IllegalStateException("task failed");
-        IllegalStateException caught = assertThrows(IllegalStateException.class,
-                () -> executor.executeWithLock((Runnable) () -> {
-                    throw thrown;
-                }, config(name, Duration.ofSeconds(30), ZERO)));
+        IllegalStateException caught = assertThrows(
+                IllegalStateException.class,
+                () -> executor.executeWithLock(
+                        (Runnable) () -> {
+                            throw thrown;
+                        },
+                        config(name, Duration.ofSeconds(30), ZERO)));
         assertSame(thrown, caught, "the very same exception");
         assertFalse(keyExists(name), "released after the failure");
         Exception checked = new Exception("checked");
-        Throwable caughtChecked = assertThrows(Exception.class, () -> executor.executeWithLock(() -> {
-            throw checked;
-        }, config(name, Duration.ofSeconds(30), Duration.ofSeconds(5))));
+        Throwable caughtChecked = assertThrows(
+                Exception.class,
+                () -> executor.executeWithLock(
+                        () -> {
+                            throw checked;
+                        },
+                        config(name, Duration.ofSeconds(30), Duration.ofSeconds(5))));
         assertSame(checked, caughtChecked, "a Task's checked exception comes through as is");
         long pttl = Long.parseLong(redis.command("PTTL", RedisServer.lockKey(name)));
         assertTrue(pttl > 4_000 && pttl <= 5_000, "kept for lockAtLeastFor after a failure too: PTTL " + pttl);
@@ -97,11 +107,13 @@ class DibsLockingTaskExecutorTest extends ProviderFixture {
     @Test
     void lockExtenderExtendsTheActiveLock() throws Throwable {
         String name = name("extender");
-        executor.executeWithLock((LockingTaskExecutor.Task) () -> {
-            LockExtender.extendActiveLock(Duration.ofSeconds(20), ZERO);
-            long pttl = Long.parseLong(redis.command("PTTL", RedisServer.lockKey(name)));
-            assertTrue(pttl > 15_000 && pttl <= 20_000, "extended from inside the task: PTTL " + pttl);
-        }, config(name, Duration.ofMillis(500), ZERO));
+        executor.executeWithLock(
+                (LockingTaskExecutor.Task) () -> {
+                    LockExtender.extendActiveLock(Duration.ofSeconds(20), ZERO);
+                    long pttl = Long.parseLong(redis.command("PTTL", RedisServer.lockKey(name)));
+                    assertTrue(pttl > 15_000 && pttl <= 20_000, "extended from inside the task: PTTL " + pttl);
+                },
+                config(name, Duration.ofMillis(500), ZERO));
         assertFalse(keyExists(name), "the extended lock is the one released");
     }
 }

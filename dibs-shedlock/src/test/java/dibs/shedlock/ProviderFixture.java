@@ -14,6 +14,7 @@ abstract class ProviderFixture {
 
     @RegisterExtension
     static final RedisServer redis = RedisServer.perTestClass();
+
     static DibsClient client;
     static DibsLockProvider provider;
 

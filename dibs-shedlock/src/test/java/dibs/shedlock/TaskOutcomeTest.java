@@ -46,10 +46,13 @@ class TaskOutcomeTest extends ProviderFixture {
         LockingTaskExecutor executor = new DibsLockingTaskExecutor(client);
         for (int i = 0; i < 3; i++) {
             IllegalStateException boom = new IllegalStateException("boom " + i);
-            IllegalStateException thrown = assertThrows(IllegalStateException.class,
-                    () -> executor.executeWithLock((Runnable) () -> {
-                        throw boom;
-                    }, config(name)));
+            IllegalStateException thrown = assertThrows(
+                    IllegalStateException.class,
+                    () -> executor.executeWithLock(
+                            (Runnable) () -> {
+                                throw boom;
+                            },
+                            config(name)));
             assertSame(boom, thrown, "the task's own exception");
             assertFalse(keyExists(name), "released");
         }
@@ -58,10 +61,15 @@ class TaskOutcomeTest extends ProviderFixture {
         assertEquals("done", ok.getResult());
         assertEquals(List.of(true, false, false, false), outcomes(name));
         Exception checked = new Exception("checked");
-        assertSame(checked, assertThrows(Exception.class, () -> executor.executeWithLock(
-                (LockingTaskExecutor.Task) () -> {
-                    throw checked;
-                }, config(name))));
+        assertSame(
+                checked,
+                assertThrows(
+                        Exception.class,
+                        () -> executor.executeWithLock(
+                                (LockingTaskExecutor.Task) () -> {
+                                    throw checked;
+                                },
+                                config(name))));
         assertEquals(false, outcomes(name).get(0));
     }
 
@@ -71,13 +79,15 @@ class TaskOutcomeTest extends ProviderFixture {
         String inner = uniqueName("outcome", "inner");
         LockingTaskExecutor executor = new DibsLockingTaskExecutor(client);
         boolean[] innerFreeInside = new boolean[1];
-        executor.executeWithLock((LockingTaskExecutor.Task) () -> {
-            LockExtender.extendActiveLock(Duration.ofSeconds(40), ZERO);
-            // A lock taken through a bare provider within the task is released at its own unlock.
-            provider.lock(config(inner)).orElseThrow().unlock();
-            innerFreeInside[0] = !keyExists(inner);
-            assertTrue(keyExists(outer), "the task's own lock is held while it runs");
-        }, config(outer));
+        executor.executeWithLock(
+                (LockingTaskExecutor.Task) () -> {
+                    LockExtender.extendActiveLock(Duration.ofSeconds(40), ZERO);
+                    // A lock taken through a bare provider within the task is released at its own unlock.
+                    provider.lock(config(inner)).orElseThrow().unlock();
+                    innerFreeInside[0] = !keyExists(inner);
+                    assertTrue(keyExists(outer), "the task's own lock is held while it runs");
+                },
+                config(outer));
         assertTrue(innerFreeInside[0], "not held back until the outer task ended");
         assertFalse(keyExists(outer));
         assertEquals(List.of(true), outcomes(outer));
@@ -92,9 +102,13 @@ class TaskOutcomeTest extends ProviderFixture {
     void throughShedLocksOwnExecutorTheOutcomeIsNotSeen() {
         String name = uniqueName("outcome", "bare");
         LockingTaskExecutor executor = new DefaultLockingTaskExecutor(provider);
-        assertThrows(IllegalStateException.class, () -> executor.executeWithLock((Runnable) () -> {
-            throw new IllegalStateException("boom");
-        }, config(name)));
+        assertThrows(
+                IllegalStateException.class,
+                () -> executor.executeWithLock(
+                        (Runnable) () -> {
+                            throw new IllegalStateException("boom");
+                        },
+                        config(name)));
         assertEquals(List.of(true), outcomes(name), "recorded as its release saw it");
     }
 }

@@ -6,8 +6,8 @@ import java.security.Key;
 import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.PublicKey;
-import java.security.interfaces.ECPrivateKey;
 import java.security.cert.Certificate;
+import java.security.interfaces.ECPrivateKey;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
@@ -45,8 +45,8 @@ record BundlePem(String caCert, String clientCert, String clientKey) {
             PrivateKey key = privateKey(bundle, keys, alias, property);
             Certificate[] chain = keys.getCertificateChain(alias);
             if (chain == null || chain.length == 0) {
-                throw new DibsStartupException(property, "names a bundle whose key '" + alias
-                        + "' has no certificate chain in its key store");
+                throw new DibsStartupException(
+                        property, "names a bundle whose key '" + alias + "' has no certificate chain in its key store");
             }
             StringBuilder pem = new StringBuilder();
             for (Certificate certificate : chain) {
@@ -54,8 +54,10 @@ record BundlePem(String caCert, String clientCert, String clientKey) {
             }
             byte[] pkcs8 = key.getEncoded();
             if (pkcs8 == null) {
-                throw new DibsStartupException(property, "names a bundle whose key '" + alias
-                        + "' cannot be exported (a hardware key store?): dibs needs the key's PKCS#8");
+                throw new DibsStartupException(
+                        property,
+                        "names a bundle whose key '" + alias
+                                + "' cannot be exported (a hardware key store?): dibs needs the key's PKCS#8");
             }
             if (key instanceof ECPrivateKey ec) {
                 pkcs8 = Der.ecPkcs8WithPublicKey(pkcs8, ec, chain[0].getPublicKey());
@@ -63,19 +65,18 @@ record BundlePem(String caCert, String clientCert, String clientKey) {
             // PKCS#8, the encoding every Java private key gives, and one rustls reads.
             return new BundlePem(ca, pem.toString(), pem("PRIVATE KEY", pkcs8));
         } catch (GeneralSecurityException e) {
-            throw new DibsStartupException(property, "names a bundle whose key store could not be read: "
-                    + e.getMessage());
+            throw new DibsStartupException(
+                    property, "names a bundle whose key store could not be read: " + e.getMessage());
         }
     }
 
     /** The bundle's key alias, or else the one key entry of its store. */
-    private static String keyAlias(SslBundle bundle, KeyStore keys, String property)
-            throws GeneralSecurityException {
+    private static String keyAlias(SslBundle bundle, KeyStore keys, String property) throws GeneralSecurityException {
         String alias = bundle.getKey().getAlias();
         if (alias != null) {
             if (!keys.isKeyEntry(alias)) {
-                throw new DibsStartupException(property, "names a bundle whose key alias '" + alias
-                        + "' is no private key in its key store");
+                throw new DibsStartupException(
+                        property, "names a bundle whose key alias '" + alias + "' is no private key in its key store");
             }
             return alias;
         }
@@ -86,9 +87,11 @@ record BundlePem(String caCert, String clientCert, String clientKey) {
             }
         }
         if (entries.size() != 1) {
-            throw new DibsStartupException(property, "names a bundle whose key store holds "
-                    + (entries.isEmpty() ? "no private key" : entries.size() + " private keys " + entries)
-                    + ": dibs presents one client certificate; name it with the bundle's key.alias");
+            throw new DibsStartupException(
+                    property,
+                    "names a bundle whose key store holds "
+                            + (entries.isEmpty() ? "no private key" : entries.size() + " private keys " + entries)
+                            + ": dibs presents one client certificate; name it with the bundle's key.alias");
         }
         return entries.get(0);
     }
@@ -100,7 +103,8 @@ record BundlePem(String caCert, String clientCert, String clientKey) {
     private static PrivateKey privateKey(SslBundle bundle, KeyStore keys, String alias, String property)
             throws GeneralSecurityException {
         String given = bundle.getKey().getPassword() != null
-                ? bundle.getKey().getPassword() : bundle.getStores().getKeyStorePassword();
+                ? bundle.getKey().getPassword()
+                : bundle.getStores().getKeyStorePassword();
         List<char[]> passwords = new ArrayList<>();
         if (given != null) {
             passwords.add(given.toCharArray());
@@ -118,8 +122,9 @@ record BundlePem(String caCert, String clientCert, String clientKey) {
                 // the next password, if any
             }
         }
-        throw new DibsStartupException(property, "names a bundle whose key '" + alias
-                + "' could not be recovered: set the bundle's key.password");
+        throw new DibsStartupException(
+                property,
+                "names a bundle whose key '" + alias + "' could not be recovered: set the bundle's key.password");
     }
 
     /** The certificates of the bundle's trust store as PEM; null without one. */
@@ -137,8 +142,8 @@ record BundlePem(String caCert, String clientCert, String clientKey) {
                 }
             }
         } catch (GeneralSecurityException e) {
-            throw new DibsStartupException(property, "names a bundle whose trust store could not be read: "
-                    + e.getMessage());
+            throw new DibsStartupException(
+                    property, "names a bundle whose trust store could not be read: " + e.getMessage());
         }
         return pem.length() == 0 ? null : pem.toString();
     }
@@ -175,8 +180,8 @@ record BundlePem(String caCert, String clientCert, String clientKey) {
             byte[] fixed = new byte[size];
             int take = Math.min(scalar.length, size);
             System.arraycopy(scalar, scalar.length - take, fixed, size - take, take);
-            byte[] ecPrivateKey = tlv(0x30, concat(new byte[] {0x02, 0x01, 0x01}, tlv(0x04, fixed),
-                    tlv(0xa1, publicKey)));
+            byte[] ecPrivateKey =
+                    tlv(0x30, concat(new byte[] {0x02, 0x01, 0x01}, tlv(0x04, fixed), tlv(0xa1, publicKey)));
             return tlv(0x30, concat(new byte[] {0x02, 0x01, 0x00}, algorithmId, tlv(0x04, ecPrivateKey)));
         }
 
@@ -201,9 +206,11 @@ record BundlePem(String caCert, String clientCert, String clientKey) {
 
         private static byte[] tlv(int tag, byte[] content) {
             int n = content.length;
-            byte[] length = n < 0x80 ? new byte[] {(byte) n}
-                    : n < 0x100 ? new byte[] {(byte) 0x81, (byte) n}
-                    : new byte[] {(byte) 0x82, (byte) (n >> 8), (byte) n};
+            byte[] length = n < 0x80
+                    ? new byte[] {(byte) n}
+                    : n < 0x100
+                            ? new byte[] {(byte) 0x81, (byte) n}
+                            : new byte[] {(byte) 0x82, (byte) (n >> 8), (byte) n};
             return concat(new byte[] {(byte) tag}, length, content);
         }
 

@@ -72,15 +72,18 @@ final class CompositeListener implements DibsListener {
             try {
                 call.accept(l);
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING,
+                LOG.log(
+                        System.Logger.Level.WARNING,
                         "DibsListener " + l.getClass().getName() + "." + event + " threw for lock '" + lockName
-                                + "'; ignored", e);
+                                + "'; ignored",
+                        e);
             }
         }
     }
 
     @Override
     public String toString() {
-        return "CompositeListener" + listeners.stream().map(l -> l.getClass().getSimpleName()).toList();
+        return "CompositeListener"
+                + listeners.stream().map(l -> l.getClass().getSimpleName()).toList();
     }
 }

@@ -31,8 +31,8 @@ public class DibsActuatorAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    public DibsEndpoint dibsEndpoint(DibsHeldLocks held, DibsClient client, DibsProperties properties,
-            ObjectProvider<DibsJobs> jobs) {
+    public DibsEndpoint dibsEndpoint(
+            DibsHeldLocks held, DibsClient client, DibsProperties properties, ObjectProvider<DibsJobs> jobs) {
         return new DibsEndpoint(held, client, properties, jobs.getIfAvailable());
     }
 

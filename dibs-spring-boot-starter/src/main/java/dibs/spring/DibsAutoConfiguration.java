@@ -31,9 +31,11 @@ import org.springframework.core.env.Environment;
  * Boot's {@code RedisProperties} (Boot 3) or {@code DataRedisProperties} (Boot 4), so this one
  * class serves both, and no Spring Data Redis is needed.
  */
-@AutoConfiguration(afterName = {
-        "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
-        "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration"})
+@AutoConfiguration(
+        afterName = {
+            "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
+            "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration"
+        })
 @ConditionalOnClass(DibsClient.class)
 @ConditionalOnProperty(prefix = "dibs", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(DibsProperties.class)
@@ -53,7 +55,9 @@ public class DibsAutoConfiguration {
 
     /** Where Redis is: the application's RedisConnectionDetails, or spring.data.redis.*. */
     @Bean
-    RedisSettings dibsRedisSettings(Environment environment, ObjectProvider<RedisDetailsSource> sources,
+    RedisSettings dibsRedisSettings(
+            Environment environment,
+            ObjectProvider<RedisDetailsSource> sources,
             ObjectProvider<SslBundles> sslBundles) {
         Binder binder = Binder.get(environment);
         // The crons of @Scheduled methods may be placeholders: DibsScheduledTick resolves them here.
@@ -73,7 +77,8 @@ public class DibsAutoConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    public DibsClient dibsClient(RedisSettings redis, DibsProperties properties, ObjectProvider<DibsListener> listeners) {
+    public DibsClient dibsClient(
+            RedisSettings redis, DibsProperties properties, ObjectProvider<DibsListener> listeners) {
         DibsOptions.Builder options = redis.toOptions();
         if (properties.keyPrefix() != null) {
             options.keyPrefix(properties.keyPrefix());
@@ -104,8 +109,9 @@ public class DibsAutoConfiguration {
         } catch (DibsArgumentException e) {
             throw redis.refused(e);
         }
-        LOG.log(System.Logger.Level.INFO, () -> "dibs: DibsClient on " + address + " (from " + redis.source()
-                + "), " + properties);
+        LOG.log(
+                System.Logger.Level.INFO,
+                () -> "dibs: DibsClient on " + address + " (from " + redis.source() + "), " + properties);
         return client;
     }
 

@@ -62,8 +62,8 @@ public final class DibsEndpoint {
             } catch (DibsException | IllegalStateException ignored) {
                 // Redis unreachable: the entry is still ours to show, its TTL unknown (null).
             }
-            locks.add(new HeldLock(e.name(), e.since().toString(), e.heldFor().toMillis(), remaining, keepAlive,
-                    e.fencingToken()));
+            locks.add(new HeldLock(
+                    e.name(), e.since().toString(), e.heldFor().toMillis(), remaining, keepAlive, e.fencingToken()));
         }
         List<JobView> views = new ArrayList<>();
         String[] partial = new String[1];
@@ -84,11 +84,18 @@ public final class DibsEndpoint {
             partial[0] = fleet.partial();
             for (DibsJobs.Job j : fleet.jobs()) {
                 List<RunView> runs = j.runs().stream().map(RunView::of).toList();
-                views.add(new JobView(j.name(), j.expected() == null ? null : j.expected().every().toMillis(),
-                        j.overdueOrNull(), j.unknown().orElse(null),
+                views.add(new JobView(
+                        j.name(),
+                        j.expected() == null ? null : j.expected().every().toMillis(),
+                        j.overdueOrNull(),
+                        j.unknown().orElse(null),
                         j.lastSuccess().map(r -> r.recordedAt().toString()).orElse(null),
                         j.lastSuccessAge().map(Duration::toMillis).orElse(null),
-                        j.held().map(h -> h.host().orElse("?") + " pid " + h.pid().orElse(-1)).orElse(null), runs));
+                        j.held()
+                                .map(h ->
+                                        h.host().orElse("?") + " pid " + h.pid().orElse(-1))
+                                .orElse(null),
+                        runs));
             }
         } catch (DibsException | IllegalArgumentException | IllegalStateException e) {
             return e.getMessage(); // Redis unreachable
@@ -104,10 +111,15 @@ public final class DibsEndpoint {
      */
     @ReadOperation
     public LockHolder holder(@Selector String name) {
-        return client.heldLock(name).map(lock -> new LockHolder(name, true, lock.host().orElse(null),
-                lock.pid().isPresent() ? lock.pid().getAsLong() : null,
-                lock.acquiredAt().map(Object::toString).orElse(null),
-                lock.remaining().map(Duration::toMillis).orElse(null), lock.token().orElse(null)))
+        return client.heldLock(name)
+                .map(lock -> new LockHolder(
+                        name,
+                        true,
+                        lock.host().orElse(null),
+                        lock.pid().isPresent() ? lock.pid().getAsLong() : null,
+                        lock.acquiredAt().map(Object::toString).orElse(null),
+                        lock.remaining().map(Duration::toMillis).orElse(null),
+                        lock.token().orElse(null)))
                 .orElse(new LockHolder(name, false, null, null, null, null, null));
     }
 
@@ -123,12 +135,16 @@ public final class DibsEndpoint {
     @WriteOperation
     public ForcedRelease release(String name, String token) {
         if (!forceRelease) {
-            return new ForcedRelease(name, false,
-                    "force-release is off: set dibs.actuator.force-release=true to allow it");
+            return new ForcedRelease(
+                    name, false, "force-release is off: set dibs.actuator.force-release=true to allow it");
         }
         boolean released = client.forceRelease(name, token, "actuator@" + host());
-        return new ForcedRelease(name, released, released ? "released; recorded in the history as forced"
-                : "not held by that token (free, or taken since by another holder); not touched");
+        return new ForcedRelease(
+                name,
+                released,
+                released
+                        ? "released; recorded in the history as forced"
+                        : "not held by that token (free, or taken since by another holder); not touched");
     }
 
     private static String host() {
@@ -152,8 +168,15 @@ public final class DibsEndpoint {
      *     name; null when free
      * @param runs its last runs on any instance, newest first
      */
-    public record JobView(String name, Long expectEveryMs, Boolean overdue, String unknown, String lastSuccessAt,
-            Long lastSuccessAgeMs, String runningOn, List<RunView> runs) {}
+    public record JobView(
+            String name,
+            Long expectEveryMs,
+            Boolean overdue,
+            String unknown,
+            String lastSuccessAt,
+            Long lastSuccessAgeMs,
+            String runningOn,
+            List<RunView> runs) {}
 
     /**
      * One recorded run.
@@ -168,12 +191,28 @@ public final class DibsEndpoint {
      * @param ended what became of the lock ({@code released}, {@code kept}, {@code forced}, ...)
      * @param forcedBy who forced a forced release
      */
-    public record RunView(String lockName, String recordedAt, String instanceId, String host, long pid,
-            long durationMs, String task, String ended, String forcedBy) {
+    public record RunView(
+            String lockName,
+            String recordedAt,
+            String instanceId,
+            String host,
+            long pid,
+            long durationMs,
+            String task,
+            String ended,
+            String forcedBy) {
         static RunView of(DibsRun r) {
             String task = "forced".equals(r.ended()) ? null : r.succeeded() ? "ok" : "failed";
-            return new RunView(r.lockName(), r.recordedAt().toString(), r.instanceId().orElse(null), r.host(),
-                    r.pid(), r.duration().toMillis(), task, r.ended(), r.forcedBy().orElse(null));
+            return new RunView(
+                    r.lockName(),
+                    r.recordedAt().toString(),
+                    r.instanceId().orElse(null),
+                    r.host(),
+                    r.pid(),
+                    r.duration().toMillis(),
+                    task,
+                    r.ended(),
+                    r.forcedBy().orElse(null));
         }
     }
 
@@ -188,8 +227,8 @@ public final class DibsEndpoint {
      * @param remainingTtlMs its remaining TTL
      * @param token the holder's token, for a forced release
      */
-    public record LockHolder(String name, boolean held, String host, Long pid, String acquiredAt, Long remainingTtlMs,
-            String token) {}
+    public record LockHolder(
+            String name, boolean held, String host, Long pid, String acquiredAt, Long remainingTtlMs, String token) {}
 
     /**
      * What a forced release did.
@@ -222,6 +261,11 @@ public final class DibsEndpoint {
      * @param keepAlive whether keep-alive extends it while its task runs
      * @param fencingToken the fencing token its task runs under
      */
-    public record HeldLock(String name, String acquiredAt, long heldForMs, Long remainingTtlMs, boolean keepAlive,
+    public record HeldLock(
+            String name,
+            String acquiredAt,
+            long heldForMs,
+            Long remainingTtlMs,
+            boolean keepAlive,
             long fencingToken) {}
 }

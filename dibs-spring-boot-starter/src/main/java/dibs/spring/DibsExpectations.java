@@ -50,8 +50,9 @@ public final class DibsExpectations implements DibsListener {
         if (byJob.containsKey(job) || looked.size() >= MAX_LOOKED || looked.putIfAbsent(job, Boolean.TRUE) != null) {
             return;
         }
-        DibsScheduledTick.currentScheduled().ifPresent(s -> DibsScheduledTick.periodOf(s)
-                .ifPresent(period -> put(job, period, "@Scheduled", false)));
+        DibsScheduledTick.currentScheduled()
+                .ifPresent(
+                        s -> DibsScheduledTick.periodOf(s).ifPresent(period -> put(job, period, "@Scheduled", false)));
     }
 
     private void put(String job, Duration period, String source, boolean replace) {

@@ -27,15 +27,17 @@ public final class DibsHeldLocks implements DibsListener {
 
     @Override
     public void acquired(String lockName, long fencingToken) {
-        held.compute(lockName, (name, h) -> h == null
-                ? new Held(Instant.now(), 1, fencingToken)
-                : new Held(h.since, h.count + 1, Math.max(h.fencingToken, fencingToken)));
+        held.compute(
+                lockName,
+                (name, h) -> h == null
+                        ? new Held(Instant.now(), 1, fencingToken)
+                        : new Held(h.since, h.count + 1, Math.max(h.fencingToken, fencingToken)));
     }
 
     @Override
     public void finished(String lockName, Duration duration) {
-        held.computeIfPresent(lockName,
-                (name, h) -> h.count <= 1 ? null : new Held(h.since, h.count - 1, h.fencingToken));
+        held.computeIfPresent(
+                lockName, (name, h) -> h.count <= 1 ? null : new Held(h.since, h.count - 1, h.fencingToken));
     }
 
     /** @return how many locks this instance holds now */

@@ -44,7 +44,8 @@ public final class DibsJobs implements AutoCloseable {
     private final ScheduledExecutorService refresher;
     private volatile Map<String, Job> view = Map.of();
     private volatile String failure;
-    private final List<java.util.function.Consumer<Map<String, Job>>> hooks = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<java.util.function.Consumer<Map<String, Job>>> hooks =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
 
     DibsJobs(DibsClient client, DibsExpectations expectations, DibsProperties.Jobs properties, Clock clock) {
         this.client = client;
@@ -139,7 +140,8 @@ public final class DibsJobs implements AutoCloseable {
     private Job read(String name, DibsExpectations.Expectation expected) {
         DibsHistory runs = client.history(name, RUNS);
         DibsHistory proof = runs;
-        DibsRun lastSuccess = runs.stream().filter(DibsRun::succeeded).findFirst().orElse(null);
+        DibsRun lastSuccess =
+                runs.stream().filter(DibsRun::succeeded).findFirst().orElse(null);
         if (lastSuccess == null && runs.size() == RUNS && expected != null) {
             // Its last few runs failed: its last success may lie further back.
             proof = client.history(name, 100);
@@ -155,18 +157,31 @@ public final class DibsJobs implements AutoCloseable {
             // A job locked by its own name runs now if its lock is held (per-tick names: unknown).
             held = client.heldLock(name);
             boolean late = held.isEmpty()
-                    && Duration.between(freeSince(name, lastSuccess, expected), now).compareTo(allowed) > 0;
+                    && Duration.between(freeSince(name, lastSuccess, expected), now)
+                                    .compareTo(allowed)
+                            > 0;
             // Late with no success recorded proves nothing where a run of the window may be
             // missing from the history (trimmed, expired, or dropped with its job's stream).
             if (late && lastSuccess == null && proof.completeSince().isAfter(now.minus(allowed))) {
                 unknown = "no success of it is recorded, but the history holds every run only since "
-                        + proof.completeSince() + proof.evictedAt().map(at -> " (it dropped the runs of the least "
-                                + "recently run job at " + at + ", to keep within its jobs)").orElse("");
+                        + proof.completeSince()
+                        + proof.evictedAt()
+                                .map(at -> " (it dropped the runs of the least " + "recently run job at " + at
+                                        + ", to keep within its jobs)")
+                                .orElse("");
             }
             overdue = late && unknown == null;
         }
-        return new Job(name, runs, Optional.ofNullable(lastSuccess), expected, allowed, overdue,
-                Optional.ofNullable(unknown), held, now);
+        return new Job(
+                name,
+                runs,
+                Optional.ofNullable(lastSuccess),
+                expected,
+                allowed,
+                overdue,
+                Optional.ofNullable(unknown),
+                held,
+                now);
     }
 
     /** Since when the job's lock has been free for another run (see the class's comment). */
@@ -210,9 +225,16 @@ public final class DibsJobs implements AutoCloseable {
      * @param held its lock, when held now by some instance (a job locked by its own name)
      * @param readAt when it was read
      */
-    public record Job(String name, List<DibsRun> runs, Optional<DibsRun> lastSuccess,
-            DibsExpectations.Expectation expected, Duration allowed, Boolean overdueOrNull, Optional<String> unknown,
-            Optional<HeldLock> held, Instant readAt) {
+    public record Job(
+            String name,
+            List<DibsRun> runs,
+            Optional<DibsRun> lastSuccess,
+            DibsExpectations.Expectation expected,
+            Duration allowed,
+            Boolean overdueOrNull,
+            Optional<String> unknown,
+            Optional<HeldLock> held,
+            Instant readAt) {
         /** @return whether the job is overdue (false without an expected period) */
         public boolean overdue() {
             return Boolean.TRUE.equals(overdueOrNull);

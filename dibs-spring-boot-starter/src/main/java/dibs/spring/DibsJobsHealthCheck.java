@@ -31,8 +31,12 @@ public final class DibsJobsHealthCheck {
             job.put("overdue", j.overdue());
             j.unknown().ifPresent(why -> job.put("unknown", why));
             job.put("expectEvery", j.expected().every().toString());
-            job.put("lastSuccess", j.lastSuccess().map(r -> r.recordedAt().toString()).orElse(null));
-            job.put("lastSuccessAgeMs", j.lastSuccessAge().map(d -> d.toMillis()).orElse(null));
+            job.put(
+                    "lastSuccess",
+                    j.lastSuccess().map(r -> r.recordedAt().toString()).orElse(null));
+            job.put(
+                    "lastSuccessAgeMs",
+                    j.lastSuccessAge().map(d -> d.toMillis()).orElse(null));
             job.put("running", j.held().isPresent());
             each.put(j.name(), job);
         }
@@ -40,8 +44,10 @@ public final class DibsJobsHealthCheck {
         if (jobs.failure() != null) {
             details.put("readFailure", jobs.failure());
         }
-        List<String> unknown = jobs.expected().values().stream().filter(j -> j.unknown().isPresent())
-                .map(DibsJobs.Job::name).toList();
+        List<String> unknown = jobs.expected().values().stream()
+                .filter(j -> j.unknown().isPresent())
+                .map(DibsJobs.Job::name)
+                .toList();
         if (!unknown.isEmpty()) {
             details.put("unknown", unknown); // late, but the history cannot prove it did not run
         }

@@ -35,22 +35,30 @@ public final class DibsJobsMeters implements MeterBinder {
             }
             Gauge.builder("dibs.job.last.run.age", jobs, j -> age(j, name))
                     .description("Seconds since the job's last successful run on any instance was recorded")
-                    .baseUnit("seconds").tag(DibsMetrics.TAG, name).register(registry);
+                    .baseUnit("seconds")
+                    .tag(DibsMetrics.TAG, name)
+                    .register(registry);
             Gauge.builder("dibs.job.overdue", jobs, j -> {
-                DibsJobs.Job job = j.expected().get(name);
-                return job != null && job.overdue() ? 1 : 0;
-            }).description("1 while the job is overdue on every instance, else 0").tag(DibsMetrics.TAG, name).register(registry);
+                        DibsJobs.Job job = j.expected().get(name);
+                        return job != null && job.overdue() ? 1 : 0;
+                    })
+                    .description("1 while the job is overdue on every instance, else 0")
+                    .tag(DibsMetrics.TAG, name)
+                    .register(registry);
             Gauge.builder("dibs.job.unknown", jobs, j -> {
-                DibsJobs.Job job = j.expected().get(name);
-                return job != null && job.unknown().isPresent() ? 1 : 0;
-            }).description("1 while the job is late but its history cannot prove it did not run, else 0")
-                    .tag(DibsMetrics.TAG, name).register(registry);
+                        DibsJobs.Job job = j.expected().get(name);
+                        return job != null && job.unknown().isPresent() ? 1 : 0;
+                    })
+                    .description("1 while the job is late but its history cannot prove it did not run, else 0")
+                    .tag(DibsMetrics.TAG, name)
+                    .register(registry);
         }
     }
 
     private static double age(DibsJobs jobs, String name) {
         DibsJobs.Job job = jobs.expected().get(name);
-        return job == null ? Double.NaN
+        return job == null
+                ? Double.NaN
                 : job.lastSuccessAge().map(d -> d.toMillis() / 1000.0).orElse(Double.NaN);
     }
 }

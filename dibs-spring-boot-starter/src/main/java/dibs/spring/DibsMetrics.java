@@ -109,27 +109,44 @@ public final class DibsMetrics implements DibsListener {
         final AtomicInteger active = new AtomicInteger();
 
         Meters(MeterRegistry r, Tags tags) {
-            attempts = Counter.builder("dibs.lock.attempts").description("tries of a lock").tags(tags).register(r);
-            acquired = Counter.builder("dibs.lock.acquired").description("tries that won the lock").tags(tags)
+            attempts = Counter.builder("dibs.lock.attempts")
+                    .description("tries of a lock")
+                    .tags(tags)
                     .register(r);
-            skipped = Counter.builder("dibs.lock.skipped").description("tries that found the lock held elsewhere")
-                    .tags(tags).register(r);
+            acquired = Counter.builder("dibs.lock.acquired")
+                    .description("tries that won the lock")
+                    .tags(tags)
+                    .register(r);
+            skipped = Counter.builder("dibs.lock.skipped")
+                    .description("tries that found the lock held elsewhere")
+                    .tags(tags)
+                    .register(r);
             unconfirmed = Counter.builder("dibs.lock.unconfirmed")
                     .description("locks won but not acknowledged by the replicas in time: given back, not run")
-                    .tags(tags).register(r);
-            execution = Timer.builder("dibs.lock.execution").description("run time of locked tasks").tags(tags)
+                    .tags(tags)
+                    .register(r);
+            execution = Timer.builder("dibs.lock.execution")
+                    .description("run time of locked tasks")
+                    .tags(tags)
                     .register(r);
             expired = Counter.builder("dibs.lock.expired")
-                    .description("locks no longer ours at release: another instance may have run too").tags(tags)
+                    .description("locks no longer ours at release: another instance may have run too")
+                    .tags(tags)
                     .register(r);
             releaseFailures = Counter.builder("dibs.lock.release.failures")
-                    .description("releases that could not be done; the lock expires by itself").tags(tags).register(r);
+                    .description("releases that could not be done; the lock expires by itself")
+                    .tags(tags)
+                    .register(r);
             unproven = Counter.builder("dibs.lock.unproven")
                     .description("locks gone at a retried release, not proven ours to the end: another instance "
-                            + "may have run too").tags(tags).register(r);
+                            + "may have run too")
+                    .tags(tags)
+                    .register(r);
             // The gauge holds this AtomicInteger strongly (the map keeps it alive too).
             Gauge.builder("dibs.lock.active", active, AtomicInteger::get)
-                    .description("locked tasks of this instance running now").tags(tags).strongReference(true)
+                    .description("locked tasks of this instance running now")
+                    .tags(tags)
+                    .strongReference(true)
                     .register(r);
         }
     }

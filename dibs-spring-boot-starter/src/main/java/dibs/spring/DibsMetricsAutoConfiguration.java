@@ -14,14 +14,20 @@ import org.springframework.context.annotation.Bean;
  * {@code dibs.metrics.enabled=false}. Runs after Boot's registry auto-configurations, named for
  * Boot 3 and Boot 4 (their packages differ; a name that is absent is ignored).
  */
-@AutoConfiguration(before = DibsAutoConfiguration.class, afterName = {
-        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"})
+@AutoConfiguration(
+        before = DibsAutoConfiguration.class,
+        afterName = {
+            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"
+        })
 @ConditionalOnClass({MeterRegistry.class, dibs.DibsClient.class})
 @ConditionalOnBean(MeterRegistry.class)
-@ConditionalOnProperty(prefix = "dibs", name = {"enabled", "metrics.enabled"}, havingValue = "true",
+@ConditionalOnProperty(
+        prefix = "dibs",
+        name = {"enabled", "metrics.enabled"},
+        havingValue = "true",
         matchIfMissing = true)
 public class DibsMetricsAutoConfiguration {
     /** Made by Spring. */

@@ -33,9 +33,18 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param actuator What /actuator/dibs may change.
  */
 @ConfigurationProperties(DibsProperties.PREFIX)
-public record DibsProperties(@DefaultValue("true") boolean enabled, String keyPrefix, boolean keepAlive,
-        boolean interruptOnLost, String durable, @DefaultValue Metrics metrics, Boolean history, String instanceId,
-        boolean retryFailedTicks, @DefaultValue Jobs jobs, @DefaultValue Actuator actuator) {
+public record DibsProperties(
+        @DefaultValue("true") boolean enabled,
+        String keyPrefix,
+        boolean keepAlive,
+        boolean interruptOnLost,
+        String durable,
+        @DefaultValue Metrics metrics,
+        Boolean history,
+        String instanceId,
+        boolean retryFailedTicks,
+        @DefaultValue Jobs jobs,
+        @DefaultValue Actuator actuator) {
     static final String PREFIX = "dibs";
 
     /**
@@ -49,8 +58,11 @@ public record DibsProperties(@DefaultValue("true") boolean enabled, String keyPr
      * @param refresh How often the expected jobs' last runs are read from Redis.
      * @param overdueStatus The status of the dibsJobs health contributor while a job is overdue.
      */
-    public record Jobs(@DefaultValue Map<String, Duration> expectEvery, Duration grace,
-            @DefaultValue("10s") Duration refresh, @DefaultValue("OUT_OF_SERVICE") String overdueStatus) {}
+    public record Jobs(
+            @DefaultValue Map<String, Duration> expectEvery,
+            Duration grace,
+            @DefaultValue("10s") Duration refresh,
+            @DefaultValue("OUT_OF_SERVICE") String overdueStatus) {}
 
     /**
      * {@code dibs.actuator.*}.

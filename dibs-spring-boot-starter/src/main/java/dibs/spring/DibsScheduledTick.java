@@ -78,7 +78,8 @@ public final class DibsScheduledTick {
     public static Optional<String> current() {
         return StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
                 .walk(frames -> frames.map(f -> cronOf(f.getDeclaringClass(), f.getMethodName()))
-                        .flatMap(Optional::stream).findFirst())
+                        .flatMap(Optional::stream)
+                        .findFirst())
                 .flatMap(DibsScheduledTick::tickOf);
     }
 
@@ -108,15 +109,19 @@ public final class DibsScheduledTick {
     static Optional<Scheduled> currentScheduled() {
         return StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
                 .walk(frames -> frames.map(f -> scheduledOf(f.getDeclaringClass(), f.getMethodName()))
-                        .flatMap(Optional::stream).findFirst());
+                        .flatMap(Optional::stream)
+                        .findFirst());
     }
 
     private static Optional<Scheduled> scheduledOf(Class<?> type, String name) {
-        for (Class<?> c = type; c != null && c != Object.class; c = c.getName().contains("$$") ? c.getSuperclass() : null) {
+        for (Class<?> c = type;
+                c != null && c != Object.class;
+                c = c.getName().contains("$$") ? c.getSuperclass() : null) {
             for (Method m : c.getDeclaredMethods()) {
                 if (m.getName().equals(name) && m.getParameterCount() == 0) {
                     Schedules all = m.getAnnotation(Schedules.class);
-                    Scheduled one = all != null && all.value().length > 0 ? all.value()[0] : m.getAnnotation(Scheduled.class);
+                    Scheduled one =
+                            all != null && all.value().length > 0 ? all.value()[0] : m.getAnnotation(Scheduled.class);
                     if (one != null) {
                         return Optional.of(one);
                     }
@@ -181,7 +186,8 @@ public final class DibsScheduledTick {
             String zone = placeholders.apply(scheduled.zone());
             ZoneId zoneId = zone.isEmpty() ? ZoneId.systemDefault() : ZoneId.of(zone);
             Instant fire = FIRE.get();
-            Optional<ZonedDateTime> tick = fire != null ? Optional.of(fire.atZone(zoneId))
+            Optional<ZonedDateTime> tick = fire != null
+                    ? Optional.of(fire.atZone(zoneId))
                     : nearestFire(CronExpression.parse(cron), ZonedDateTime.now(zoneId));
             return tick.map(DibsScheduledTick::name);
         } catch (RuntimeException e) { // an unresolvable placeholder, an unknown zone
@@ -214,11 +220,13 @@ public final class DibsScheduledTick {
 
     /** The latest fire time at or before {@code now}: searched back over a window that doubles. */
     static Optional<ZonedDateTime> latestFire(CronExpression cron, ZonedDateTime now) {
-        for (Duration window = Duration.ofSeconds(2); window.compareTo(Duration.ofDays(800)) <= 0;
+        for (Duration window = Duration.ofSeconds(2);
+                window.compareTo(Duration.ofDays(800)) <= 0;
                 window = window.multipliedBy(2)) {
             ZonedDateTime latest = null;
             // next() is strictly after its argument: start a second before the window.
-            for (ZonedDateTime t = cron.next(now.minus(window).minusSeconds(1)); t != null && !t.isAfter(now);
+            for (ZonedDateTime t = cron.next(now.minus(window).minusSeconds(1));
+                    t != null && !t.isAfter(now);
                     t = cron.next(t)) {
                 latest = t;
             }

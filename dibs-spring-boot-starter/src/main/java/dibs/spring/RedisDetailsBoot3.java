@@ -27,21 +27,52 @@ class RedisDetailsBoot3 {
     static RedisSettings.Details read(RedisConnectionDetails d) {
         RedisConnectionDetails.Sentinel sentinel = d.getSentinel();
         if (sentinel != null) {
-            return new RedisSettings.Details(d.getUsername(), d.getPassword(), null, null, sentinel.getDatabase(),
-                    sentinel.getMaster(), nodes(sentinel.getNodes()), sentinel.getUsername(), sentinel.getPassword(),
-                    null, sentinel.getSslBundle());
+            return new RedisSettings.Details(
+                    d.getUsername(),
+                    d.getPassword(),
+                    null,
+                    null,
+                    sentinel.getDatabase(),
+                    sentinel.getMaster(),
+                    nodes(sentinel.getNodes()),
+                    sentinel.getUsername(),
+                    sentinel.getPassword(),
+                    null,
+                    sentinel.getSslBundle());
         }
         RedisConnectionDetails.Cluster cluster = d.getCluster();
         if (cluster != null) {
-            return new RedisSettings.Details(d.getUsername(), d.getPassword(), null, null, null, null, null, null, null,
-                    nodes(cluster.getNodes()), cluster.getSslBundle());
+            return new RedisSettings.Details(
+                    d.getUsername(),
+                    d.getPassword(),
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    nodes(cluster.getNodes()),
+                    cluster.getSslBundle());
         }
         RedisConnectionDetails.Standalone standalone = d.getStandalone();
-        return new RedisSettings.Details(d.getUsername(), d.getPassword(), standalone.getHost(), standalone.getPort(),
-                standalone.getDatabase(), null, null, null, null, null, standalone.getSslBundle());
+        return new RedisSettings.Details(
+                d.getUsername(),
+                d.getPassword(),
+                standalone.getHost(),
+                standalone.getPort(),
+                standalone.getDatabase(),
+                null,
+                null,
+                null,
+                null,
+                null,
+                standalone.getSslBundle());
     }
 
     private static List<String> nodes(List<RedisConnectionDetails.Node> nodes) {
-        return nodes.stream().map(n -> RedisSettings.Details.node(n.host(), n.port())).toList();
+        return nodes.stream()
+                .map(n -> RedisSettings.Details.node(n.host(), n.port()))
+                .toList();
     }
 }

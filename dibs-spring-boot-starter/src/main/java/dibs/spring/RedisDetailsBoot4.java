@@ -30,25 +30,57 @@ class RedisDetailsBoot4 {
     static RedisSettings.Details read(DataRedisConnectionDetails d) {
         DataRedisConnectionDetails.Sentinel sentinel = d.getSentinel();
         if (sentinel != null) {
-            return new RedisSettings.Details(d.getUsername(), d.getPassword(), null, null, sentinel.getDatabase(),
-                    sentinel.getMaster(), nodes(sentinel.getNodes()), sentinel.getUsername(), sentinel.getPassword(),
-                    null, d.getSslBundle());
+            return new RedisSettings.Details(
+                    d.getUsername(),
+                    d.getPassword(),
+                    null,
+                    null,
+                    sentinel.getDatabase(),
+                    sentinel.getMaster(),
+                    nodes(sentinel.getNodes()),
+                    sentinel.getUsername(),
+                    sentinel.getPassword(),
+                    null,
+                    d.getSslBundle());
         }
         DataRedisConnectionDetails.Cluster cluster = d.getCluster();
         if (cluster != null) {
-            return new RedisSettings.Details(d.getUsername(), d.getPassword(), null, null, null, null, null, null, null,
-                    nodes(cluster.getNodes()), d.getSslBundle());
+            return new RedisSettings.Details(
+                    d.getUsername(),
+                    d.getPassword(),
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    nodes(cluster.getNodes()),
+                    d.getSslBundle());
         }
         if (d.getMasterReplica() != null) {
-            throw new DibsStartupException(RedisSettings.DETAILS + ".master-replica",
+            throw new DibsStartupException(
+                    RedisSettings.DETAILS + ".master-replica",
                     "is not supported: dibs locks on one master (give standalone, sentinel or cluster)");
         }
         DataRedisConnectionDetails.Standalone standalone = d.getStandalone();
-        return new RedisSettings.Details(d.getUsername(), d.getPassword(), standalone.getHost(), standalone.getPort(),
-                standalone.getDatabase(), null, null, null, null, null, d.getSslBundle());
+        return new RedisSettings.Details(
+                d.getUsername(),
+                d.getPassword(),
+                standalone.getHost(),
+                standalone.getPort(),
+                standalone.getDatabase(),
+                null,
+                null,
+                null,
+                null,
+                null,
+                d.getSslBundle());
     }
 
     private static List<String> nodes(List<DataRedisConnectionDetails.Node> nodes) {
-        return nodes.stream().map(n -> RedisSettings.Details.node(n.host(), n.port())).toList();
+        return nodes.stream()
+                .map(n -> RedisSettings.Details.node(n.host(), n.port()))
+                .toList();
     }
 }

@@ -75,11 +75,13 @@ final class RedisSettings {
     private final List<String> sentinelNodes;
     /** The Sentinels' own credentials, apart from the master's. */
     private final String sentinelUsername;
+
     private final String sentinelPassword;
     private final List<String> clusterNodes;
     private final boolean ssl;
     /** The SSL bundle's CA and client certificate as files, or none (the system's CAs). */
     private final BundlePem tls;
+
     private final Duration timeout;
     private final Duration connectTimeout;
     /** What gave the address: {@link #PREFIX}, or {@link #DETAILS} for a bean. */
@@ -92,9 +94,18 @@ final class RedisSettings {
      *
      * @param nodes {@code host:port} entries, for sentinel and cluster
      */
-    record Details(String username, String password, String host, Integer port, Integer database,
-            String sentinelMaster, List<String> sentinelNodes, String sentinelUsername, String sentinelPassword,
-            List<String> clusterNodes, SslBundle sslBundle) {
+    record Details(
+            String username,
+            String password,
+            String host,
+            Integer port,
+            Integer database,
+            String sentinelMaster,
+            List<String> sentinelNodes,
+            String sentinelUsername,
+            String sentinelPassword,
+            List<String> clusterNodes,
+            SslBundle sslBundle) {
         /** @return {@code host:port}, with brackets around an IPv6 host */
         static String node(String host, int port) {
             return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
@@ -110,8 +121,10 @@ final class RedisSettings {
         password = get(b, "password", String.class);
         database = get(b, "database", Integer.class);
         sentinelMaster = get(b, "sentinel.master", String.class);
-        sentinelNodes = b.bind(PREFIX + ".sentinel.nodes", Bindable.listOf(String.class)).orElse(null);
-        clusterNodes = b.bind(PREFIX + ".cluster.nodes", Bindable.listOf(String.class)).orElse(null);
+        sentinelNodes = b.bind(PREFIX + ".sentinel.nodes", Bindable.listOf(String.class))
+                .orElse(null);
+        clusterNodes =
+                b.bind(PREFIX + ".cluster.nodes", Bindable.listOf(String.class)).orElse(null);
         sentinelUsername = get(b, "sentinel.username", String.class);
         sentinelPassword = get(b, "sentinel.password", String.class);
         Boolean sslEnabled = get(b, "ssl.enabled", Boolean.class);
@@ -166,18 +179,22 @@ final class RedisSettings {
     private static SslBundle bundle(SslBundles bundles, String name) {
         String property = PREFIX + ".ssl.bundle";
         if (bundles == null) {
-            throw new DibsStartupException(property, "names the bundle '" + name
-                    + "', but the context has no SslBundles (Spring Boot's SslAutoConfiguration)");
+            throw new DibsStartupException(
+                    property,
+                    "names the bundle '" + name
+                            + "', but the context has no SslBundles (Spring Boot's SslAutoConfiguration)");
         }
         try {
             return bundles.getBundle(name);
         } catch (NoSuchSslBundleException e) {
-            throw new DibsStartupException(property, "names the bundle '" + name + "', which is not configured"
-                    + " (spring.ssl.bundle.pem." + name + " or spring.ssl.bundle.jks." + name + ")");
+            throw new DibsStartupException(
+                    property,
+                    "names the bundle '" + name + "', which is not configured" + " (spring.ssl.bundle.pem." + name
+                            + " or spring.ssl.bundle.jks." + name + ")");
         } catch (RuntimeException e) {
             // Spring could not load the bundle's stores: its message names the file or the cause.
-            throw new DibsStartupException(property, "names the bundle '" + name + "', which could not be loaded: "
-                    + e.getMessage());
+            throw new DibsStartupException(
+                    property, "names the bundle '" + name + "', which could not be loaded: " + e.getMessage());
         }
     }
 
@@ -216,11 +233,12 @@ final class RedisSettings {
         boolean sentinel = sentinelMaster != null || sentinelNodes != null;
         boolean sentinelAuth = sentinelPassword != null && !sentinelPassword.isEmpty();
         if (sentinel && sentinelAuth) {
-            o.sentinelAuth(sentinelUsername == null || sentinelUsername.isEmpty() ? null : sentinelUsername,
-                    sentinelPassword);
+            o.sentinelAuth(
+                    sentinelUsername == null || sentinelUsername.isEmpty() ? null : sentinelUsername, sentinelPassword);
         } else if (sentinel && sentinelUsername != null && !sentinelUsername.isEmpty()) {
-            throw new DibsStartupException(source + ".sentinel.password", "is needed with " + source
-                    + ".sentinel.username: the Sentinels' user authenticates with it");
+            throw new DibsStartupException(
+                    source + ".sentinel.password",
+                    "is needed with " + source + ".sentinel.username: the Sentinels' user authenticates with it");
         }
         // As in Spring Boot, Sentinel and Cluster override host and port (dibs refuses a url beside them).
         if (url == null && !multiNode) {
@@ -271,7 +289,8 @@ final class RedisSettings {
             property = source + "." + (suffix == null ? "*" : suffix);
         }
         String from = source.equals(DETAILS) && !OTHER_PROPERTY.containsKey(e.argument())
-                ? " (given by the application's RedisConnectionDetails bean)" : "";
+                ? " (given by the application's RedisConnectionDetails bean)"
+                : "";
         // dibs's messages never hold a password.
         return new DibsStartupException(property, "cannot be used" + from + ": " + e.getMessage(), e);
     }

@@ -27,11 +27,13 @@ class AutoConfigurationImportsTest {
         try (RedisServer redis = RedisServer.launch();
                 ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class)
                         .web(WebApplicationType.NONE)
-                        .properties("spring.data.redis.url=redis://127.0.0.1:" + redis.port(),
+                        .properties(
+                                "spring.data.redis.url=redis://127.0.0.1:" + redis.port(),
                                 "spring.main.banner-mode=off")
                         .run()) {
             DibsClient client = context.getBean(DibsClient.class);
-            assertThat(client.execute("imports", Duration.ofSeconds(5), Duration.ZERO, () -> {})).isTrue();
+            assertThat(client.execute("imports", Duration.ofSeconds(5), Duration.ZERO, () -> {}))
+                    .isTrue();
             assertThat(context.getBeansOfType(DibsEndpoint.class)).hasSize(1);
             assertThat(context.containsBean("dibsHealthIndicator")).isTrue();
         }

@@ -20,8 +20,10 @@ class BootVersionTest {
         assertThat(SpringBootVersion.getVersion()).startsWith(expected + ".");
         Class<?> indicator = expected.startsWith("3") ? DibsHealthIndicatorBoot3.class : DibsHealthIndicatorBoot4.class;
         try (RedisServer redis = RedisServer.launch()) {
-            Contexts.runner().withPropertyValues("spring.data.redis.port=" + redis.port())
-                    .run(context -> assertThat(context.getBean("dibsHealthIndicator")).isInstanceOf(indicator));
+            Contexts.runner()
+                    .withPropertyValues("spring.data.redis.port=" + redis.port())
+                    .run(context ->
+                            assertThat(context.getBean("dibsHealthIndicator")).isInstanceOf(indicator));
         }
     }
 }

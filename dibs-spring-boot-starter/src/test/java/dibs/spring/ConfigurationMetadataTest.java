@@ -17,13 +17,18 @@ class ConfigurationMetadataTest {
     @Test
     void everyOwnPropertyIsDescribedByTheGeneratedMetadata() throws IOException {
         String json;
-        try (InputStream in = DibsProperties.class.getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+        try (InputStream in =
+                DibsProperties.class.getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
             assertThat(in).as("META-INF/spring-configuration-metadata.json").isNotNull();
             json = new String(in.readAllBytes(), StandardCharsets.UTF_8).replaceAll("\\s+", "");
         }
         // Only the processor writes a sourceType: the file is generated, not hand-written.
         assertThat(json).contains("\"sourceType\":\"dibs.spring.DibsProperties\"");
-        for (String name : List.of("dibs.enabled", "dibs.key-prefix", "dibs.keep-alive", "dibs.metrics.enabled",
+        for (String name : List.of(
+                "dibs.enabled",
+                "dibs.key-prefix",
+                "dibs.keep-alive",
+                "dibs.metrics.enabled",
                 "management.health.dibs.enabled")) {
             assertThat(json).contains("\"name\":\"" + name + "\"");
         }

@@ -29,7 +29,13 @@ class ConnectionDetailsTest {
     static final RedisServer secured = RedisServer.perTestClass("--requirepass", PASSWORD);
 
     /** What the bean of the running test gives: one of standalone, sentinel or cluster. */
-    record Given(String password, String host, int port, int database, String master, List<Integer> sentinels,
+    record Given(
+            String password,
+            String host,
+            int port,
+            int database,
+            String master,
+            List<Integer> sentinels,
             List<Integer> cluster) {}
 
     private static volatile Given given;
@@ -41,7 +47,8 @@ class ConnectionDetailsTest {
     @Test
     void standaloneDetailsWinOverTheProperties() {
         given = new Given(PASSWORD, "127.0.0.1", secured.port(), 2, null, null, null);
-        Contexts.runner().withUserConfiguration(detailsBean())
+        Contexts.runner()
+                .withUserConfiguration(detailsBean())
                 // Where nothing listens, and the wrong password: the bean must be what is used.
                 .withPropertyValues("spring.data.redis.port=1", "spring.data.redis.password=wrong")
                 .run(context -> {
@@ -54,12 +61,16 @@ class ConnectionDetailsTest {
 
     @Test
     void sentinelDetailsFindTheMaster() throws Exception {
-        try (RedisServer master = RedisServer.launch(); SentinelProcess sentinel = SentinelProcess.start(master.port())) {
+        try (RedisServer master = RedisServer.launch();
+                SentinelProcess sentinel = SentinelProcess.start(master.port())) {
             given = new Given(null, null, 0, 0, "mymaster", List.of(sentinel.port()), null);
             // A master without replicas: durable acquire's default would wait for one in vain.
-            Contexts.runner().withUserConfiguration(detailsBean()).withPropertyValues("dibs.durable=off")
+            Contexts.runner()
+                    .withUserConfiguration(detailsBean())
+                    .withPropertyValues("dibs.durable=off")
                     .run(context -> assertThat(DibsAutoConfigurationTest.existsWhileRunning(
-                            context.getBean(DibsClient.class), master, 0, "dibs:job")).isEqualTo("1"));
+                                    context.getBean(DibsClient.class), master, 0, "dibs:job"))
+                            .isEqualTo("1"));
         }
     }
 
@@ -67,9 +78,11 @@ class ConnectionDetailsTest {
     void clusterDetailsReachTheCluster() throws Exception {
         try (RedisServer node = ClusterNode.start()) {
             given = new Given(null, null, 0, 0, null, null, List.of(node.port()));
-            Contexts.runner().withUserConfiguration(detailsBean())
+            Contexts.runner()
+                    .withUserConfiguration(detailsBean())
                     .run(context -> assertThat(DibsAutoConfigurationTest.existsWhileRunning(
-                            context.getBean(DibsClient.class), node, 0, "dibs:job")).isEqualTo("1"));
+                                    context.getBean(DibsClient.class), node, 0, "dibs:job"))
+                            .isEqualTo("1"));
         }
     }
 
@@ -103,38 +116,45 @@ class ConnectionDetailsTest {
 
                 @Override
                 public Sentinel getSentinel() {
-                    return g.master() == null ? null : new Sentinel() {
-                        @Override
-                        public int getDatabase() {
-                            return g.database();
-                        }
+                    return g.master() == null
+                            ? null
+                            : new Sentinel() {
+                                @Override
+                                public int getDatabase() {
+                                    return g.database();
+                                }
 
-                        @Override
-                        public String getMaster() {
-                            return g.master();
-                        }
+                                @Override
+                                public String getMaster() {
+                                    return g.master();
+                                }
 
-                        @Override
-                        public List<Node> getNodes() {
-                            return g.sentinels().stream().map(p -> new Node("127.0.0.1", p)).toList();
-                        }
+                                @Override
+                                public List<Node> getNodes() {
+                                    return g.sentinels().stream()
+                                            .map(p -> new Node("127.0.0.1", p))
+                                            .toList();
+                                }
 
-                        @Override
-                        public String getUsername() {
-                            return null;
-                        }
+                                @Override
+                                public String getUsername() {
+                                    return null;
+                                }
 
-                        @Override
-                        public String getPassword() {
-                            return null;
-                        }
-                    };
+                                @Override
+                                public String getPassword() {
+                                    return null;
+                                }
+                            };
                 }
 
                 @Override
                 public Cluster getCluster() {
-                    return g.cluster() == null ? null
-                            : () -> g.cluster().stream().map(p -> new Node("127.0.0.1", p)).toList();
+                    return g.cluster() == null
+                            ? null
+                            : () -> g.cluster().stream()
+                                    .map(p -> new Node("127.0.0.1", p))
+                                    .toList();
                 }
             };
         }
@@ -158,38 +178,45 @@ class ConnectionDetailsTest {
 
                 @Override
                 public Sentinel getSentinel() {
-                    return g.master() == null ? null : new Sentinel() {
-                        @Override
-                        public int getDatabase() {
-                            return g.database();
-                        }
+                    return g.master() == null
+                            ? null
+                            : new Sentinel() {
+                                @Override
+                                public int getDatabase() {
+                                    return g.database();
+                                }
 
-                        @Override
-                        public String getMaster() {
-                            return g.master();
-                        }
+                                @Override
+                                public String getMaster() {
+                                    return g.master();
+                                }
 
-                        @Override
-                        public List<Node> getNodes() {
-                            return g.sentinels().stream().map(p -> new Node("127.0.0.1", p)).toList();
-                        }
+                                @Override
+                                public List<Node> getNodes() {
+                                    return g.sentinels().stream()
+                                            .map(p -> new Node("127.0.0.1", p))
+                                            .toList();
+                                }
 
-                        @Override
-                        public String getUsername() {
-                            return null;
-                        }
+                                @Override
+                                public String getUsername() {
+                                    return null;
+                                }
 
-                        @Override
-                        public String getPassword() {
-                            return null;
-                        }
-                    };
+                                @Override
+                                public String getPassword() {
+                                    return null;
+                                }
+                            };
                 }
 
                 @Override
                 public Cluster getCluster() {
-                    return g.cluster() == null ? null
-                            : () -> g.cluster().stream().map(p -> new Node("127.0.0.1", p)).toList();
+                    return g.cluster() == null
+                            ? null
+                            : () -> g.cluster().stream()
+                                    .map(p -> new Node("127.0.0.1", p))
+                                    .toList();
                 }
             };
         }

@@ -17,9 +17,13 @@ final class Contexts {
     private Contexts() {}
 
     static ApplicationContextRunner runner() {
-        return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DibsAutoConfiguration.class,
-                DibsMetricsAutoConfiguration.class, DibsActuatorAutoConfiguration.class,
-                DibsShedLockAutoConfiguration.class, SslAutoConfiguration.class));
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(
+                        DibsAutoConfiguration.class,
+                        DibsMetricsAutoConfiguration.class,
+                        DibsActuatorAutoConfiguration.class,
+                        DibsShedLockAutoConfiguration.class,
+                        SslAutoConfiguration.class));
     }
 
     /** Every message in the cause chain, joined: Spring wraps the failure in a few layers. */

@@ -29,7 +29,8 @@ class DibsActuatorTest {
         Object s = h.getClass().getMethod("getStatus").invoke(h);
         status[0] = (String) s.getClass().getMethod("getCode").invoke(s);
         @SuppressWarnings("unchecked")
-        Map<String, Object> details = (Map<String, Object>) h.getClass().getMethod("getDetails").invoke(h);
+        Map<String, Object> details =
+                (Map<String, Object>) h.getClass().getMethod("getDetails").invoke(h);
         return details;
     }
 
@@ -37,13 +38,17 @@ class DibsActuatorTest {
     void healthIsUpWhileRedisAnswersAndDownWithTheReasonWhenItDoesNot() throws IOException {
         try (RedisServer redis = RedisServer.launch("--requirepass", PASSWORD)) {
             Contexts.runner()
-                    .withPropertyValues("spring.data.redis.port=" + redis.port(), "spring.data.redis.password=" + PASSWORD,
-                            "spring.data.redis.timeout=500ms", "spring.data.redis.connect-timeout=500ms")
+                    .withPropertyValues(
+                            "spring.data.redis.port=" + redis.port(),
+                            "spring.data.redis.password=" + PASSWORD,
+                            "spring.data.redis.timeout=500ms",
+                            "spring.data.redis.connect-timeout=500ms")
                     .run(context -> {
                         String[] status = new String[1];
                         Map<String, Object> details = health(context, status);
                         assertThat(status[0]).isEqualTo("UP");
-                        assertThat(details).containsEntry("nativeLibrary", "loaded")
+                        assertThat(details)
+                                .containsEntry("nativeLibrary", "loaded")
                                 .containsEntry("redis", "127.0.0.1:" + redis.port());
 
                         redis.stop();
@@ -59,8 +64,10 @@ class DibsActuatorTest {
     void healthIndicatorCanBeTurnedOff() throws IOException {
         try (RedisServer redis = RedisServer.launch()) {
             Contexts.runner()
-                    .withPropertyValues("spring.data.redis.port=" + redis.port(), "management.health.dibs.enabled=false")
-                    .run(context -> assertThat(context).doesNotHaveBean("dibsHealthIndicator")
+                    .withPropertyValues(
+                            "spring.data.redis.port=" + redis.port(), "management.health.dibs.enabled=false")
+                    .run(context -> assertThat(context)
+                            .doesNotHaveBean("dibsHealthIndicator")
                             .hasSingleBean(DibsEndpoint.class));
         }
     }
@@ -76,8 +83,8 @@ class DibsActuatorTest {
                         assertThat(endpoint.locks().count()).isZero();
                         CountDownLatch running = new CountDownLatch(1);
                         CountDownLatch done = new CountDownLatch(1);
-                        Thread t = new Thread(() -> client.execute("export-2026-12-01", Duration.ofSeconds(30),
-                                Duration.ZERO, () -> {
+                        Thread t = new Thread(
+                                () -> client.execute("export-2026-12-01", Duration.ofSeconds(30), Duration.ZERO, () -> {
                                     running.countDown();
                                     DibsMetricsTest.await(done);
                                 }));

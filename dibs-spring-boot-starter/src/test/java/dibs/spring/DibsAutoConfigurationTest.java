@@ -54,7 +54,9 @@ class DibsAutoConfigurationTest {
     @Test
     void databaseAndKeyPrefixAreUsed() {
         Contexts.runner()
-                .withPropertyValues("spring.data.redis.port=" + redis.port(), "spring.data.redis.database=3",
+                .withPropertyValues(
+                        "spring.data.redis.port=" + redis.port(),
+                        "spring.data.redis.database=3",
                         "dibs.key-prefix=svc:")
                 .run(context -> assertThat(existsWhileRunning(context.getBean(DibsClient.class), redis, 3, "svc:job"))
                         .isEqualTo("1"));
@@ -63,7 +65,8 @@ class DibsAutoConfigurationTest {
     @Test
     void theUrlsDatabaseWinsOverTheDatabasePropertyAsInSpringBoot() {
         Contexts.runner()
-                .withPropertyValues("spring.data.redis.url=redis://127.0.0.1:" + redis.port() + "/4",
+                .withPropertyValues(
+                        "spring.data.redis.url=redis://127.0.0.1:" + redis.port() + "/4",
                         "spring.data.redis.database=5")
                 .run(context -> assertThat(existsWhileRunning(context.getBean(DibsClient.class), redis, 4, "dibs:job"))
                         .isEqualTo("1"));
@@ -72,8 +75,10 @@ class DibsAutoConfigurationTest {
     @Test
     void theUrlWinsOverHostAndPortAsInSpringBoot() {
         Contexts.runner()
-                .withPropertyValues("spring.data.redis.url=redis://127.0.0.1:" + redis.port(),
-                        "spring.data.redis.host=192.0.2.1", "spring.data.redis.port=1")
+                .withPropertyValues(
+                        "spring.data.redis.url=redis://127.0.0.1:" + redis.port(),
+                        "spring.data.redis.host=192.0.2.1",
+                        "spring.data.redis.port=1")
                 .run(context -> assertThat(existsWhileRunning(context.getBean(DibsClient.class), redis, 0, "dibs:job"))
                         .isEqualTo("1"));
     }
@@ -81,7 +86,8 @@ class DibsAutoConfigurationTest {
     @Test
     void passwordFromPropertiesAuthenticates() {
         Contexts.runner()
-                .withPropertyValues("spring.data.redis.port=" + secured.port(), "spring.data.redis.password=" + PASSWORD)
+                .withPropertyValues(
+                        "spring.data.redis.port=" + secured.port(), "spring.data.redis.password=" + PASSWORD)
                 .run(context -> {
                     assertThat(existsWhileRunning(context.getBean(DibsClient.class), secured, 0, "dibs:job"))
                             .isEqualTo("1");
@@ -93,10 +99,11 @@ class DibsAutoConfigurationTest {
     void aUrlWithoutCredentialsOverridesThePasswordPropertyAsInSpringBoot() {
         // Boot's documented rule: the url overrides username and password, even when it has none.
         Contexts.runner()
-                .withPropertyValues("spring.data.redis.url=redis://127.0.0.1:" + secured.port(),
+                .withPropertyValues(
+                        "spring.data.redis.url=redis://127.0.0.1:" + secured.port(),
                         "spring.data.redis.password=" + PASSWORD)
                 .run(context -> assertThatThrownBy(() -> context.getBean(DibsClient.class)
-                        .execute("job", Duration.ofSeconds(5), Duration.ZERO, () -> {}))
+                                .execute("job", Duration.ofSeconds(5), Duration.ZERO, () -> {}))
                         .isInstanceOf(DibsAuthenticationException.class));
     }
 
@@ -104,10 +111,12 @@ class DibsAutoConfigurationTest {
     void passwordInTheUrlAuthenticatesAndAWrongOneIsRefused() {
         Contexts.runner()
                 .withPropertyValues("spring.data.redis.url=redis://:" + PASSWORD + "@127.0.0.1:" + secured.port())
-                .run(context -> assertThat(existsWhileRunning(context.getBean(DibsClient.class), secured, 0,
-                        "dibs:job")).isEqualTo("1"));
+                .run(context -> assertThat(
+                                existsWhileRunning(context.getBean(DibsClient.class), secured, 0, "dibs:job"))
+                        .isEqualTo("1"));
         Contexts.runner()
-                .withPropertyValues("spring.data.redis.port=" + secured.port(), "spring.data.redis.password=wrong-pw-77")
+                .withPropertyValues(
+                        "spring.data.redis.port=" + secured.port(), "spring.data.redis.password=wrong-pw-77")
                 .run(context -> {
                     DibsClient client = context.getBean(DibsClient.class);
                     try {
@@ -131,7 +140,8 @@ class DibsAutoConfigurationTest {
                     });
                     // Without keep-alive the 600 ms lock would have expired under the 1.5 s task.
                     assertThat(result.ownedToTheEnd()).isTrue();
-                    assertThat(context.getBean(DibsProperties.class).keepAlive()).isTrue();
+                    assertThat(context.getBean(DibsProperties.class).keepAlive())
+                            .isTrue();
                 });
     }
 
@@ -139,7 +149,9 @@ class DibsAutoConfigurationTest {
     void timeoutPropertyBoundsACallToASilentServer() throws IOException {
         try (RedisServer frozen = RedisServer.launch()) {
             Contexts.runner()
-                    .withPropertyValues("spring.data.redis.port=" + frozen.port(), "spring.data.redis.timeout=300ms",
+                    .withPropertyValues(
+                            "spring.data.redis.port=" + frozen.port(),
+                            "spring.data.redis.timeout=300ms",
                             "spring.data.redis.connect-timeout=300ms")
                     .run(context -> {
                         DibsClient client = context.getBean(DibsClient.class);
@@ -150,7 +162,8 @@ class DibsAutoConfigurationTest {
                             throw new AssertionError("a frozen server answered");
                         } catch (dibs.DibsConnectionException expected) {
                             long ms = (System.nanoTime() - start) / 1_000_000;
-                            // 300 ms each for the connect and a retry on a fresh connection, far below dibs's 4 s default.
+                            // 300 ms each for the connect and a retry on a fresh connection, far below dibs's 4 s
+                            // default.
                             assertThat(ms).isLessThan(2500);
                         } finally {
                             frozen.thaw();
@@ -162,12 +175,14 @@ class DibsAutoConfigurationTest {
     @Test
     void theTargetIsDibsOwnDescriptionWithoutCredentialsOrSpringsDefaults() {
         Contexts.runner()
-                .withPropertyValues("spring.data.redis.url=redis://:" + PASSWORD + "@127.0.0.1:" + secured.port() + "/3")
+                .withPropertyValues(
+                        "spring.data.redis.url=redis://:" + PASSWORD + "@127.0.0.1:" + secured.port() + "/3")
                 .run(context -> assertThat(context.getBean(DibsTarget.class).address())
                         .isEqualTo("127.0.0.1:" + secured.port()));
         // Nothing set: dibs's default address, not Spring's "localhost".
         Contexts.runner()
-                .run(context -> assertThat(context.getBean(DibsTarget.class).address()).isEqualTo("127.0.0.1:6379"));
+                .run(context ->
+                        assertThat(context.getBean(DibsTarget.class).address()).isEqualTo("127.0.0.1:6379"));
     }
 
     @Test
@@ -197,29 +212,37 @@ class DibsAutoConfigurationTest {
         try (SentinelProcess sentinel = SentinelProcess.start(redis.port())) {
             Contexts.runner()
                     // A master without replicas: durable acquire's default would wait for one in vain.
-                    .withPropertyValues("spring.data.redis.sentinel.master=mymaster",
-                            "spring.data.redis.sentinel.nodes=127.0.0.1:" + sentinel.port(), "dibs.durable=off")
-                    .run(context -> assertThat(existsWhileRunning(context.getBean(DibsClient.class), redis, 0,
-                            "dibs:job")).isEqualTo("1"));
+                    .withPropertyValues(
+                            "spring.data.redis.sentinel.master=mymaster",
+                            "spring.data.redis.sentinel.nodes=127.0.0.1:" + sentinel.port(),
+                            "dibs.durable=off")
+                    .run(context -> assertThat(
+                                    existsWhileRunning(context.getBean(DibsClient.class), redis, 0, "dibs:job"))
+                            .isEqualTo("1"));
         }
     }
 
     @Test
     void sentinelUsernameAndPasswordAreTheSentinelsOwn() throws Exception {
         try (SentinelProcess sentinel = SentinelProcess.start(redis.port(), "watcher", "w@tch-pw")) {
-            String[] sentinelProperties = {"spring.data.redis.sentinel.master=mymaster",
-                    "spring.data.redis.sentinel.nodes=127.0.0.1:" + sentinel.port(), "dibs.durable=off"};
+            String[] sentinelProperties = {
+                "spring.data.redis.sentinel.master=mymaster",
+                "spring.data.redis.sentinel.nodes=127.0.0.1:" + sentinel.port(),
+                "dibs.durable=off"
+            };
             Contexts.runner()
                     .withPropertyValues(sentinelProperties)
-                    .withPropertyValues("spring.data.redis.sentinel.username=watcher",
+                    .withPropertyValues(
+                            "spring.data.redis.sentinel.username=watcher",
                             "spring.data.redis.sentinel.password=w@tch-pw")
-                    .run(context -> assertThat(existsWhileRunning(context.getBean(DibsClient.class), redis, 0,
-                            "dibs:job")).isEqualTo("1"));
+                    .run(context -> assertThat(
+                                    existsWhileRunning(context.getBean(DibsClient.class), redis, 0, "dibs:job"))
+                            .isEqualTo("1"));
             // Without them, the Sentinel refuses to name the master: an authentication error at the call.
             Contexts.runner()
                     .withPropertyValues(sentinelProperties)
                     .run(context -> assertThatThrownBy(() -> context.getBean(DibsClient.class)
-                            .execute("job", Duration.ofSeconds(5), Duration.ZERO, () -> {}))
+                                    .execute("job", Duration.ofSeconds(5), Duration.ZERO, () -> {}))
                             .isInstanceOf(dibs.DibsAuthenticationException.class));
         }
     }
@@ -229,8 +252,9 @@ class DibsAutoConfigurationTest {
         try (RedisServer cluster = ClusterNode.start()) {
             Contexts.runner()
                     .withPropertyValues("spring.data.redis.cluster.nodes=127.0.0.1:" + cluster.port())
-                    .run(context -> assertThat(existsWhileRunning(context.getBean(DibsClient.class), cluster, 0,
-                            "dibs:job")).isEqualTo("1"));
+                    .run(context -> assertThat(
+                                    existsWhileRunning(context.getBean(DibsClient.class), cluster, 0, "dibs:job"))
+                            .isEqualTo("1"));
         }
     }
 

@@ -35,15 +35,22 @@ class DibsMetricsTest {
 
     @Test
     void attemptsAcquiredSkippedExecutionAndActiveAreCountedPerStableName() {
-        Contexts.runner().withUserConfiguration(Registry.class)
+        Contexts.runner()
+                .withUserConfiguration(Registry.class)
                 .withPropertyValues("spring.data.redis.port=" + redis.port())
                 .run(context -> {
                     DibsClient client = context.getBean(DibsClient.class);
                     MeterRegistry r = context.getBean(MeterRegistry.class);
                     double[] activeInside = new double[1];
                     // The same report on two days: one tag value, "report".
-                    assertThat(client.execute("report-2026-12-01", Duration.ofSeconds(10), Duration.ofSeconds(10), () ->
-                            activeInside[0] = r.get("dibs.lock.active").tag("lock", "report").gauge().value()))
+                    assertThat(client.execute(
+                                    "report-2026-12-01",
+                                    Duration.ofSeconds(10),
+                                    Duration.ofSeconds(10),
+                                    () -> activeInside[0] = r.get("dibs.lock.active")
+                                            .tag("lock", "report")
+                                            .gauge()
+                                            .value()))
                             .isTrue();
                     assertThat(client.execute("report-2026-12-02", Duration.ofSeconds(10), Duration.ZERO, () -> {}))
                             .isTrue();
@@ -52,27 +59,43 @@ class DibsMetricsTest {
                             .isFalse();
 
                     assertThat(activeInside[0]).isEqualTo(1.0);
-                    assertThat(r.get("dibs.lock.active").tag("lock", "report").gauge().value()).isZero();
+                    assertThat(r.get("dibs.lock.active")
+                                    .tag("lock", "report")
+                                    .gauge()
+                                    .value())
+                            .isZero();
                     assertThat(count(r, "dibs.lock.attempts", "report")).isEqualTo(3);
                     assertThat(count(r, "dibs.lock.acquired", "report")).isEqualTo(2);
                     assertThat(count(r, "dibs.lock.skipped", "report")).isEqualTo(1);
                     assertThat(count(r, "dibs.lock.expired", "report")).isZero();
-                    assertThat(r.get("dibs.lock.execution").tag("lock", "report").timer().count()).isEqualTo(2);
-                    assertThat(r.find("dibs.lock.attempts").tag("lock", "report-2026-12-01").counter()).isNull();
+                    assertThat(r.get("dibs.lock.execution")
+                                    .tag("lock", "report")
+                                    .timer()
+                                    .count())
+                            .isEqualTo(2);
+                    assertThat(r.find("dibs.lock.attempts")
+                                    .tag("lock", "report-2026-12-01")
+                                    .counter())
+                            .isNull();
                 });
     }
 
     @Test
     void aLockThatExpiresUnderItsTaskIsCountedExpired() {
-        Contexts.runner().withUserConfiguration(Registry.class)
+        Contexts.runner()
+                .withUserConfiguration(Registry.class)
                 .withPropertyValues("spring.data.redis.port=" + redis.port())
                 .run(context -> {
                     DibsClient client = context.getBean(DibsClient.class);
                     MeterRegistry r = context.getBean(MeterRegistry.class);
-                    client.execute("slow", Duration.ofMillis(200), Duration.ZERO, () -> DibsAutoConfigurationTest.sleep(600));
+                    client.execute(
+                            "slow", Duration.ofMillis(200), Duration.ZERO, () -> DibsAutoConfigurationTest.sleep(600));
                     assertThat(count(r, "dibs.lock.expired", "slow")).isEqualTo(1);
-                    assertThat(r.get("dibs.lock.execution").tag("lock", "slow").timer()
-                            .totalTime(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(600);
+                    assertThat(r.get("dibs.lock.execution")
+                                    .tag("lock", "slow")
+                                    .timer()
+                                    .totalTime(TimeUnit.MILLISECONDS))
+                            .isGreaterThanOrEqualTo(600);
                 });
     }
 
@@ -80,19 +103,22 @@ class DibsMetricsTest {
     void aReleaseThatFailsIsCounted() throws Exception {
         // Its own server, killed while the task runs: the release then cannot be done.
         try (RedisServer doomed = RedisServer.launch()) {
-            Contexts.runner().withUserConfiguration(Registry.class)
+            Contexts.runner()
+                    .withUserConfiguration(Registry.class)
                     .withPropertyValues("spring.data.redis.port=" + doomed.port(), "spring.data.redis.timeout=500ms")
                     .run(context -> {
                         MeterRegistry r = context.getBean(MeterRegistry.class);
-                        assertThat(context.getBean(DibsClient.class).execute("report-2026-12-01",
-                                Duration.ofSeconds(10), Duration.ZERO, () -> {
-                                    try {
-                                        doomed.kill();
-                                    } catch (IOException e) {
-                                        throw new java.io.UncheckedIOException(e);
-                                    }
-                                })).isTrue();
-                        assertThat(count(r, "dibs.lock.release.failures", "report")).isEqualTo(1);
+                        assertThat(context.getBean(DibsClient.class)
+                                        .execute("report-2026-12-01", Duration.ofSeconds(10), Duration.ZERO, () -> {
+                                            try {
+                                                doomed.kill();
+                                            } catch (IOException e) {
+                                                throw new java.io.UncheckedIOException(e);
+                                            }
+                                        }))
+                                .isTrue();
+                        assertThat(count(r, "dibs.lock.release.failures", "report"))
+                                .isEqualTo(1);
                         assertThat(count(r, "dibs.lock.expired", "report")).isZero();
                     });
         }
@@ -103,15 +129,17 @@ class DibsMetricsTest {
         // The lock lapses under its task, then the release's connection goes silent: its retry
         // finds no key, which proves nothing (issue 18).
         try (dibs.FaultProxy proxy = dibs.FaultProxy.start(redis.port())) {
-            Contexts.runner().withUserConfiguration(Registry.class)
+            Contexts.runner()
+                    .withUserConfiguration(Registry.class)
                     .withPropertyValues("spring.data.redis.port=" + proxy.port(), "spring.data.redis.timeout=500ms")
                     .run(context -> {
                         MeterRegistry r = context.getBean(MeterRegistry.class);
-                        assertThat(context.getBean(DibsClient.class).execute("report-2026-12-03",
-                                Duration.ofMillis(300), Duration.ZERO, () -> {
-                                    DibsAutoConfigurationTest.sleep(450);
-                                    proxy.blackholeExisting();
-                                })).isTrue();
+                        assertThat(context.getBean(DibsClient.class)
+                                        .execute("report-2026-12-03", Duration.ofMillis(300), Duration.ZERO, () -> {
+                                            DibsAutoConfigurationTest.sleep(450);
+                                            proxy.blackholeExisting();
+                                        }))
+                                .isTrue();
                         assertThat(count(r, "dibs.lock.unproven", "report")).isEqualTo(1);
                         assertThat(count(r, "dibs.lock.expired", "report")).isZero();
                     });
@@ -131,14 +159,16 @@ class DibsMetricsTest {
                 Thread.sleep(50);
             }
             link.halfOpenExisting();
-            Contexts.runner().withUserConfiguration(Registry.class)
+            Contexts.runner()
+                    .withUserConfiguration(Registry.class)
                     .withPropertyValues("spring.data.redis.port=" + master.port(), "spring.data.redis.timeout=600ms")
                     .run(context -> {
                         MeterRegistry r = context.getBean(MeterRegistry.class);
-                        assertThat(context.getBean(DibsClient.class).execute("report-2026-12-04",
-                                Duration.ofSeconds(30), Duration.ZERO, () -> {
-                                    throw new AssertionError("ran unconfirmed");
-                                })).isFalse();
+                        assertThat(context.getBean(DibsClient.class)
+                                        .execute("report-2026-12-04", Duration.ofSeconds(30), Duration.ZERO, () -> {
+                                            throw new AssertionError("ran unconfirmed");
+                                        }))
+                                .isFalse();
                         assertThat(count(r, "dibs.lock.unconfirmed", "report")).isEqualTo(1);
                         assertThat(count(r, "dibs.lock.skipped", "report")).isZero();
                         assertThat(count(r, "dibs.lock.acquired", "report")).isZero();
@@ -148,12 +178,15 @@ class DibsMetricsTest {
 
     @Test
     void aTagFunctionBeanReplacesTheDefault() {
-        Contexts.runner().withUserConfiguration(Registry.class)
+        Contexts.runner()
+                .withUserConfiguration(Registry.class)
                 .withBean(DibsLockTag.class, () -> DibsLockTag.NAME)
                 .withPropertyValues("spring.data.redis.port=" + redis.port())
                 .run(context -> {
-                    context.getBean(DibsClient.class).execute("tick-42", Duration.ofSeconds(5), Duration.ZERO, () -> {});
-                    assertThat(count(context.getBean(MeterRegistry.class), "dibs.lock.acquired", "tick-42")).isEqualTo(1);
+                    context.getBean(DibsClient.class)
+                            .execute("tick-42", Duration.ofSeconds(5), Duration.ZERO, () -> {});
+                    assertThat(count(context.getBean(MeterRegistry.class), "dibs.lock.acquired", "tick-42"))
+                            .isEqualTo(1);
                 });
     }
 
@@ -161,19 +194,25 @@ class DibsMetricsTest {
     void noRegistryOrMetricsOffMeansNoMeters() {
         Contexts.runner()
                 .withPropertyValues("spring.data.redis.port=" + redis.port())
-                .run(context -> assertThat(context).doesNotHaveBean(DibsMetrics.class).hasSingleBean(DibsClient.class));
-        Contexts.runner().withUserConfiguration(Registry.class)
+                .run(context ->
+                        assertThat(context).doesNotHaveBean(DibsMetrics.class).hasSingleBean(DibsClient.class));
+        Contexts.runner()
+                .withUserConfiguration(Registry.class)
                 .withPropertyValues("spring.data.redis.port=" + redis.port(), "dibs.metrics.enabled=false")
                 .run(context -> {
                     assertThat(context).doesNotHaveBean(DibsMetrics.class);
                     context.getBean(DibsClient.class).execute("job", Duration.ofSeconds(5), Duration.ZERO, () -> {});
-                    assertThat(context.getBean(MeterRegistry.class).find("dibs.lock.attempts").counters()).isEmpty();
+                    assertThat(context.getBean(MeterRegistry.class)
+                                    .find("dibs.lock.attempts")
+                                    .counters())
+                            .isEmpty();
                 });
     }
 
     @Test
     void activeGaugeCountsATaskRunningOnAnotherThread() {
-        Contexts.runner().withUserConfiguration(Registry.class)
+        Contexts.runner()
+                .withUserConfiguration(Registry.class)
                 .withPropertyValues("spring.data.redis.port=" + redis.port())
                 .run(context -> {
                     DibsClient client = context.getBean(DibsClient.class);
@@ -186,10 +225,18 @@ class DibsMetricsTest {
                     }));
                     t.start();
                     assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
-                    assertThat(r.get("dibs.lock.active").tag("lock", "nightly").gauge().value()).isEqualTo(1.0);
+                    assertThat(r.get("dibs.lock.active")
+                                    .tag("lock", "nightly")
+                                    .gauge()
+                                    .value())
+                            .isEqualTo(1.0);
                     done.countDown();
                     t.join(10_000);
-                    assertThat(r.get("dibs.lock.active").tag("lock", "nightly").gauge().value()).isZero();
+                    assertThat(r.get("dibs.lock.active")
+                                    .tag("lock", "nightly")
+                                    .gauge()
+                                    .value())
+                            .isZero();
                 });
     }
 

@@ -34,6 +34,7 @@ class DibsScheduledTickTest {
 
     /** Per tick, which instances ran it. */
     static final Map<String, List<String>> RUNS = new ConcurrentHashMap<>();
+
     static final AtomicInteger FIRED = new AtomicInteger();
 
     static class Job {
@@ -49,8 +50,12 @@ class DibsScheduledTickTest {
         void everySecond() {
             FIRED.incrementAndGet();
             String tick = DibsScheduledTick.current().orElseThrow();
-            dibs.executeOnce("scheduled-tick-test", tick, Duration.ofSeconds(10),
-                    () -> RUNS.computeIfAbsent(tick, t -> new CopyOnWriteArrayList<>()).add(instance));
+            dibs.executeOnce(
+                    "scheduled-tick-test",
+                    tick,
+                    Duration.ofSeconds(10),
+                    () -> RUNS.computeIfAbsent(tick, t -> new CopyOnWriteArrayList<>())
+                            .add(instance));
         }
 
         @Scheduled(fixedRate = 60_000, initialDelay = 3_600_000)
@@ -69,10 +74,14 @@ class DibsScheduledTickTest {
     @Test
     void twoInstancesRunEachTickOfACronJobOnce() throws Exception {
         RUNS.clear();
-        var a = Contexts.runner().withUserConfiguration(Instance.class)
-                .withPropertyValues("spring.data.redis.port=" + redis.port(), "test.instance=a", "test.cron=* * * * * *");
-        var b = Contexts.runner().withUserConfiguration(Instance.class)
-                .withPropertyValues("spring.data.redis.port=" + redis.port(), "test.instance=b", "test.cron=* * * * * *");
+        var a = Contexts.runner()
+                .withUserConfiguration(Instance.class)
+                .withPropertyValues(
+                        "spring.data.redis.port=" + redis.port(), "test.instance=a", "test.cron=* * * * * *");
+        var b = Contexts.runner()
+                .withUserConfiguration(Instance.class)
+                .withPropertyValues(
+                        "spring.data.redis.port=" + redis.port(), "test.instance=b", "test.cron=* * * * * *");
         a.run(ca -> b.run(cb -> Thread.sleep(4_500)));
         assertThat(FIRED.get()).as("both schedulers fired").isGreaterThanOrEqualTo(6);
         assertThat(RUNS).as("ticks run").hasSizeGreaterThanOrEqualTo(3);
@@ -107,7 +116,8 @@ class DibsScheduledTickTest {
         assertThat(DibsScheduledTick.latestFire(CronExpression.parse("0 0 9 * * MON-FRI"), now))
                 .contains(ZonedDateTime.of(2026, 12, 2, 9, 0, 0, 0, utc));
         // Exactly at a fire time: that one.
-        assertThat(DibsScheduledTick.latestFire(CronExpression.parse("0 0 2 * * *"),
-                ZonedDateTime.of(2026, 12, 2, 2, 0, 0, 0, utc))).contains(ZonedDateTime.of(2026, 12, 2, 2, 0, 0, 0, utc));
+        assertThat(DibsScheduledTick.latestFire(
+                        CronExpression.parse("0 0 2 * * *"), ZonedDateTime.of(2026, 12, 2, 2, 0, 0, 0, utc)))
+                .contains(ZonedDateTime.of(2026, 12, 2, 2, 0, 0, 0, utc));
     }
 }

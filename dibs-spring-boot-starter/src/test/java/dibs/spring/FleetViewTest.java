@@ -89,12 +89,15 @@ class FleetViewTest {
         properties[1] = "dibs.instance-id=i" + (up.size() + 1);
         properties[2] = "dibs.jobs.refresh=100ms";
         System.arraycopy(extra, 0, properties, 3, extra.length);
-        Contexts.runner().withUserConfiguration(Service.class).withPropertyValues(properties).run(context -> {
-            assertThat(context).hasNotFailed();
-            List<ApplicationContext> more = new java.util.ArrayList<>(up);
-            more.add(context);
-            run(body, more, extra);
-        });
+        Contexts.runner()
+                .withUserConfiguration(Service.class)
+                .withPropertyValues(properties)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    List<ApplicationContext> more = new java.util.ArrayList<>(up);
+                    more.add(context);
+                    run(body, more, extra);
+                });
     }
 
     private static void await(String what, long timeoutMs, BooleanSupplier condition) throws InterruptedException {
@@ -125,10 +128,15 @@ class FleetViewTest {
         RUNNING.set(true);
         withInstances(instances -> {
             // The period comes from the @Scheduled method, on every instance.
-            await("every instance expects the job and sees it run", 15_000, () -> instances.stream()
-                    .allMatch(c -> beat(c) != null && beat(c).lastSuccess().isPresent()));
+            await(
+                    "every instance expects the job and sees it run",
+                    15_000,
+                    () -> instances.stream()
+                            .allMatch(c ->
+                                    beat(c) != null && beat(c).lastSuccess().isPresent()));
             for (ApplicationContext c : instances) {
-                DibsExpectations.Expectation e = c.getBean(DibsExpectations.class).all().get("beat");
+                DibsExpectations.Expectation e =
+                        c.getBean(DibsExpectations.class).all().get("beat");
                 assertThat(e.every()).isEqualTo(Duration.ofMillis(PERIOD_MS));
                 assertThat(e.source()).isEqualTo("@Scheduled");
             }
@@ -140,20 +148,37 @@ class FleetViewTest {
             assertThat(runs.size()).isGreaterThanOrEqualTo(3);
             Set<String> ticks = runs.stream().map(DibsRun::lockName).collect(Collectors.toSet());
             assertThat(ticks).as("one run per tick").hasSize(runs.size());
-            assertThat(runs).allMatch(r -> r.succeeded() && r.ownedToTheEnd() && r.instanceId().isPresent());
+            assertThat(runs)
+                    .allMatch(r ->
+                            r.succeeded() && r.ownedToTheEnd() && r.instanceId().isPresent());
             assertThat(runs.stream().map(r -> r.instanceId().get())).allMatch(Set.of("i1", "i2", "i3")::contains);
             DibsEndpoint.JobView view = instances.get(1).getBean(DibsEndpoint.class).locks().jobs().stream()
-                    .filter(j -> j.name().equals("beat")).findFirst().orElseThrow();
+                    .filter(j -> j.name().equals("beat"))
+                    .findFirst()
+                    .orElseThrow();
             assertThat(view.overdue()).isFalse();
             assertThat(view.expectEveryMs()).isEqualTo(PERIOD_MS);
             assertThat(view.runs().get(0).lockName()).isEqualTo(runs.get(0).lockName());
-            assertThat(view.runs().get(0).instanceId()).isEqualTo(runs.get(0).instanceId().get());
+            assertThat(view.runs().get(0).instanceId())
+                    .isEqualTo(runs.get(0).instanceId().get());
             SimpleMeterRegistry meters = new SimpleMeterRegistry();
             instances.get(2).getBean(DibsJobsMeters.class).bindTo(meters);
-            assertThat(meters.get("dibs.job.overdue").tag("lock", "beat").gauge().value()).isZero();
-            assertThat(meters.get("dibs.job.last.run.age").tag("lock", "beat").gauge().value())
+            assertThat(meters.get("dibs.job.overdue")
+                            .tag("lock", "beat")
+                            .gauge()
+                            .value())
+                    .isZero();
+            assertThat(meters.get("dibs.job.last.run.age")
+                            .tag("lock", "beat")
+                            .gauge()
+                            .value())
                     .isBetween(0.0, PERIOD_MS / 1000.0 + 1);
-            assertThat(instances.get(0).getBean(DibsJobsHealthCheck.class).check().status()).isEqualTo("UP");
+            assertThat(instances
+                            .get(0)
+                            .getBean(DibsJobsHealthCheck.class)
+                            .check()
+                            .status())
+                    .isEqualTo("UP");
             assertThat(check("10s")).isZero();
 
             // Every instance stops running it.
@@ -163,14 +188,23 @@ class FleetViewTest {
             // after the flip, and that run, not the one before it, is the last.
             Instant lastRun = client.history("beat", 1).get(0).recordedAt();
             Duration late = Duration.between(lastRun.plusMillis(PERIOD_MS), Instant.now());
-            System.out.println("overdue " + late.toMillis() + " ms after the first missed tick (period "
-                    + PERIOD_MS + " ms, grace " + PERIOD_MS / 2 + " ms, refresh 100 ms)");
-            assertThat(late).as("flagged within one period of the first missed tick")
+            System.out.println("overdue " + late.toMillis() + " ms after the first missed tick (period " + PERIOD_MS
+                    + " ms, grace " + PERIOD_MS / 2 + " ms, refresh 100 ms)");
+            assertThat(late)
+                    .as("flagged within one period of the first missed tick")
                     .isLessThanOrEqualTo(Duration.ofMillis(PERIOD_MS));
-            assertThat(meters.get("dibs.job.overdue").tag("lock", "beat").gauge().value()).isEqualTo(1.0);
-            assertThat(meters.get("dibs.job.last.run.age").tag("lock", "beat").gauge().value())
+            assertThat(meters.get("dibs.job.overdue")
+                            .tag("lock", "beat")
+                            .gauge()
+                            .value())
+                    .isEqualTo(1.0);
+            assertThat(meters.get("dibs.job.last.run.age")
+                            .tag("lock", "beat")
+                            .gauge()
+                            .value())
                     .isGreaterThan(PERIOD_MS * 1.5 / 1000);
-            DibsJobsHealthCheck.Result health = instances.get(0).getBean(DibsJobsHealthCheck.class).check();
+            DibsJobsHealthCheck.Result health =
+                    instances.get(0).getBean(DibsJobsHealthCheck.class).check();
             assertThat(health.status()).isEqualTo("OUT_OF_SERVICE");
             assertThat(health.details().get("overdue")).isEqualTo(List.of("beat"));
             assertThat(check("3s")).isEqualTo(1);
@@ -178,8 +212,17 @@ class FleetViewTest {
             // It runs again: no longer overdue.
             RUNNING.set(true);
             await("no longer overdue on any instance", 10_000, () -> allOverdue(instances, false));
-            assertThat(meters.get("dibs.job.overdue").tag("lock", "beat").gauge().value()).isZero();
-            assertThat(instances.get(0).getBean(DibsJobsHealthCheck.class).check().status()).isEqualTo("UP");
+            assertThat(meters.get("dibs.job.overdue")
+                            .tag("lock", "beat")
+                            .gauge()
+                            .value())
+                    .isZero();
+            assertThat(instances
+                            .get(0)
+                            .getBean(DibsJobsHealthCheck.class)
+                            .check()
+                            .status())
+                    .isEqualTo("UP");
             assertThat(check("3s")).isZero();
         });
     }
@@ -187,37 +230,44 @@ class FleetViewTest {
     @Test
     void theEndpointShowsTheTokenOnlyWhenAskedAndForceReleasesOnlyWhenEnabled() {
         RUNNING.set(false);
-        Contexts.runner().withPropertyValues("spring.data.redis.port=" + redis.port()).run(context -> {
-            // The health contributor exists (a condition on a bean made later once hid it).
-            assertThat(context).hasBean("dibsJobsHealthIndicator").hasSingleBean(DibsJobsMeters.class);
-            DibsClient client = context.getBean(DibsClient.class);
-            DibsEndpoint endpoint = context.getBean(DibsEndpoint.class);
-            var lease = client.tryLock("stuck-report", Duration.ofMinutes(1), Duration.ZERO).orElseThrow();
-            DibsEndpoint.LockHolder holder = endpoint.holder("stuck-report");
-            assertThat(holder.held()).isTrue();
-            assertThat(holder.pid()).isEqualTo(ProcessHandle.current().pid());
-            assertThat(holder.token()).hasSize(36);
-            assertThat(endpoint.locks().toString()).doesNotContain(holder.token());
-            DibsEndpoint.ForcedRelease off = endpoint.release("stuck-report", holder.token());
-            assertThat(off.released()).isFalse();
-            assertThat(off.message()).contains("dibs.actuator.force-release=true");
-            assertThat(endpoint.holder("stuck-report").held()).as("off by default: untouched").isTrue();
-            lease.release();
-        });
-        Contexts.runner().withPropertyValues("spring.data.redis.port=" + redis.port(),
-                "dibs.actuator.force-release=true").run(context -> {
-            DibsClient client = context.getBean(DibsClient.class);
-            DibsEndpoint endpoint = context.getBean(DibsEndpoint.class);
-            var lease = client.tryLock("stuck-report", Duration.ofMinutes(1), Duration.ZERO).orElseThrow();
-            String token = endpoint.holder("stuck-report").token();
-            DibsEndpoint.ForcedRelease done = endpoint.release("stuck-report", token);
-            assertThat(done.released()).isTrue();
-            assertThat(endpoint.holder("stuck-report").held()).isFalse();
-            assertThat(lease.release()).isFalse();
-            List<DibsRun> runs = client.history("stuck-report", 5);
-            assertThat(runs.get(1).ended()).isEqualTo("forced");
-            assertThat(runs.get(1).forcedBy().orElseThrow()).startsWith("actuator@");
-        });
+        Contexts.runner()
+                .withPropertyValues("spring.data.redis.port=" + redis.port())
+                .run(context -> {
+                    // The health contributor exists (a condition on a bean made later once hid it).
+                    assertThat(context).hasBean("dibsJobsHealthIndicator").hasSingleBean(DibsJobsMeters.class);
+                    DibsClient client = context.getBean(DibsClient.class);
+                    DibsEndpoint endpoint = context.getBean(DibsEndpoint.class);
+                    var lease = client.tryLock("stuck-report", Duration.ofMinutes(1), Duration.ZERO)
+                            .orElseThrow();
+                    DibsEndpoint.LockHolder holder = endpoint.holder("stuck-report");
+                    assertThat(holder.held()).isTrue();
+                    assertThat(holder.pid()).isEqualTo(ProcessHandle.current().pid());
+                    assertThat(holder.token()).hasSize(36);
+                    assertThat(endpoint.locks().toString()).doesNotContain(holder.token());
+                    DibsEndpoint.ForcedRelease off = endpoint.release("stuck-report", holder.token());
+                    assertThat(off.released()).isFalse();
+                    assertThat(off.message()).contains("dibs.actuator.force-release=true");
+                    assertThat(endpoint.holder("stuck-report").held())
+                            .as("off by default: untouched")
+                            .isTrue();
+                    lease.release();
+                });
+        Contexts.runner()
+                .withPropertyValues("spring.data.redis.port=" + redis.port(), "dibs.actuator.force-release=true")
+                .run(context -> {
+                    DibsClient client = context.getBean(DibsClient.class);
+                    DibsEndpoint endpoint = context.getBean(DibsEndpoint.class);
+                    var lease = client.tryLock("stuck-report", Duration.ofMinutes(1), Duration.ZERO)
+                            .orElseThrow();
+                    String token = endpoint.holder("stuck-report").token();
+                    DibsEndpoint.ForcedRelease done = endpoint.release("stuck-report", token);
+                    assertThat(done.released()).isTrue();
+                    assertThat(endpoint.holder("stuck-report").held()).isFalse();
+                    assertThat(lease.release()).isFalse();
+                    List<DibsRun> runs = client.history("stuck-report", 5);
+                    assertThat(runs.get(1).ended()).isEqualTo("forced");
+                    assertThat(runs.get(1).forcedBy().orElseThrow()).startsWith("actuator@");
+                });
     }
 
     /**
@@ -228,40 +278,50 @@ class FleetViewTest {
      */
     @Test
     void aJobWhoseAtLeastOutlastsItsPeriodIsNotOverdueWhileItRuns() {
-        Contexts.runner().withPropertyValues("spring.data.redis.port=" + redis.port(), "dibs.jobs.refresh=100ms",
-                "dibs.jobs.expect-every.steady=1s").run(context -> {
-            DibsClient client = context.getBean(DibsClient.class);
-            DibsJobs jobs = context.getBean(DibsJobs.class);
-            AtomicBoolean trying = new AtomicBoolean(true);
-            Thread scheduler = new Thread(() -> {
-                while (trying.get()) {
-                    client.execute("steady", Duration.ofSeconds(10), Duration.ofSeconds(3), () -> {});
-                    try {
-                        Thread.sleep(300);
-                    } catch (InterruptedException e) {
-                        return;
+        Contexts.runner()
+                .withPropertyValues(
+                        "spring.data.redis.port=" + redis.port(),
+                        "dibs.jobs.refresh=100ms",
+                        "dibs.jobs.expect-every.steady=1s")
+                .run(context -> {
+                    DibsClient client = context.getBean(DibsClient.class);
+                    DibsJobs jobs = context.getBean(DibsJobs.class);
+                    AtomicBoolean trying = new AtomicBoolean(true);
+                    Thread scheduler = new Thread(() -> {
+                        while (trying.get()) {
+                            client.execute("steady", Duration.ofSeconds(10), Duration.ofSeconds(3), () -> {});
+                            try {
+                                Thread.sleep(300);
+                            } catch (InterruptedException e) {
+                                return;
+                            }
+                        }
+                    });
+                    scheduler.start();
+                    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(7);
+                    int reads = 0;
+                    while (System.nanoTime() < end) {
+                        DibsJobs.Job job = jobs.expected().get("steady");
+                        if (job != null) {
+                            assertThat(job.overdue())
+                                    .as("overdue while it runs as its atLeast allows: " + job)
+                                    .isFalse();
+                            reads++;
+                        }
+                        Thread.sleep(50);
                     }
-                }
-            });
-            scheduler.start();
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(7);
-            int reads = 0;
-            while (System.nanoTime() < end) {
-                DibsJobs.Job job = jobs.expected().get("steady");
-                if (job != null) {
-                    assertThat(job.overdue()).as("overdue while it runs as its atLeast allows: " + job).isFalse();
-                    reads++;
-                }
-                Thread.sleep(50);
-            }
-            assertThat(reads).isGreaterThan(50);
-            assertThat(client.history("steady", 10)).hasSizeBetween(2, 4);
-            trying.set(false);
-            scheduler.join(5_000);
-            Instant stopped = Instant.now();
-            await("overdue once stopped", 10_000, () -> jobs.expected().get("steady").overdue());
-            System.out.println("steady: overdue " + Duration.between(stopped, Instant.now()).toMillis()
-                    + " ms after its last try (atLeast 3 s, period 1 s, grace 0.5 s)");
-        });
+                    assertThat(reads).isGreaterThan(50);
+                    assertThat(client.history("steady", 10)).hasSizeBetween(2, 4);
+                    trying.set(false);
+                    scheduler.join(5_000);
+                    Instant stopped = Instant.now();
+                    await(
+                            "overdue once stopped",
+                            10_000,
+                            () -> jobs.expected().get("steady").overdue());
+                    System.out.println("steady: overdue "
+                            + Duration.between(stopped, Instant.now()).toMillis()
+                            + " ms after its last try (atLeast 3 s, period 1 s, grace 0.5 s)");
+                });
     }
 }

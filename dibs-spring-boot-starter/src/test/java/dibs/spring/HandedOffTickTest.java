@@ -62,8 +62,12 @@ class HandedOffTickTest {
             if (LocalDateTime.parse(tick).isAfter(now)) {
                 AHEAD.add(instance + " ran at " + now + " as " + tick);
             }
-            dibs.executeOnce(JOB, tick, Duration.ofMillis(900),
-                    () -> RUNS.computeIfAbsent(tick, t -> new CopyOnWriteArrayList<>()).add(instance));
+            dibs.executeOnce(
+                    JOB,
+                    tick,
+                    Duration.ofMillis(900),
+                    () -> RUNS.computeIfAbsent(tick, t -> new CopyOnWriteArrayList<>())
+                            .add(instance));
         }
     }
 
@@ -93,8 +97,9 @@ class HandedOffTickTest {
     }
 
     private static ApplicationContextRunner instance(String name) {
-        return Contexts.runner().withUserConfiguration(Instance.class).withPropertyValues(
-                "spring.data.redis.port=" + redis.port(), "test.instance=" + name);
+        return Contexts.runner()
+                .withUserConfiguration(Instance.class)
+                .withPropertyValues("spring.data.redis.port=" + redis.port(), "test.instance=" + name);
     }
 
     @Test
@@ -116,10 +121,13 @@ class HandedOffTickTest {
         RUNS.forEach((tick, who) -> byTick.put(LocalDateTime.parse(tick), who));
         System.out.println("ticks and who ran them: " + byTick);
         assertThat(AHEAD).as("runs that named a fire still to come").isEmpty();
-        byTick.forEach((tick, who) -> assertThat(who).as("tick " + tick + " ran once").hasSize(1));
+        byTick.forEach(
+                (tick, who) -> assertThat(who).as("tick " + tick + " ran once").hasSize(1));
         List<LocalDateTime> ticks = new ArrayList<>(byTick.keySet());
         for (int i = 1; i < ticks.size(); i++) {
-            assertThat(Duration.between(ticks.get(i - 1), ticks.get(i))).as("no tick missed").isEqualTo(Duration.ofSeconds(1));
+            assertThat(Duration.between(ticks.get(i - 1), ticks.get(i)))
+                    .as("no tick missed")
+                    .isEqualTo(Duration.ofSeconds(1));
         }
     }
 }

@@ -25,27 +25,41 @@ class OptionalDependenciesTest {
     @Test
     void withoutMicrometerOrActuatorTheClientStillWorks() {
         Contexts.runner()
-                .withClassLoader(new FilteredClassLoader("io.micrometer", "org.springframework.boot.actuate",
-                        "org.springframework.boot.health", "net.javacrumbs.shedlock", "dibs.shedlock"))
+                .withClassLoader(new FilteredClassLoader(
+                        "io.micrometer",
+                        "org.springframework.boot.actuate",
+                        "org.springframework.boot.health",
+                        "net.javacrumbs.shedlock",
+                        "dibs.shedlock"))
                 .withPropertyValues("spring.data.redis.port=" + redis.port())
                 .run(context -> {
-                    assertThat(context).hasNotFailed().hasSingleBean(DibsClient.class)
-                            .doesNotHaveBean(DibsMetrics.class).doesNotHaveBean(DibsEndpoint.class)
+                    assertThat(context)
+                            .hasNotFailed()
+                            .hasSingleBean(DibsClient.class)
+                            .doesNotHaveBean(DibsMetrics.class)
+                            .doesNotHaveBean(DibsEndpoint.class)
                             .doesNotHaveBean("dibsHealthIndicator");
                     assertThat(context.getBean(DibsClient.class)
-                            .execute("plain", Duration.ofSeconds(5), Duration.ZERO, () -> {})).isTrue();
+                                    .execute("plain", Duration.ofSeconds(5), Duration.ZERO, () -> {}))
+                            .isTrue();
                 });
     }
 
     /** Boot's metrics auto-configurations, by their Boot 3 or Boot 4 names, whichever exist. */
     private static Class<?>[] bootMetricsAutoConfigurations() {
         String[][] names = {
-            {"org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
-                "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration"},
-            {"org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
-                "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"},
-            {"org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
-                "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"},
+            {
+                "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+                "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration"
+            },
+            {
+                "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+                "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"
+            },
+            {
+                "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
+                "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"
+            },
         };
         List<Class<?>> found = new ArrayList<>();
         for (String[] either : names) {
@@ -73,10 +87,14 @@ class OptionalDependenciesTest {
                 .withPropertyValues("spring.data.redis.port=" + redis.port())
                 .run(context -> {
                     assertThat(context).hasSingleBean(DibsMetrics.class);
-                    context.getBean(DibsClient.class).execute("report-2026-12-01", Duration.ofSeconds(5), Duration.ZERO,
-                            () -> {});
+                    context.getBean(DibsClient.class)
+                            .execute("report-2026-12-01", Duration.ofSeconds(5), Duration.ZERO, () -> {});
                     MeterRegistry registry = context.getBean(MeterRegistry.class);
-                    assertThat(registry.get("dibs.lock.acquired").tag("lock", "report").counter().count()).isEqualTo(1);
+                    assertThat(registry.get("dibs.lock.acquired")
+                                    .tag("lock", "report")
+                                    .counter()
+                                    .count())
+                            .isEqualTo(1);
                 });
     }
 }

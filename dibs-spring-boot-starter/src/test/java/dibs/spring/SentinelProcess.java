@@ -38,15 +38,22 @@ final class SentinelProcess implements AutoCloseable {
         int port = RedisServer.freePort();
         Path dir = Files.createTempDirectory("dibs-sentinel-");
         Path conf = dir.resolve("sentinel.conf");
-        String acl = user == null ? "" : "user default off\nuser " + user + " on >" + password
-                + " -@all +sentinel|get-master-addr-by-name\n";
-        Files.writeString(conf, "port " + port + "\nbind 127.0.0.1\ndir " + dir + "\n" + acl
-                + "sentinel monitor mymaster 127.0.0.1 " + masterPort + " 1\n");
-        String auth = user == null ? "" : "*3\r\n$4\r\nAUTH\r\n$" + user.length() + "\r\n" + user + "\r\n$"
-                + password.length() + "\r\n" + password + "\r\n";
+        String acl = user == null
+                ? ""
+                : "user default off\nuser " + user + " on >" + password + " -@all +sentinel|get-master-addr-by-name\n";
+        Files.writeString(
+                conf,
+                "port " + port + "\nbind 127.0.0.1\ndir " + dir + "\n" + acl + "sentinel monitor mymaster 127.0.0.1 "
+                        + masterPort + " 1\n");
+        String auth = user == null
+                ? ""
+                : "*3\r\n$4\r\nAUTH\r\n$" + user.length() + "\r\n" + user + "\r\n$" + password.length() + "\r\n"
+                        + password + "\r\n";
         String binary = System.getProperty("redis.server", "redis-server");
         Process p = new ProcessBuilder(binary, conf.toString(), "--sentinel")
-                .redirectErrorStream(true).redirectOutput(dir.resolve("sentinel.log").toFile()).start();
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("sentinel.log").toFile())
+                .start();
         SentinelProcess s = new SentinelProcess(p, port, dir);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline) {

@@ -107,12 +107,14 @@ class ShedLockJobTest {
      */
     @Test
     void aSchedulerLockJobThatThrowsIsRecordedAsFailedAndDibsCheckFlagsIt() {
-        Contexts.runner().withUserConfiguration(Jobs.class)
+        Contexts.runner()
+                .withUserConfiguration(Jobs.class)
                 .withPropertyValues("spring.data.redis.port=" + redis.port())
                 .run(context -> {
                     FlakyReport job = context.getBean(FlakyReport.class);
                     for (int i = 0; i < 3; i++) {
-                        assertThatThrownBy(job::run).isInstanceOf(IllegalStateException.class)
+                        assertThatThrownBy(job::run)
+                                .isInstanceOf(IllegalStateException.class)
                                 .hasMessage("the report's database is down");
                     }
                     List<DibsRun> runs = context.getBean(DibsClient.class).history(FLAKY, 10);
@@ -121,13 +123,18 @@ class ShedLockJobTest {
                     assertThat(check.exitCode()).as(check.toString()).isEqualTo(1);
                     assertThat(check.output()).contains("overdue: job 'flaky-report'", "task failed");
                     MeterRegistry r = context.getBean(MeterRegistry.class);
-                    assertThat(r.get("dibs.lock.acquired").tag("lock", FLAKY).counter().count()).isEqualTo(3);
+                    assertThat(r.get("dibs.lock.acquired")
+                                    .tag("lock", FLAKY)
+                                    .counter()
+                                    .count())
+                            .isEqualTo(3);
                 });
     }
 
     @Test
     void aSchedulerLockJobIsInTheMetersAndTheEndpoint() {
-        Contexts.runner().withUserConfiguration(Jobs.class)
+        Contexts.runner()
+                .withUserConfiguration(Jobs.class)
                 .withPropertyValues("spring.data.redis.port=" + redis.port())
                 .run(context -> {
                     NightlyReport job = context.getBean(NightlyReport.class);
@@ -138,7 +145,8 @@ class ShedLockJobTest {
                     assertThat(job.awaitRunning()).isTrue();
 
                     DibsEndpoint.Locks held = endpoint.locks();
-                    double active = r.get("dibs.lock.active").tag("lock", LOCK).gauge().value();
+                    double active =
+                            r.get("dibs.lock.active").tag("lock", LOCK).gauge().value();
                     job.release();
                     scheduler.join(10_000);
                     // Kept for lockAtLeastFor: the next run is skipped, and counted so.
@@ -153,7 +161,11 @@ class ShedLockJobTest {
                     assertThat(count(r, "dibs.lock.attempts")).isEqualTo(2);
                     assertThat(count(r, "dibs.lock.acquired")).isEqualTo(1);
                     assertThat(count(r, "dibs.lock.skipped")).isEqualTo(1);
-                    assertThat(r.get("dibs.lock.execution").tag("lock", LOCK).timer().count()).isEqualTo(1);
+                    assertThat(r.get("dibs.lock.execution")
+                                    .tag("lock", LOCK)
+                                    .timer()
+                                    .count())
+                            .isEqualTo(1);
                 });
     }
 }

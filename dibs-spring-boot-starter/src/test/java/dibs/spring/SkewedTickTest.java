@@ -19,7 +19,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.scheduling.annotation.EnableScheduling;
@@ -62,8 +61,12 @@ class SkewedTickTest {
             if (DibsScheduledTick.recordedFire().isEmpty()) {
                 UNRECORDED.add(instance + " " + tick);
             }
-            dibs.executeOnce(JOB, tick, Duration.ofMillis(1500),
-                    () -> RUNS.computeIfAbsent(tick, t -> new CopyOnWriteArrayList<>()).add(instance));
+            dibs.executeOnce(
+                    JOB,
+                    tick,
+                    Duration.ofMillis(1500),
+                    () -> RUNS.computeIfAbsent(tick, t -> new CopyOnWriteArrayList<>())
+                            .add(instance));
         }
     }
 
@@ -79,15 +82,19 @@ class SkewedTickTest {
         @Bean
         ThreadPoolTaskScheduler taskScheduler(org.springframework.core.env.Environment env) {
             ThreadPoolTaskScheduler scheduler = new ThreadPoolTaskScheduler();
-            scheduler.setClock(Clock.offset(Clock.systemDefaultZone(),
-                    Duration.ofMillis(Long.parseLong(env.getProperty("test.skew-ms")))));
+            scheduler.setClock(Clock.offset(
+                    Clock.systemDefaultZone(), Duration.ofMillis(Long.parseLong(env.getProperty("test.skew-ms")))));
             return scheduler;
         }
     }
 
     private static ApplicationContextRunner instance(long skewMs) {
-        return Contexts.runner().withUserConfiguration(Instance.class).withPropertyValues(
-                "spring.data.redis.port=" + redis.port(), "test.instance=skew" + skewMs, "test.skew-ms=" + skewMs);
+        return Contexts.runner()
+                .withUserConfiguration(Instance.class)
+                .withPropertyValues(
+                        "spring.data.redis.port=" + redis.port(),
+                        "test.instance=skew" + skewMs,
+                        "test.skew-ms=" + skewMs);
     }
 
     interface Body {
@@ -131,7 +138,9 @@ class SkewedTickTest {
             assertThat(tick.getSecond() % 2).as(tick + " is a fire time").isZero();
         });
         for (int i = 1; i < ticks.size(); i++) {
-            assertThat(Duration.between(ticks.get(i - 1), ticks.get(i))).as("no tick missed").isEqualTo(Duration.ofSeconds(2));
+            assertThat(Duration.between(ticks.get(i - 1), ticks.get(i)))
+                    .as("no tick missed")
+                    .isEqualTo(Duration.ofSeconds(2));
         }
     }
 
@@ -147,8 +156,12 @@ class SkewedTickTest {
         ZonedDateTime tick = ZonedDateTime.of(2026, 12, 4, 2, 0, 0, 0, utc);
         for (long offsetMs : new long[] {-500, -5, 0, 5, 500}) {
             ZonedDateTime now = tick.plus(Duration.ofMillis(offsetMs));
-            assertThat(DibsScheduledTick.nearestFire(everyTwo, now)).as("%d ms", offsetMs).contains(tick);
-            assertThat(DibsScheduledTick.nearestFire(nightly, now)).as("%d ms", offsetMs).contains(tick);
+            assertThat(DibsScheduledTick.nearestFire(everyTwo, now))
+                    .as("%d ms", offsetMs)
+                    .contains(tick);
+            assertThat(DibsScheduledTick.nearestFire(nightly, now))
+                    .as("%d ms", offsetMs)
+                    .contains(tick);
         }
         // Nightly: up to 1 s early is tonight's tick; 1.5 s early is still last night's run, late.
         assertThat(DibsScheduledTick.nearestFire(nightly, tick.minusSeconds(1))).contains(tick);
@@ -156,8 +169,10 @@ class SkewedTickTest {
                 .contains(tick.minusDays(1));
         assertThat(DibsScheduledTick.nearestFire(nightly, tick.plusHours(3))).contains(tick);
         // Every 2 s: 900 ms late is this tick's; 1.1 s late is 0.9 s early for the next.
-        assertThat(DibsScheduledTick.nearestFire(everyTwo, tick.plus(Duration.ofMillis(900)))).contains(tick);
-        assertThat(DibsScheduledTick.nearestFire(everyTwo, tick.plus(Duration.ofMillis(1100))).map(DibsScheduledTick::name))
+        assertThat(DibsScheduledTick.nearestFire(everyTwo, tick.plus(Duration.ofMillis(900))))
+                .contains(tick);
+        assertThat(DibsScheduledTick.nearestFire(everyTwo, tick.plus(Duration.ofMillis(1100)))
+                        .map(DibsScheduledTick::name))
                 .contains("2026-12-04T02:00:02");
     }
 }

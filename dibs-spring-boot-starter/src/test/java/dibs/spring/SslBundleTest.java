@@ -38,8 +38,10 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
  */
 class SslBundleTest {
     private static final String PASSWORD = "changeit";
+
     @TempDir
     static Path pki;
+
     private static TlsServer tls;
     private static int tlsPort;
 
@@ -49,7 +51,8 @@ class SslBundleTest {
         tlsPort = tls.tlsPort();
         for (String type : new String[] {"PKCS12", "JKS"}) {
             KeyStore keys = emptyStore(type);
-            keys.setKeyEntry("client", key("client.key"), PASSWORD.toCharArray(), new Certificate[] {cert("client.pem")});
+            keys.setKeyEntry(
+                    "client", key("client.key"), PASSWORD.toCharArray(), new Certificate[] {cert("client.pem")});
             save(keys, "keys." + type);
             KeyStore trust = emptyStore(type);
             trust.setCertificateEntry("ca", cert("ca.pem"));
@@ -60,20 +63,38 @@ class SslBundleTest {
         openssl("ec", "-in", "ec.sec1", "-no_public", "-out", "ec-no-public.sec1");
         openssl("pkcs8", "-topk8", "-nocrypt", "-in", "ec-no-public.sec1", "-out", "ec.key");
         openssl("req", "-new", "-key", "ec.sec1", "-subj", "/CN=dibs test ec client", "-out", "ec.csr");
-        openssl("x509", "-req", "-in", "ec.csr", "-CA", tls.file("ca.pem").toString(), "-CAkey",
-                tls.file("ca.key").toString(), "-CAcreateserial", "-days", "2", "-extfile",
-                tls.file("client.ext").toString(), "-out", "ec.pem");
+        openssl(
+                "x509",
+                "-req",
+                "-in",
+                "ec.csr",
+                "-CA",
+                tls.file("ca.pem").toString(),
+                "-CAkey",
+                tls.file("ca.key").toString(),
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                tls.file("client.ext").toString(),
+                "-out",
+                "ec.pem");
         KeyStore ec = emptyStore("PKCS12");
         String ecKey = Files.readString(pki.resolve("ec.key"), StandardCharsets.US_ASCII)
-                .replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
-        ec.setKeyEntry("client", KeyFactory.getInstance("EC").generatePrivate(
-                new PKCS8EncodedKeySpec(Base64.getDecoder().decode(ecKey))), PASSWORD.toCharArray(),
+                .replaceAll("-----[A-Z ]+-----", "")
+                .replaceAll("\\s", "");
+        ec.setKeyEntry(
+                "client",
+                KeyFactory.getInstance("EC")
+                        .generatePrivate(
+                                new PKCS8EncodedKeySpec(Base64.getDecoder().decode(ecKey))),
+                PASSWORD.toCharArray(),
                 new Certificate[] {certificateFile(pki.resolve("ec.pem"))});
         save(ec, "keys-ec.PKCS12");
         KeyStore two = emptyStore("PKCS12");
         two.setKeyEntry("client", key("client.key"), PASSWORD.toCharArray(), new Certificate[] {cert("client.pem")});
-        two.setKeyEntry("other", key("other-client.key"), PASSWORD.toCharArray(),
-                new Certificate[] {cert("other-client.pem")});
+        two.setKeyEntry(
+                "other", key("other-client.key"), PASSWORD.toCharArray(), new Certificate[] {cert("other-client.pem")});
         save(two, "two-keys.PKCS12");
     }
 
@@ -103,7 +124,10 @@ class SslBundleTest {
     private static void openssl(String... args) throws Exception {
         java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of("openssl"));
         command.addAll(java.util.List.of(args));
-        Process p = new ProcessBuilder(command).directory(pki.toFile()).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(command)
+                .directory(pki.toFile())
+                .redirectErrorStream(true)
+                .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (p.waitFor() != 0) {
             throw new IllegalStateException(command + ": " + out);
@@ -114,7 +138,8 @@ class SslBundleTest {
     private static PrivateKey key(String file) throws Exception {
         String pem = Files.readString(tls.file(file), StandardCharsets.US_ASCII);
         String base64 = pem.replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
-        return KeyFactory.getInstance("RSA").generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(base64)));
+        return KeyFactory.getInstance("RSA")
+                .generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(base64)));
     }
 
     private static void save(KeyStore store, String name) throws Exception {
@@ -132,40 +157,54 @@ class SslBundleTest {
     }
 
     private static String[] pemClient(String client) {
-        return new String[] {"spring.ssl.bundle.pem.redis.keystore.certificate=file:" + tls.file(client + ".pem"),
-                "spring.ssl.bundle.pem.redis.keystore.private-key=file:" + tls.file(client + ".key")};
+        return new String[] {
+            "spring.ssl.bundle.pem.redis.keystore.certificate=file:" + tls.file(client + ".pem"),
+            "spring.ssl.bundle.pem.redis.keystore.private-key=file:" + tls.file(client + ".key")
+        };
     }
 
     @Test
     void aPemBundleGivesTheCaAndTheClientCertificate() {
-        runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
+        runner().withPropertyValues(
+                        "spring.data.redis.host=127.0.0.1",
+                        "spring.data.redis.port=" + tlsPort,
                         "spring.data.redis.ssl.bundle=redis",
                         "spring.ssl.bundle.pem.redis.truststore.certificate=file:" + tls.file("ca.pem"))
                 .withPropertyValues(pemClient("client"))
-                .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
+                .run(context ->
+                        assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
     }
 
     @Test
     void aPemBundleGivenInlineWorksToo() throws IOException {
-        runner().withPropertyValues("spring.data.redis.url=rediss://127.0.0.1:" + tlsPort,
-                        "spring.data.redis.ssl.enabled=true", "spring.data.redis.ssl.bundle=redis",
+        runner().withPropertyValues(
+                        "spring.data.redis.url=rediss://127.0.0.1:" + tlsPort,
+                        "spring.data.redis.ssl.enabled=true",
+                        "spring.data.redis.ssl.bundle=redis",
                         "spring.ssl.bundle.pem.redis.truststore.certificate=" + Files.readString(tls.file("ca.pem")),
                         "spring.ssl.bundle.pem.redis.keystore.certificate=" + Files.readString(tls.file("client.pem")),
                         "spring.ssl.bundle.pem.redis.keystore.private-key=" + Files.readString(tls.file("client.key")))
-                .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
+                .run(context ->
+                        assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
     }
 
     @Test
     void jksAndPkcs12BundlesGiveTheirStores() {
         for (String type : new String[] {"JKS", "PKCS12"}) {
             String base = "spring.ssl.bundle.jks.redis.";
-            runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
+            runner().withPropertyValues(
+                            "spring.data.redis.host=127.0.0.1",
+                            "spring.data.redis.port=" + tlsPort,
                             "spring.data.redis.ssl.bundle=redis",
                             base + "keystore.location=file:" + pki.resolve("keys." + type),
-                            base + "keystore.password=" + PASSWORD, base + "keystore.type=" + type,
+                            base + "keystore.password=" + PASSWORD,
+                            base + "keystore.type=" + type,
                             base + "truststore.location=file:" + pki.resolve("trust." + type),
-                            base + "truststore.password=" + PASSWORD, base + "truststore.type=" + type)
-                    .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).as(type).isTrue());
+                            base + "truststore.password=" + PASSWORD,
+                            base + "truststore.type=" + type)
+                    .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class)))
+                            .as(type)
+                            .isTrue());
         }
     }
 
@@ -180,28 +219,39 @@ class SslBundleTest {
         String base = "spring.ssl.bundle.jks.redis.";
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Djava.io.tmpdir=" + temp, "-cp", System.getProperty("java.class.path"),
-                LockAndWait.class.getName(), "spring.data.redis.host=127.0.0.1",
-                "spring.data.redis.port=" + tlsPort, "spring.data.redis.ssl.bundle=redis",
+                "-Djava.io.tmpdir=" + temp,
+                "-cp",
+                System.getProperty("java.class.path"),
+                LockAndWait.class.getName(),
+                "spring.data.redis.host=127.0.0.1",
+                "spring.data.redis.port=" + tlsPort,
+                "spring.data.redis.ssl.bundle=redis",
                 base + "keystore.location=file:" + pki.resolve("keys.PKCS12"),
-                base + "keystore.password=" + PASSWORD, base + "keystore.type=PKCS12",
+                base + "keystore.password=" + PASSWORD,
+                base + "keystore.type=PKCS12",
                 base + "truststore.location=file:" + pki.resolve("trust.PKCS12"),
-                base + "truststore.password=" + PASSWORD, base + "truststore.type=PKCS12"));
+                base + "truststore.password=" + PASSWORD,
+                base + "truststore.type=PKCS12"));
         Process service = new ProcessBuilder(command).redirectErrorStream(true).start();
         try {
-            BufferedReader out = new BufferedReader(
-                    new InputStreamReader(service.getInputStream(), StandardCharsets.UTF_8));
+            BufferedReader out =
+                    new BufferedReader(new InputStreamReader(service.getInputStream(), StandardCharsets.UTF_8));
             List<String> said = new ArrayList<>();
             for (String line; (line = out.readLine()) != null && !line.equals(LockAndWait.LOCKED); ) {
                 said.add(line);
             }
-            assertThat(service.isAlive()).as("locked over TLS, then waits: %s", said).isTrue();
+            assertThat(service.isAlive())
+                    .as("locked over TLS, then waits: %s", said)
+                    .isTrue();
         } finally {
             service.destroyForcibly(); // SIGKILL: no shutdown hook, no deleteOnExit
             service.waitFor();
         }
         String keyBody = Files.readString(tls.file("client.key"), StandardCharsets.US_ASCII)
-                .lines().skip(1).findFirst().orElseThrow();
+                .lines()
+                .skip(1)
+                .findFirst()
+                .orElseThrow();
         byte[] der = key("client.key").getEncoded();
         List<Path> holding = new ArrayList<>();
         try (var files = Files.walk(temp)) {
@@ -209,13 +259,16 @@ class SslBundleTest {
                 byte[] bytes = Files.readAllBytes(file);
                 String text = new String(bytes, StandardCharsets.ISO_8859_1);
                 // Its PEM's first line of base64, or its DER's first 64 bytes (some of the modulus).
-                if (text.contains(keyBody) || text.contains(new String(java.util.Arrays.copyOfRange(der, 0, 64),
-                                StandardCharsets.ISO_8859_1))) {
+                if (text.contains(keyBody)
+                        || text.contains(
+                                new String(java.util.Arrays.copyOfRange(der, 0, 64), StandardCharsets.ISO_8859_1))) {
                     holding.add(file);
                 }
             }
         }
-        assertThat(holding).as("files under the service's temp directory holding the key").isEmpty();
+        assertThat(holding)
+                .as("files under the service's temp directory holding the key")
+                .isEmpty();
     }
 
     /** A service with the bundle of its arguments: takes one lock, says so, and waits to be killed. */
@@ -237,33 +290,47 @@ class SslBundleTest {
     @Test
     void anEcClientKeyFromAJavaKeyStoreWorks() {
         String base = "spring.ssl.bundle.jks.redis.";
-        runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
+        runner().withPropertyValues(
+                        "spring.data.redis.host=127.0.0.1",
+                        "spring.data.redis.port=" + tlsPort,
                         "spring.data.redis.ssl.bundle=redis",
                         base + "keystore.location=file:" + pki.resolve("keys-ec.PKCS12"),
-                        base + "keystore.password=" + PASSWORD, base + "keystore.type=PKCS12",
+                        base + "keystore.password=" + PASSWORD,
+                        base + "keystore.type=PKCS12",
                         base + "truststore.location=file:" + pki.resolve("trust.PKCS12"),
-                        base + "truststore.password=" + PASSWORD, base + "truststore.type=PKCS12")
-                .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
+                        base + "truststore.password=" + PASSWORD,
+                        base + "truststore.type=PKCS12")
+                .run(context ->
+                        assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
     }
 
     @Test
     void aKeyStoreWithTwoKeysNeedsItsAliasAtStartup() {
         String base = "spring.ssl.bundle.jks.redis.";
-        String[] properties = {"spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
-                "spring.data.redis.ssl.bundle=redis", base + "keystore.location=file:" + pki.resolve("two-keys.PKCS12"),
-                base + "keystore.password=" + PASSWORD, base + "keystore.type=PKCS12",
-                base + "truststore.location=file:" + pki.resolve("trust.PKCS12"),
-                base + "truststore.password=" + PASSWORD, base + "truststore.type=PKCS12"};
+        String[] properties = {
+            "spring.data.redis.host=127.0.0.1",
+            "spring.data.redis.port=" + tlsPort,
+            "spring.data.redis.ssl.bundle=redis",
+            base + "keystore.location=file:" + pki.resolve("two-keys.PKCS12"),
+            base + "keystore.password=" + PASSWORD,
+            base + "keystore.type=PKCS12",
+            base + "truststore.location=file:" + pki.resolve("trust.PKCS12"),
+            base + "truststore.password=" + PASSWORD,
+            base + "truststore.type=PKCS12"
+        };
         runner().withPropertyValues(properties).run(context -> {
             assertThat(context).hasFailed();
             DibsStartupException e = Contexts.startupException(context.getStartupFailure());
             assertThat(e.property()).isEqualTo("spring.data.redis.ssl.bundle");
             assertThat(e.getMessage()).contains("2 private keys").contains("key.alias");
         });
-        runner().withPropertyValues(properties).withPropertyValues(base + "key.alias=client")
-                .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
+        runner().withPropertyValues(properties)
+                .withPropertyValues(base + "key.alias=client")
+                .run(context ->
+                        assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
         // The other key's certificate comes from another CA: the server refuses it.
-        runner().withPropertyValues(properties).withPropertyValues(base + "key.alias=other")
+        runner().withPropertyValues(properties)
+                .withPropertyValues(base + "key.alias=other")
                 .run(context -> assertThatThrownBy(() -> lockOnce(context.getBean(DibsClient.class)))
                         .isInstanceOf(DibsConnectionException.class)
                         .hasMessageContaining("refused the client certificate"));
@@ -272,9 +339,13 @@ class SslBundleTest {
     @Test
     void aKeyPasswordThatDoesNotOpenTheKeyFailsTheStartup() {
         String base = "spring.ssl.bundle.jks.redis.";
-        runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
-                        "spring.data.redis.ssl.bundle=redis", base + "keystore.location=file:" + pki.resolve("keys.JKS"),
-                        base + "keystore.password=" + PASSWORD, base + "keystore.type=JKS",
+        runner().withPropertyValues(
+                        "spring.data.redis.host=127.0.0.1",
+                        "spring.data.redis.port=" + tlsPort,
+                        "spring.data.redis.ssl.bundle=redis",
+                        base + "keystore.location=file:" + pki.resolve("keys.JKS"),
+                        base + "keystore.password=" + PASSWORD,
+                        base + "keystore.type=JKS",
                         base + "key.password=wrong-key-pw")
                 .run(context -> {
                     assertThat(context).hasFailed();
@@ -287,8 +358,11 @@ class SslBundleTest {
 
     @Test
     void aBundleWithoutAClientCertificateIsToldWhatTheServerWants() {
-        runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
-                        "spring.data.redis.ssl.bundle=redis", "spring.data.redis.timeout=2s",
+        runner().withPropertyValues(
+                        "spring.data.redis.host=127.0.0.1",
+                        "spring.data.redis.port=" + tlsPort,
+                        "spring.data.redis.ssl.bundle=redis",
+                        "spring.data.redis.timeout=2s",
                         "spring.ssl.bundle.pem.redis.truststore.certificate=file:" + tls.file("ca.pem"))
                 .run(context -> assertThatThrownBy(() -> lockOnce(context.getBean(DibsClient.class)))
                         .isInstanceOf(DibsConnectionException.class)
@@ -297,24 +371,33 @@ class SslBundleTest {
 
     @Test
     void sslEnabledTurnsAPlainRedisUrlIntoTls() {
-        runner().withPropertyValues("spring.data.redis.url=redis://127.0.0.1:" + tlsPort,
-                        "spring.data.redis.ssl.enabled=true", "spring.data.redis.ssl.bundle=redis",
+        runner().withPropertyValues(
+                        "spring.data.redis.url=redis://127.0.0.1:" + tlsPort,
+                        "spring.data.redis.ssl.enabled=true",
+                        "spring.data.redis.ssl.bundle=redis",
                         "spring.ssl.bundle.pem.redis.truststore.certificate=file:" + tls.file("ca.pem"))
                 .withPropertyValues(pemClient("client"))
-                .run(context -> assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
+                .run(context ->
+                        assertThat(lockOnce(context.getBean(DibsClient.class))).isTrue());
     }
 
     @Test
     void anotherCaOrNoneIsRefusedByTheServerCheck() {
-        runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
-                        "spring.data.redis.ssl.bundle=redis", "spring.data.redis.timeout=2s",
+        runner().withPropertyValues(
+                        "spring.data.redis.host=127.0.0.1",
+                        "spring.data.redis.port=" + tlsPort,
+                        "spring.data.redis.ssl.bundle=redis",
+                        "spring.data.redis.timeout=2s",
                         "spring.ssl.bundle.pem.redis.truststore.certificate=file:" + tls.file("other-ca.pem"))
                 .withPropertyValues(pemClient("client"))
                 .run(context -> assertThatThrownBy(() -> lockOnce(context.getBean(DibsClient.class)))
                         .isInstanceOf(DibsException.class));
         // ssl.enabled without a bundle: the system's CAs, which do not know this throwaway CA.
-        runner().withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
-                        "spring.data.redis.ssl.enabled=true", "spring.data.redis.timeout=2s")
+        runner().withPropertyValues(
+                        "spring.data.redis.host=127.0.0.1",
+                        "spring.data.redis.port=" + tlsPort,
+                        "spring.data.redis.ssl.enabled=true",
+                        "spring.data.redis.timeout=2s")
                 .run(context -> assertThatThrownBy(() -> lockOnce(context.getBean(DibsClient.class)))
                         .isInstanceOf(DibsException.class));
     }

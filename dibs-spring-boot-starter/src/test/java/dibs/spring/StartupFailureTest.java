@@ -50,14 +50,17 @@ class StartupFailureTest {
         assertThat(startupFailure("spring.data.redis.timeout=100us").property()).isEqualTo("spring.data.redis.timeout");
         // A node written as a URI, credentials and all: dibs refuses it without echoing it.
         assertThat(startupFailure("spring.data.redis.cluster.nodes=redis://u:" + PASSWORD + "@127.0.0.1:7000")
-                .property()).isEqualTo("spring.data.redis.cluster.nodes");
-        DibsStartupException refused = startupFailure("spring.data.redis.port=0", "spring.data.redis.password=" + PASSWORD);
+                        .property())
+                .isEqualTo("spring.data.redis.cluster.nodes");
+        DibsStartupException refused =
+                startupFailure("spring.data.redis.port=0", "spring.data.redis.password=" + PASSWORD);
         assertThat(refused.property()).isEqualTo("spring.data.redis.port");
         // By the argument dibs names, never its message: the cause carries it.
         assertThat(refused.getCause()).isInstanceOf(dibs.DibsArgumentException.class);
         assertThat(((dibs.DibsArgumentException) refused.getCause()).argument()).isEqualTo("port");
         assertThat(startupFailure("spring.data.redis.cluster.nodes=127.0.0.1:7000", "spring.data.redis.database=2")
-                .property()).isEqualTo("spring.data.redis.database");
+                        .property())
+                .isEqualTo("spring.data.redis.database");
     }
 
     @Test
@@ -76,7 +79,8 @@ class StartupFailureTest {
 
     @Test
     void sentinelNeedsBothMasterAndNodes() {
-        assertThat(startupFailure("spring.data.redis.sentinel.nodes=127.0.0.1:26379").property())
+        assertThat(startupFailure("spring.data.redis.sentinel.nodes=127.0.0.1:26379")
+                        .property())
                 .isEqualTo("spring.data.redis.sentinel.master");
         assertThat(startupFailure("spring.data.redis.sentinel.master=mymaster").property())
                 .isEqualTo("spring.data.redis.sentinel.nodes");
@@ -84,26 +88,37 @@ class StartupFailureTest {
 
     @Test
     void aSentinelUsernameWithoutItsPasswordIsRefused() {
-        DibsStartupException e = startupFailure("spring.data.redis.sentinel.master=mymaster",
-                "spring.data.redis.sentinel.nodes=127.0.0.1:26379", "spring.data.redis.sentinel.username=watcher");
+        DibsStartupException e = startupFailure(
+                "spring.data.redis.sentinel.master=mymaster",
+                "spring.data.redis.sentinel.nodes=127.0.0.1:26379",
+                "spring.data.redis.sentinel.username=watcher");
         assertThat(e.property()).isEqualTo("spring.data.redis.sentinel.password");
     }
 
     @Test
     void aSentinelPasswordWithoutSentinelsOrEmptyIsIgnoredAsInSpringBoot() {
         for (String[] properties : new String[][] {
-                {"spring.data.redis.host=127.0.0.1", "spring.data.redis.sentinel.password=" + PASSWORD},
-                {"spring.data.redis.sentinel.master=mymaster", "spring.data.redis.sentinel.nodes=127.0.0.1:26379",
-                        "spring.data.redis.sentinel.password="}}) {
-            Contexts.runner().withPropertyValues(properties)
+            {"spring.data.redis.host=127.0.0.1", "spring.data.redis.sentinel.password=" + PASSWORD},
+            {
+                "spring.data.redis.sentinel.master=mymaster",
+                "spring.data.redis.sentinel.nodes=127.0.0.1:26379",
+                "spring.data.redis.sentinel.password="
+            }
+        }) {
+            Contexts.runner()
+                    .withPropertyValues(properties)
                     .run(context -> assertThat(context).hasNotFailed().hasSingleBean(dibs.DibsClient.class));
         }
     }
 
     @Test
     void sentinelAndClusterTogetherAreRefused() {
-        assertThat(startupFailure("spring.data.redis.sentinel.master=m", "spring.data.redis.sentinel.nodes=h:1",
-                "spring.data.redis.cluster.nodes=h:2").property()).isEqualTo("spring.data.redis.cluster.nodes");
+        assertThat(startupFailure(
+                                "spring.data.redis.sentinel.master=m",
+                                "spring.data.redis.sentinel.nodes=h:1",
+                                "spring.data.redis.cluster.nodes=h:2")
+                        .property())
+                .isEqualTo("spring.data.redis.cluster.nodes");
     }
 
     @Test
@@ -112,8 +127,9 @@ class StartupFailureTest {
         assertThat(e.property()).isEqualTo("spring.data.redis.ssl.bundle");
         assertThat(e.getMessage()).contains("spring.ssl.bundle.pem.redis-ca");
         // A bundle whose file is missing: the startup fails, on Spring's word or dibs's, naming it.
-        assertThat(failure("spring.data.redis.ssl.bundle=redis-ca",
-                "spring.ssl.bundle.pem.redis-ca.truststore.certificate=file:/nonexistent/ca.pem"))
+        assertThat(failure(
+                        "spring.data.redis.ssl.bundle=redis-ca",
+                        "spring.ssl.bundle.pem.redis-ca.truststore.certificate=file:/nonexistent/ca.pem"))
                 .contains("/nonexistent/ca.pem");
     }
 }

@@ -89,8 +89,10 @@ public final class ChaosInstance {
             for (long tick = first; tick < first + ticks; tick++) {
                 long t = tick;
                 long fireAt = tick * 1000 + skews.nextInt(maxSkewMs + 1);
-                scheduler.schedule(() -> fire(client, runs, unconfirmed, id, t),
-                        fireAt - System.currentTimeMillis(), TimeUnit.MILLISECONDS);
+                scheduler.schedule(
+                        () -> fire(client, runs, unconfirmed, id, t),
+                        fireAt - System.currentTimeMillis(),
+                        TimeUnit.MILLISECONDS);
             }
             scheduler.shutdown();
             // Every call ends within a few timeouts; a stuck one is reported by its absence.
@@ -103,8 +105,8 @@ public final class ChaosInstance {
         System.exit(0);
     }
 
-    private static void fire(DibsClient client, FileOutputStream runs, ThreadLocal<boolean[]> unconfirmed,
-            String id, long tick) {
+    private static void fire(
+            DibsClient client, FileOutputStream runs, ThreadLocal<boolean[]> unconfirmed, String id, long tick) {
         long callStart = System.currentTimeMillis();
         long[] fence = {-1};
         unconfirmed.get()[0] = false;
@@ -124,8 +126,8 @@ public final class ChaosInstance {
             });
             long end = System.currentTimeMillis();
             String outcome = ran ? "RAN" : unconfirmed.get()[0] ? "UNCONFIRMED" : "SKIPPED";
-            print("OUT " + tick + " " + id + " " + outcome + " " + (ran ? Long.toString(fence[0]) : "-")
-                    + " " + callStart + " " + end);
+            print("OUT " + tick + " " + id + " " + outcome + " " + (ran ? Long.toString(fence[0]) : "-") + " "
+                    + callStart + " " + end);
         } catch (RuntimeException e) {
             long end = System.currentTimeMillis();
             String message = String.valueOf(e.getMessage()).replace('\n', ' ');

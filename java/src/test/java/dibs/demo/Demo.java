@@ -19,8 +19,8 @@ public final class Demo {
         int ticks = args.length > 1 ? Integer.parseInt(args[1]) : 10;
         boolean ok;
         try (RedisServer redis = RedisServer.launch()) {
-            System.out.println("redis-server on " + redis.uri() + "; racing " + instances
-                    + " JVMs on " + ticks + " ticks (each tick: Dibs.execute(uri, \"tick-<second>\", 5 s, 2 s, task))");
+            System.out.println("redis-server on " + redis.uri() + "; racing " + instances + " JVMs on " + ticks
+                    + " ticks (each tick: Dibs.execute(uri, \"tick-<second>\", 5 s, 2 s, task))");
             TickRace.Result r = TickRace.run(redis.uri(), instances, ticks, 4);
             for (Map.Entry<Long, List<String>> e : r.winners.entrySet()) {
                 List<String> w = e.getValue();

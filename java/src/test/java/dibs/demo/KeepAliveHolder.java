@@ -21,7 +21,8 @@ public final class KeepAliveHolder {
             System.exit(2);
         }
         boolean keepAlive = args.length < 4 || args[3].equals("keep-alive");
-        DibsOptions options = DibsOptions.builder().uri(args[0]).keepAlive(keepAlive).build();
+        DibsOptions options =
+                DibsOptions.builder().uri(args[0]).keepAlive(keepAlive).build();
         boolean won = Dibs.execute(options, args[1], Duration.ofMillis(Long.parseLong(args[2])), Duration.ZERO, () -> {
             System.out.println("HOLDING " + ProcessHandle.current().pid());
             System.out.flush();

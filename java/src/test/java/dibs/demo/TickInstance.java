@@ -30,9 +30,7 @@ public final class TickInstance {
         String uri = args[0];
         String id = args[1];
         int ticks = Integer.parseInt(args[2]);
-        long first = args.length > 3
-                ? Long.parseLong(args[3])
-                : Instant.now().getEpochSecond() + 1;
+        long first = args.length > 3 ? Long.parseLong(args[3]) : Instant.now().getEpochSecond() + 1;
         long maxSkewMs = args.length > 4 ? Long.parseLong(args[4]) : -1;
         java.util.Random skews = new java.util.Random(id.hashCode());
         System.out.println("READY " + id + " " + first + " " + ticks);
@@ -47,16 +45,28 @@ public final class TickInstance {
             long t = tick;
             if (maxSkewMs >= 0) {
                 Thread.sleep((long) (skews.nextDouble() * maxSkewMs));
-                if (!Dibs.executeOnce(uri, "skewed", Long.toString(t), Duration.ofSeconds(10),
+                if (!Dibs.executeOnce(
+                        uri,
+                        "skewed",
+                        Long.toString(t),
+                        Duration.ofSeconds(10),
                         () -> System.out.println("RAN " + t + " " + id))) {
                     System.out.println("SKIPPED " + t + " " + id);
                 }
-                Dibs.execute(uri, "direct-" + t, Duration.ofSeconds(10), Duration.ZERO,
+                Dibs.execute(
+                        uri,
+                        "direct-" + t,
+                        Duration.ofSeconds(10),
+                        Duration.ZERO,
                         () -> System.out.println("DIRECT " + t + " " + id));
                 System.out.flush();
                 continue;
             }
-            boolean won = Dibs.execute(uri, "tick-" + t, Duration.ofSeconds(5), Duration.ofSeconds(2),
+            boolean won = Dibs.execute(
+                    uri,
+                    "tick-" + t,
+                    Duration.ofSeconds(5),
+                    Duration.ofSeconds(2),
                     () -> System.out.println("RAN " + t + " " + id));
             if (!won) {
                 System.out.println("SKIPPED " + t + " " + id);

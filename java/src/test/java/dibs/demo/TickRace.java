@@ -1,7 +1,6 @@
 package dibs.demo;
 
 import java.io.BufferedReader;
-
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
@@ -32,6 +31,7 @@ public final class TickRace {
         public final Map<Long, List<String>> skipped = new TreeMap<>();
         /** Every line every instance printed (stdout and stderr), prefixed with its id. */
         public final List<String> output = Collections.synchronizedList(new ArrayList<>());
+
         public final List<Integer> exitCodes = new ArrayList<>();
 
         Result(long firstTick, int ticks) {
@@ -119,15 +119,17 @@ public final class TickRace {
     }
 
     private static void collect(Process p, String id, Result result) {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader in =
+                new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = in.readLine()) != null) {
                 result.output.add(id + ": " + line);
                 String[] parts = line.split(" ");
-                if (parts.length == 3 && (parts[0].equals("RAN") || parts[0].equals("SKIPPED")
-                        || parts[0].equals("DIRECT"))) {
+                if (parts.length == 3
+                        && (parts[0].equals("RAN") || parts[0].equals("SKIPPED") || parts[0].equals("DIRECT"))) {
                     long tick = Long.parseLong(parts[1]);
-                    Map<Long, List<String>> into = parts[0].equals("RAN") ? result.winners
+                    Map<Long, List<String>> into = parts[0].equals("RAN")
+                            ? result.winners
                             : parts[0].equals("DIRECT") ? result.direct : result.skipped;
                     synchronized (result) {
                         into.computeIfAbsent(tick, t -> new ArrayList<>()).add(parts[2]);
@@ -145,7 +147,8 @@ public final class TickRace {
      */
     public static String javaExecutable() {
         String java = System.getProperty("dibs.test.java");
-        return java != null && !java.isEmpty() ? java
+        return java != null && !java.isEmpty()
+                ? java
                 : Paths.get(System.getProperty("java.home"), "bin", "java").toString();
     }
 
@@ -156,8 +159,10 @@ public final class TickRace {
     public static List<String> inheritedJvmFlags() {
         List<String> flags = new ArrayList<>();
         for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (arg.startsWith("-Xcheck:") || arg.startsWith("--enable-native-access")
-                    || arg.startsWith("-Ddibs.") || arg.startsWith("-Dredis.server")
+            if (arg.startsWith("-Xcheck:")
+                    || arg.startsWith("--enable-native-access")
+                    || arg.startsWith("-Ddibs.")
+                    || arg.startsWith("-Dredis.server")
                     || arg.startsWith("-Djdk.lang.Process.launchMechanism=")
                     || arg.equals("-XX:+IgnoreUnrecognizedVMOptions")) {
                 flags.add(arg);
@@ -168,5 +173,4 @@ public final class TickRace {
         }
         return flags;
     }
-
 }

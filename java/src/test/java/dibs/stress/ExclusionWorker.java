@@ -45,6 +45,7 @@ import java.util.logging.Logger;
 public final class ExclusionWorker {
     /** How long a winner stays inside its task: the window in which an overlap shows. */
     static final long HOLD_NANOS = TimeUnit.MICROSECONDS.toNanos(300);
+
     static final Duration AT_MOST = Duration.ofSeconds(10);
     static final Duration AT_LEAST = Duration.ZERO;
     /** How long to wait for the go file before giving up. */
@@ -70,7 +71,8 @@ public final class ExclusionWorker {
 
     public static void main(String[] args) throws InterruptedException {
         if (args.length != 5) {
-            System.err.println("usage: ExclusionWorker <redis-uri> <dir> <name,name,...> <threads> <attempts-per-thread>");
+            System.err.println(
+                    "usage: ExclusionWorker <redis-uri> <dir> <name,name,...> <threads> <attempts-per-thread>");
             System.exit(2);
         }
         ExclusionWorker worker = new ExclusionWorker(args[0], Paths.get(args[1]), args[2].split(","));
@@ -85,7 +87,7 @@ public final class ExclusionWorker {
         dibsLog.addHandler(warnings);
         try {
             // Load the native library and open a connection before the start line.
-            Dibs.execute(uri, "exclusion-warmup-" + ProcessHandle.current().pid(), AT_MOST, AT_LEAST, () -> { });
+            Dibs.execute(uri, "exclusion-warmup-" + ProcessHandle.current().pid(), AT_MOST, AT_LEAST, () -> {});
         } catch (RuntimeException e) {
             System.out.println("FAILED warm-up: " + e);
             return 2;
@@ -94,18 +96,20 @@ public final class ExclusionWorker {
         CountDownLatch go = new CountDownLatch(1);
         List<Thread> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
-            Thread thread = new Thread(() -> {
-                try {
-                    go.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    error(e);
-                    return;
-                }
-                for (int i = 0; i < perThread; i++) {
-                    attempt(names[ThreadLocalRandom.current().nextInt(names.length)]);
-                }
-            }, "exclusion-" + t);
+            Thread thread = new Thread(
+                    () -> {
+                        try {
+                            go.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            error(e);
+                            return;
+                        }
+                        for (int i = 0; i < perThread; i++) {
+                            attempt(names[ThreadLocalRandom.current().nextInt(names.length)]);
+                        }
+                    },
+                    "exclusion-" + t);
             thread.start();
             workers.add(thread);
         }
@@ -125,8 +129,8 @@ public final class ExclusionWorker {
         long endMs = System.currentTimeMillis();
         dibsLog.removeHandler(warnings);
 
-        System.out.println("RESULT attempts=" + attempts + " wins=" + wins + " skips=" + skips
-                + " overlaps=" + overlaps + " errors=" + errors + " startMs=" + startMs + " endMs=" + endMs);
+        System.out.println("RESULT attempts=" + attempts + " wins=" + wins + " skips=" + skips + " overlaps=" + overlaps
+                + " errors=" + errors + " startMs=" + startMs + " endMs=" + endMs);
         System.out.flush();
         return overlaps.get() == 0 && errors.get() == 0 ? 0 : 1;
     }

@@ -8,15 +8,15 @@ import org.springframework.scheduling.annotation.Scheduled
 import org.springframework.stereotype.Component
 
 /**
- * A long locked job, on only when `demo.long-job=true`: every instance tries it a second after
- * its last try ended; the winner holds the lock for the job's run, plus what is left of
- * `atLeast`. scripts/spring-boot-check.sh uses it twice:
+ * A long locked job, on only when `demo.long-job=true`: every instance tries it a second after its
+ * last try ended; the winner holds the lock for the job's run, plus what is left of `atLeast`.
+ * scripts/spring-boot-check.sh uses it twice:
  * - 3 instances run it (8 s job, 10 s atLeast, so a lock just released is never taken again at
- *   once): the check reads `/actuator/dibs` of each while a run holds the lock, and finds the
- *   lock on exactly one instance;
- * - one instance runs it (3 s, atLeast 0): the check sends SIGTERM while the job runs, and
- *   checks that the graceful shutdown lets it finish and release its lock the normal way. dibs
- *   never frees a lock whose task may still run.
+ *   once): the check reads `/actuator/dibs` of each while a run holds the lock, and finds the lock
+ *   on exactly one instance;
+ * - one instance runs it (3 s, atLeast 0): the check sends SIGTERM while the job runs, and checks
+ *   that the graceful shutdown lets it finish and release its lock the normal way. dibs never frees
+ *   a lock whose task may still run.
  */
 @Component
 @ConditionalOnProperty("demo.long-job", havingValue = "true")

@@ -17,11 +17,10 @@ import org.springframework.stereotype.Component
 /**
  * Fires every second on every instance (a cron, in UTC); exactly one instance records each tick.
  *
- * `DibsScheduledTick.current()` names the tick the scheduler fired this run for, the same on
- * every instance, and `executeOnce` runs each tick once across them: its lock, `tick@<tick>`,
- * stays taken for all of atMost as the tick's done-mark, so an instance whose scheduler fires the
- * same second a little later skips it. No atLeast to size, and the runs are recorded under the
- * job `tick`.
+ * `DibsScheduledTick.current()` names the tick the scheduler fired this run for, the same on every
+ * instance, and `executeOnce` runs each tick once across them: its lock, `tick@<tick>`, stays taken
+ * for all of atMost as the tick's done-mark, so an instance whose scheduler fires the same second a
+ * little later skips it. No atLeast to size, and the runs are recorded under the job `tick`.
  */
 @Component
 class TickJob(
