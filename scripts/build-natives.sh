@@ -17,7 +17,7 @@
 # Cross builds use cargo-zigbuild with zig, both pinned below and installed from PyPI into
 # target/cross-tools the first time; the Rust targets come from rustup. macOS links against
 # framework stubs (.tbd) that scripts/macos-stubs.py writes, since zig carries no Apple SDK.
-# Prints each platform's build time and library size.
+# Prints the build times and each library's size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -100,7 +100,7 @@ install_cross_tools() {
 
 build_cross() { # platforms...
   install_cross_tools
-  local p triple rust_target
+  local p t
   local -a rust_targets=()
   for p in "$@"; do
     rust_targets+=("${TARGET[$p]%.2.17}")
@@ -115,22 +115,39 @@ build_cross() { # platforms...
   # A musl cdylib must link libc dynamically, or it could not be dlopen()ed.
   export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static"
   export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static"
+  # One cargo invocation for every target but macOS's: cargo builds the build scripts and
+  # proc macros once, and keeps both cores busy across targets where one target's build runs a
+  # single crate at a time. Each macOS target needs a deployment target of its own, an
+  # environment variable, so each is an invocation of its own.
+  local -a together=() apart=()
   for p in "$@"; do
-    triple=${TARGET[$p]}
-    rust_target=${triple%.2.17}
-    local -a extra=() envs=()
     case "$p" in
-      macos-*)
-        python3 scripts/macos-stubs.py "$TOOLS/macos-sdk"
-        # zig would record macOS 15 as the minimum. 10.14: what security-framework is built for.
-        if [ "$p" = macos-x86_64 ]; then envs=(MACOSX_DEPLOYMENT_TARGET=10.14); else envs=(MACOSX_DEPLOYMENT_TARGET=11.0); fi
-        # The install name would otherwise be this machine's build path.
-        extra=(--config "target.$rust_target.rustflags=['-C','link-arg=-F$PWD/$TOOLS/macos-sdk/Frameworks','-C','link-arg=-Wl,-install_name,@rpath/libdibs.dylib']")
-        ;;
+      macos-*) apart+=("$p") ;;
+      *) together+=("$p") ;;
     esac
+  done
+  if [ ${#together[@]} -gt 0 ]; then
+    local -a targets=()
+    for p in "${together[@]}"; do
+      targets+=(--target "${TARGET[$p]}")
+    done
     local start=$SECONDS
-    env "${envs[@]}" cargo zigbuild --profile dist -p dibs-jni --lib --target "$triple" "${extra[@]}"
-    echo "build-natives: $p ($triple) in $((SECONDS - start)) s"
+    cargo zigbuild --profile dist -p dibs-jni --lib "${targets[@]}"
+    echo "build-natives: ${together[*]} in $((SECONDS - start)) s, in one cargo invocation"
+    for p in "${together[@]}"; do
+      stage "$p" "target/${TARGET[$p]%.2.17}/dist/$(lib_file "$p")"
+    done
+  fi
+  for p in "${apart[@]}"; do
+    local rust_target=${TARGET[$p]} deployment=11.0
+    python3 scripts/macos-stubs.py "$TOOLS/macos-sdk"
+    # zig would record macOS 15 as the minimum. 10.14: what security-framework is built for.
+    [ "$p" = macos-x86_64 ] && deployment=10.14
+    local start=$SECONDS
+    # The install name would otherwise be this machine's build path.
+    MACOSX_DEPLOYMENT_TARGET=$deployment cargo zigbuild --profile dist -p dibs-jni --lib --target "$rust_target" \
+      --config "target.$rust_target.rustflags=['-C','link-arg=-F$PWD/$TOOLS/macos-sdk/Frameworks','-C','link-arg=-Wl,-install_name,@rpath/libdibs.dylib']"
+    echo "build-natives: $p ($rust_target) in $((SECONDS - start)) s"
     stage "$p" "target/$rust_target/dist/$(lib_file "$p")"
   done
 }

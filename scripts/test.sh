@@ -16,7 +16,7 @@ case "${1:-}" in
   *) echo "usage: scripts/test.sh [--quick]" >&2; exit 64 ;;
 esac
 started=$SECONDS
-step() { echo "== [$(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s] $*"; }
+step() { printf "\n"; echo "== [$(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s] $*"; }
 
 bash scripts/ensure-deps.sh
 
