@@ -7,7 +7,7 @@
 //   compileJava     --release 11, no runtime dependencies
 //   cargoBuildTestTools  cargo build --release -p dibs-cli -p dibs-test-tools --bins (the CLI and the stress worker
 //                   that CliInteropTest and ExclusionStressTest run)
-//   cargoBuildTestHooks  the library with --features test-hooks, in target/test-hooks
+//   cargoBuildTestHooks  the library with --features test-hooks, in target/release
 //   compileTestKotlin / compileTestJava, with the shared fixtures of dibs-test-support/src/main/java
 //                   (RedisServer, TlsServer, FaultProxy, LockContract) as test sources;
 //                   test (JUnit 5, -Xcheck:jni), jniPanicTest (JniPanicTest against the test-hooks
@@ -157,9 +157,10 @@ tasks.javadoc {
     (options as StandardJavadocDocletOptions).addBooleanOption("Xdoclint:all,-missing", true)
 }
 
-// The binaries the tests run beside the JVM, and the library with test-only panic hooks in a
-// target dir of its own (the shipped library never has them).
-val testHooksTargetDir = layout.projectDirectory.dir("target/test-hooks")
+// The binaries the tests run beside the JVM, and the library with test-only panic hooks, built
+// after them in the release profile whose dependencies they share (the shipped library is the
+// dist profile's and never has the hooks).
+val testHooksTargetDir = layout.projectDirectory.dir("target") // release/, beside the test tools
 val cargoBuildTestTools by tasks.registering(Exec::class) {
     description = "Builds the dibs CLI and the stress worker the Java tests run."
     group = "build"
@@ -171,6 +172,7 @@ val cargoBuildTestHooks by tasks.registering(Exec::class) {
     description = "Builds the native library with its test-only panic hooks (JniPanicTest)."
     group = "build"
     onlyIf { !cargoSkip }
+    mustRunAfter(cargoBuildTestTools)
     workingDir = rootDir
     commandLine(
         "cargo", "build", "--release", "--package", "dibs-jni", "--lib", "--features", "test-hooks",

@@ -14,7 +14,7 @@ bash scripts/ensure-platform-tools.sh
 echo "-- glibc baseline, NEEDED, machine and JNI symbols"
 python3 scripts/check-natives.py target/natives
 
-control=${1:-target/test-hooks/release/libdibs.so}
+control=${1:-target/release/libdibs.so}
 if [ -f "$control" ]; then
   fake=$(mktemp -d)
   cp -r target/natives/. "$fake/"

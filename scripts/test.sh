@@ -89,7 +89,7 @@ mvn -B -ntp verify -Ddibs.natives=all -Djdk11.java="$jdk11" -Djdk21.java="$jdk21
 step "Compatibility matrix: the lock contract, faults, TLS with client certificates, ACL and refused"
 echo "   commands, Sentinel with TLS and auth, Cluster with TLS, on Redis 6.2.16, 7.0.15, 7.4.1 and"
 echo "   Valkey 8.0.1 (built from ../shared/redis-servers once, cached by checksum); the README's table"
-python3 scripts/compat-matrix.py
+python3 scripts/compat-matrix.py --debian-from target/cargo-test.log   # Debian's row: the suites above ran on it
 
 step "Platforms: glibc 2.17 baseline, musl loading, Windows under wine, what the jar carries"
 bash scripts/check-natives.sh
