@@ -345,8 +345,8 @@ fn a_ticks_lock_stays_as_its_done_marker_for_all_of_at_most() {
 }
 
 /// Issue 29 (7): the lock's key and value are as the previous version of dibs wrote them, so in a
-/// rolling deploy instances of both versions exclude each other on one lock: 300 tries each, at
-/// once, never two tasks at a time, and each version wins some and skips some.
+/// rolling deploy instances of both versions exclude each other on one lock: each is skipped
+/// while the other holds it, and in 300 tries each, at once, never two tasks run at a time.
 #[test]
 fn instances_of_the_previous_version_and_this_one_exclude_each_other() {
     let server = RedisServer::start();

@@ -22,8 +22,10 @@ pub struct Race {
     pub current_skipped: u32,
 }
 
-/// `rounds` tries of lock `name` by each version at once, on threads of their own, each task
-/// holding the lock for about a millisecond. `history`: the previous version records its runs
+/// First each version holds lock `name` while the other tries it (so each has run once and been
+/// skipped once, whatever the race below does), then `rounds` tries by each version at once, on
+/// threads of their own, each task holding the lock for about a millisecond: which wins the race
+/// is the scheduler's choice (one version won all 300 once), that none overlaps is the test. `history`: the previous version records its runs
 /// as its default did (a second key, its stream), else it releases with the lock's key alone (as
 /// it did on a Cluster).
 pub fn race(
@@ -44,21 +46,54 @@ pub fn race(
     };
     let key = format!("dibs:{name}");
     let stream = format!("dibs:\u{1f}history:{name}");
+    let params = LockParams::from_millis(name, 5_000, 0).unwrap();
+    let acquire_previous = |conn: &mut dyn ConnectionLike, value: &str| -> bool {
+        let fence: Option<u64> = redis::cmd("EVAL")
+            .arg(ACQUIRE)
+            .arg(1)
+            .arg(&key)
+            .arg(value)
+            .arg(5_000)
+            .arg(0)
+            .query(conn)
+            .unwrap();
+        fence.is_some()
+    };
+    // Each version holds the lock while the other tries it.
+    let held_by_previous = format!("{};previous-host;4242;1764547200000", uuid::Uuid::new_v4());
+    assert!(
+        acquire_previous(&mut previous, &held_by_previous),
+        "the previous version takes the free lock"
+    );
+    assert!(
+        matches!(current.execute(&params, task).unwrap(), Outcome::Skipped),
+        "this version skips the previous version's lock"
+    );
+    let code: i64 = redis::cmd("EVAL")
+        .arg(RELEASE)
+        .arg(1)
+        .arg(&key)
+        .arg(&held_by_previous)
+        .arg(0)
+        .query(&mut previous)
+        .unwrap();
+    assert_eq!(code & 15, 2, "the previous version released its own lock");
+    let lease = current
+        .acquire(&params)
+        .unwrap()
+        .expect("this version takes the free lock");
+    let other = format!("{};previous-host;4242;1764547200000", uuid::Uuid::new_v4());
+    assert!(
+        !acquire_previous(&mut previous, &other),
+        "the previous version skips this version's lock"
+    );
+    assert!(lease.release().owned_to_the_end());
     let (mut race, previous_counts) = std::thread::scope(|scope| {
         let old = scope.spawn(|| {
             let (mut ran, mut skipped) = (0, 0);
             for round in 0..rounds {
                 let value = format!("{};previous-host;4242;1764547200000", uuid::Uuid::new_v4());
-                let fence: Option<u64> = redis::cmd("EVAL")
-                    .arg(ACQUIRE)
-                    .arg(1)
-                    .arg(&key)
-                    .arg(&value)
-                    .arg(5_000)
-                    .arg(0)
-                    .query(&mut previous)
-                    .unwrap();
-                if fence.is_none() {
+                if !acquire_previous(&mut previous, &value) {
                     skipped += 1;
                     continue;
                 }
@@ -92,7 +127,6 @@ pub fn race(
             (ran, skipped)
         });
         let mut race = Race::default();
-        let params = LockParams::from_millis(name, 5_000, 0).unwrap();
         for _ in 0..rounds {
             match current.execute(&params, task).unwrap() {
                 Outcome::Ran { ending, .. } => {
@@ -105,6 +139,11 @@ pub fn race(
         (race, old.join().unwrap())
     });
     (race.previous_ran, race.previous_skipped) = previous_counts;
+    // The runs and skips of the turns before the race.
+    race.previous_ran += 1;
+    race.previous_skipped += 1;
+    race.current_ran += 1;
+    race.current_skipped += 1;
     race.overlaps = overlaps.load(Ordering::SeqCst);
     race
 }
