@@ -17,6 +17,10 @@ DIBS_REDIS_SERVER / DIBS_REDIS_CLI (Rust) and -Dredis.server (Java) pointing at 
   run history              Rust: tests/history.rs (XADD in the release script, SCAN, an ACL
                            without streams)
 
+The Java contract runs for one server after another (one Maven build directory); then the Rust
+suites of every server run at once, as the test programs cargo built (they wait on servers and
+faults far more than they compute, and each starts servers of its own on free ports).
+
 Writes target/compat-matrix.md, then checks that README.md's table (between the
 compat-matrix markers) is the same; `--write` puts it there instead. With `--debian-from LOG`,
 the row of Debian's redis-server (the one the test command's own suites ran against) is read
@@ -25,12 +29,14 @@ instead of running them a second time. Exits 1 when a suite
 failed or the README's table differs. Needs the Rust tests built and the Java module built with
 its natives (scripts/test.sh runs it after both).
 """
+import json
 import os
 import re
 import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,27 +87,48 @@ def version(binary):
     return f"{match.group(1)} {match.group(2)}" if match else text.strip()
 
 
-def rust(tests, env, name_filter=None):
-    """{test name: passed} of these integration test binaries of the dibs crate."""
-    # Every binary runs, even after one failed.
-    args = ["cargo", "test", "--no-fail-fast", "-p", "dibs"]
+def test_programs(tests):
+    """{binary name: path} of these integration test binaries of the dibs crate, built once."""
+    built = subprocess.run(
+        ["cargo", "test", "-p", "dibs", "--no-run", "--message-format=json"]
+        + [arg for test in tests for arg in ("--test", test)],
+        cwd=ROOT, capture_output=True, text=True, check=True)
+    programs = {}
+    for line in built.stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        message = json.loads(line)
+        target = message.get("target", {})
+        if message.get("executable") and "test" in target.get("kind", []):
+            programs[target["name"]] = message["executable"]
+    missing = [test for test in tests if test not in programs]
+    if missing:
+        sys.exit(f"compat-matrix: no test program built for {missing}")
+    return programs
+
+
+def rust(programs, tests, env):
+    """{test name: passed} of these integration test binaries, run as cargo runs them (in the
+    crate's directory), each to its end even after one failed."""
+    results, output = {}, []
     for test in tests:
-        args += ["--test", test]
-    try:
-        run = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True,
-                             timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired as e:
-        return {"(the run itself: timed out)": False}, str(e.stdout or "") + str(e.stderr or "")
-    results = {}
-    for line in (run.stdout + run.stderr).splitlines():
-        match = re.match(r"test (\S+) \.\.\. (ok|FAILED|ignored)", line)
-        if match and match.group(2) != "ignored":
-            results[match.group(1)] = match.group(2) == "ok"
-    if run.returncode != 0 and all(results.values()):
-        results["(the run itself)"] = False  # a build or harness failure
-    if name_filter:
-        results = {k: v for k, v in results.items() if name_filter(k)}
-    return results, run.stdout + run.stderr
+        try:
+            run = subprocess.run([programs[test]], cwd=ROOT, env=env, capture_output=True,
+                                 text=True, timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired as e:
+            results[f"({test}: timed out)"] = False
+            output.append(str(e.stdout or "") + str(e.stderr or ""))
+            continue
+        found = {}
+        for line in (run.stdout + run.stderr).splitlines():
+            match = re.match(r"test (\S+) \.\.\. (ok|FAILED|ignored)", line)
+            if match and match.group(2) != "ignored":
+                found[match.group(1)] = match.group(2) == "ok"
+        if run.returncode != 0 and all(found.values()):
+            found[f"({test}: the run itself)"] = False  # a harness failure
+        results.update(found)
+        output.append(run.stdout + run.stderr)
+    return results, "\n".join(output)
 
 
 def rust_from_log(log_path, tests):
@@ -175,31 +202,52 @@ def main():
     if "--debian-from" in sys.argv:
         debian_from = sys.argv[sys.argv.index("--debian-from") + 1]
     rows, logs, failures = [], [], 0
-    for label, binary, cli in servers():
-        started = time.time()
-        env = dict(os.environ, DIBS_REDIS_SERVER=binary, DIBS_REDIS_CLI=cli)
-        cells = {}
+    found = servers()
+    programs = test_programs(sorted({t for tests in RUST.values() for t in tests}))
+    cells_of, logs_of, seconds_of = {}, {}, {}
+    # The Java contract of each server in turn (one Maven build directory), then the Rust suites
+    # of every server at once: they wait on servers and faults far more than they compute, and
+    # each starts servers of its own on free ports.
+    for label, binary, cli in found:
+        cells_of[label], logs_of[label] = {}, []
         if label == "debian" and debian_from:
             # The test command's own suites ran against this server already.
-            cells["lock contract"] = java_from_reports()
+            cells_of[label]["lock contract"] = java_from_reports()
             for column, tests in RUST.items():
-                cells[column] = rust_from_log(debian_from, tests)
-            logs.append(f"== {label}: read from {debian_from} and the library's surefire reports")
-        else:
-            results, log = java(binary)
-            cells["lock contract"] = results
-            logs.append(f"== {label}: lock contract\n{log}")
-            for column, tests in RUST.items():
-                results, log = rust(tests, env)
-                cells[column] = results
-                logs.append(f"== {label}: {column}\n{log}")
+                cells_of[label][column] = rust_from_log(debian_from, tests)
+            logs_of[label].append(f"== {label}: read from {debian_from} and the library's surefire reports")
+            seconds_of[label] = 0.0
+            continue
+        started = time.time()
+        results, log = java(binary)
+        cells_of[label]["lock contract"] = results
+        logs_of[label].append(f"== {label}: lock contract\n{log}")
+        seconds_of[label] = time.time() - started
+
+    def rust_row(label, binary, cli):
+        started = time.time()
+        env = dict(os.environ, DIBS_REDIS_SERVER=binary, DIBS_REDIS_CLI=cli)
+        for column, tests in RUST.items():
+            results, log = rust(programs, tests, env)
+            cells_of[label][column] = results
+            logs_of[label].append(f"== {label}: {column}\n{log}")
+        seconds_of[label] += time.time() - started
+
+    pending = [(label, binary, cli) for label, binary, cli in found
+               if not (label == "debian" and debian_from)]
+    with ThreadPoolExecutor(max_workers=max(1, len(pending))) as pool:
+        for done in [pool.submit(rust_row, *row) for row in pending]:
+            done.result()
+    for label, binary, cli in found:
+        cells = cells_of[label]
+        logs += logs_of[label]
         # A column with no test at all (a binary that ran none) is a failure too.
         failures += sum(not ok for r in cells.values() for ok in r.values())
         failures += sum(not r for r in cells.values())
         name = version(binary)
         rows.append(f"| {name} | " + " | ".join(cell(cells[c]) for c in COLUMNS) + " |")
         print(f"compat-matrix: {name}: " + ", ".join(f"{c} {cell(cells[c])}" for c in COLUMNS)
-              + f" ({time.time() - started:.0f} s)", flush=True)
+              + f" ({seconds_of[label]:.0f} s)", flush=True)
     table = "\n".join([
         "| server | " + " | ".join(COLUMNS) + " |",
         "|---|" + "---|" * len(COLUMNS),
