@@ -8,6 +8,8 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Handler;
 import java.util.logging.Level;
@@ -230,6 +232,40 @@ public final class LeaseFaults {
             now = threadsNamed(name);
         }
         return now;
+    }
+
+    /** The ids (from /proc/self/task) of this process's threads named {@code name}. */
+    public static Set<String> threadIdsNamed(String name) throws IOException {
+        Set<String> ids = new TreeSet<>();
+        try (Stream<Path> tasks = Files.list(Paths.get("/proc/self/task"))) {
+            for (Path t : (Iterable<Path>) tasks::iterator) {
+                try {
+                    if (name.equals(new String(Files.readAllBytes(t.resolve("comm"))).trim())) {
+                        ids.add(t.getFileName().toString());
+                    }
+                } catch (IOException e) {
+                    // the thread ended while listed
+                }
+            }
+        }
+        return ids;
+    }
+
+    /**
+     * The threads named {@code name} that are not among {@code before}, once there are none, or
+     * after 5 s: what a call left behind, whatever threads of earlier calls end meanwhile.
+     */
+    public static Set<String> settledNewThreadsNamed(String name, Set<String> before)
+            throws IOException, InterruptedException {
+        long until = System.nanoTime() + 5_000_000_000L;
+        Set<String> left = threadIdsNamed(name);
+        left.removeAll(before);
+        while (!left.isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(20);
+            left = threadIdsNamed(name);
+            left.removeAll(before);
+        }
+        return left;
     }
 
     /** Busy-waits {@code ms}: not Thread.sleep, which an interrupt case would end at once. */
