@@ -63,11 +63,16 @@ final class TestSupport {
 
     /**
      * Captures what dibs logs through System.getLogger("dibs"), which the JDK backs with the
-     * java.util.logging logger of the same name.
+     * java.util.logging logger of the same name. The JVM is shared by many tests: a lease an
+     * earlier test dropped may be released (and warned about) by the cleaner at any time, so the
+     * "about" views keep only what concerns one lock: logged on the thread that made the capture,
+     * or naming the lock.
      */
     static final class LogCapture extends Handler implements AutoCloseable {
         private final Logger logger = Logger.getLogger("dibs"); // strong reference while capturing
+        private final Thread owner = Thread.currentThread();
         private final List<LogRecord> records = new ArrayList<>();
+        private final List<Boolean> onOwner = new ArrayList<>();
 
         LogCapture() {
             setLevel(Level.ALL);
@@ -76,13 +81,27 @@ final class TestSupport {
 
         @Override
         public synchronized void publish(LogRecord record) {
-            records.add(record);
+            records.add(record); // a JUL handler runs on the thread that logs
+            onOwner.add(Thread.currentThread() == owner);
         }
 
+        /** Every record, from any thread: for failure messages. */
         synchronized List<String> messages() {
             List<String> out = new ArrayList<>();
             for (LogRecord r : records) {
                 out.add(r.getLevel() + " " + r.getMessage());
+            }
+            return out;
+        }
+
+        /** The records logged on the capturing thread or naming lock {@code name} (quoted). */
+        synchronized List<String> messagesAbout(String name) {
+            List<String> out = new ArrayList<>();
+            for (int i = 0; i < records.size(); i++) {
+                LogRecord r = records.get(i);
+                if (onOwner.get(i) || names(r, name)) {
+                    out.add(r.getLevel() + " " + r.getMessage());
+                }
             }
             return out;
         }
@@ -100,12 +119,16 @@ final class TestSupport {
         /** The WARNING messages that name the lock {@code name} (quoted, as dibs quotes it). */
         synchronized List<String> warningsAbout(String name) {
             List<String> out = new ArrayList<>();
-            for (String w : warnings()) {
-                if (w.contains("'" + name + "'")) {
-                    out.add(w);
+            for (LogRecord r : records) {
+                if (r.getLevel() == Level.WARNING && names(r, name)) {
+                    out.add(r.getMessage());
                 }
             }
             return out;
+        }
+
+        private static boolean names(LogRecord r, String name) {
+            return String.valueOf(r.getMessage()).contains("'" + name + "'");
         }
 
         @Override

@@ -50,7 +50,7 @@ class DibsTest extends RedisTestBase {
             assertTrue(ran);
             assertTrue(heldDuringTask.get(), "the lock key exists while the task runs");
             assertFalse(exists(name), "atLeast 0: the lock is deleted at release");
-            assertEquals(List.of(), log.messages(), "a normal release logs nothing");
+            assertEquals(List.of(), log.messagesAbout(name), "a normal release logs nothing");
         }
     }
 
@@ -216,7 +216,7 @@ class DibsTest extends RedisTestBase {
             }));
             assertTrue(pttlInTask.get() > 0 && pttlInTask.get() <= 500, "PTTL during the task: " + pttlInTask.get());
             assertTrue(otherRan.get(), "another caller won the expired lock");
-            List<String> warnings = log.warnings();
+            List<String> warnings = log.warningsAbout(name);
             assertEquals(1, warnings.size(), "one warning: " + log.messages());
             String w = warnings.get(0);
             assertTrue(w.contains("'" + name + "'"), w);

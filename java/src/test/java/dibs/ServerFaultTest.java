@@ -118,8 +118,8 @@ class ServerFaultTest {
 
     /** The release failed, and that is one WARNING naming the lock and why, never the password. */
     private static void assertReleaseFailureLogged(TestSupport.LogCapture log, String name) {
-        assertEquals(1, log.messages().size(), "exactly one log record: " + log.messages());
-        List<String> warnings = log.warnings();
+        assertEquals(1, log.messagesAbout(name).size(), "exactly one log record: " + log.messages());
+        List<String> warnings = log.warningsAbout(name);
         assertEquals(1, warnings.size(), "one WARNING: " + log.messages());
         String w = warnings.get(0);
         assertTrue(w.startsWith("release of lock '" + name + "' failed: "), w);
@@ -345,7 +345,7 @@ class ServerFaultTest {
         try (TestSupport.LogCapture log = new TestSupport.LogCapture()) {
             assertTrue(
                     Dibs.execute(authUri(), name, 10, 0, runs::incrementAndGet), "the next call reconnects and wins");
-            assertEquals(List.of(), log.messages(), "a reconnect is silent");
+            assertEquals(List.of(), log.messagesAbout(name), "a reconnect is silent");
         }
         assertEquals(1, runs.get(), "the task ran exactly once");
         assertEquals("0", redis.command("EXISTS", lockKey(name)), "and was released");
@@ -377,8 +377,8 @@ class ServerFaultTest {
             long pttl = Long.parseLong(redis.command("PTTL", key));
             assertTrue(pttl > 59_000 && pttl <= 60_000, "the other's TTL is untouched: " + pttl);
 
-            assertEquals(1, log.messages().size(), "exactly one log record: " + log.messages());
-            List<String> warnings = log.warnings();
+            assertEquals(1, log.messagesAbout(name).size(), "exactly one log record: " + log.messages());
+            List<String> warnings = log.warningsAbout(name);
             assertEquals(1, warnings.size(), "one WARNING: " + log.messages());
             String w = warnings.get(0);
             assertTrue(w.contains("lock '" + name + "'"), "names the lock: " + w);
