@@ -292,6 +292,30 @@ publishing {
 // through gpg-agent, or -Psigning.gnupg.passphrase=...). Without -Prelease nothing is signed.
 // ./gradlew -Prelease -Pcargo.skip=true publishAllPublicationsToStagingRepository
 val isRelease = providers.gradleProperty("release").isPresent
+
+// 6. With -Prelease, as pom.xml's release profile: beside the jar of every platform, a jar per
+// platform (classifier = the platform, as scripts/build-natives.sh --list names them): the
+// classes and that platform's library alone.
+val nativePlatforms: List<String> =
+    providers.exec { commandLine("bash", "scripts/build-natives.sh", "--list") }
+        .standardOutput.asText.get().trim().split(" ")
+val platformJars = nativePlatforms.map { platform ->
+    tasks.register<Jar>("jar-$platform") {
+        description = "The classes and the $platform native library alone."
+        group = "build"
+        archiveClassifier.set(platform)
+        manifest { attributes("Automatic-Module-Name" to "dibs") }
+        from(sourceSets["main"].output) {
+            include("**/*.class", "META-INF/**", "$nativeResourceDir/natives.properties", "$nativeResourceDir/$platform/*")
+        }
+    }
+}
+if (isRelease) {
+    publishing.publications.named<MavenPublication>("maven") {
+        platformJars.forEach { artifact(it) }
+    }
+}
+
 signing {
     isRequired = isRelease
     if (isRelease) {

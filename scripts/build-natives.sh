@@ -9,6 +9,8 @@
 #   or platform names, mixed with linux or all: e.g. "linux windows-x86_64".
 #   index   only (re)write target/natives/natives.properties for the libraries present (after
 #           staging libraries built elsewhere into target/natives, e.g. a release's merged ones)
+#   --list  print the names of all platforms, space-separated, and build nothing (the other
+#           scripts read the list here)
 #
 # Every run ends by writing target/natives/natives.properties, NativeLoader's index: the version
 # of the crate that builds the cdylib (the native version the jar expects) and each present
@@ -177,6 +179,10 @@ print(f"build-natives: {out}/natives.properties: version {versions[0]}, {(len(li
 }
 
 main() {
+  if [ "${1:-}" = --list ] && [ $# -eq 1 ]; then
+    echo "${ALL[*]}"
+    return
+  fi
   if [ "${1:-}" = index ] && [ $# -eq 1 ]; then
     write_index
     return

@@ -21,6 +21,7 @@ Usage: python3 scripts/check-build-sync.py [repo-root]   (exit 0: in sync, 1: dr
 """
 
 import re
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -226,6 +227,16 @@ def main() -> int:
     if maven["native resource dir"] != loader_dir:
         drift.append(f"  native resource dir: java/pom.xml has {maven['native resource dir']!r}, "
                      f"NativeLoader.RESOURCE_DIR is {loader_dir!r}")
+    # The release's jar per platform: java/pom.xml writes one execution per platform; Gradle
+    # reads the list from scripts/build-natives.sh --list, which owns it.
+    platforms = subprocess.run(["bash", str(root / "scripts/build-natives.sh"), "--list"], check=True,
+                               capture_output=True, text=True).stdout.split()
+    classifiers = re.findall(r"<classifier>([^<]+)</classifier>", library_path.read_text())
+    if classifiers != platforms:
+        drift.append(f"  platform jars: java/pom.xml's release profile makes {classifiers}, "
+                     f"scripts/build-natives.sh --list names {platforms}")
+    if "scripts/build-natives.sh\", \"--list" not in gradle_path.read_text():
+        drift.append("  platform jars: build.gradle.kts must read the platforms from scripts/build-natives.sh --list")
     # The loader refuses a native library of another version than the jar's.
     if java_version.removesuffix("-SNAPSHOT") != native_version:
         drift.append(f"  version: pom.xml's <revision> is {java_version!r}, Cargo.toml's version is "

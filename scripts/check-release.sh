@@ -10,7 +10,8 @@
 #
 # Checked, in target/release-repo/io/github/dibs/<module>/<version>/, for each published module
 # (PUBLISHED below: the parent, the library, dibs-shedlock, the starter, dibs-kotlin):
-#   - the main jar, -sources.jar, -javadoc.jar and .pom (the parent: its .pom), each with a .asc
+#   - the main jar, -sources.jar, -javadoc.jar and .pom (the parent: its .pom), and the library's
+#     jar per platform (-<platform>.jar), each with a .asc
 #     signature that `gpg --verify` accepts and .md5/.sha1 checksums that match;
 #   - the POM has name, description, url, licenses, developers and scm, and stands alone: the
 #     version resolved (no ${revision}) and no <parent>;
@@ -30,7 +31,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL_PLATFORMS=(linux-x86_64 linux-aarch64 linux-x86_64-musl linux-aarch64-musl windows-x86_64 macos-x86_64 macos-aarch64)
+read -r -a ALL_PLATFORMS <<<"$(bash scripts/build-natives.sh --list)"
 require_all=false
 case "${1:-}" in
   "") ;;
@@ -137,6 +138,9 @@ for entry in "${PUBLISHED[@]}"; do
   echo "== $artifact: artifacts, signatures, checksums (${module_base%/*})"
   suffixes=(.jar -sources.jar -javadoc.jar .pom)
   [ "$packaging" = pom ] && suffixes=(.pom)
+  if [ "$artifact" = dibs ]; then # and a jar per platform (scripts/check-platform-jars.sh checks what each carries)
+    for p in "${ALL_PLATFORMS[@]}"; do suffixes+=("-$p.jar"); done
+  fi
   for suffix in "${suffixes[@]}"; do
     f="$module_base$suffix"
     name=${f##*/}

@@ -5,9 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-java/target}
+read -r -a platforms <<<"$(bash scripts/build-natives.sh --list)"
 jars=()
 for f in "$dir"/dibs-*.jar; do
   case "$f" in *-sources.jar | *-javadoc.jar | *-tests.jar) continue ;; esac
+  for p in "${platforms[@]}"; do
+    case "$f" in *-"$p".jar) continue 2 ;; esac # a release's jar of one platform
+  done
   [ -f "$f" ] && jars+=("$f")
 done
 if [ ${#jars[@]} -ne 1 ]; then

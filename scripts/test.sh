@@ -102,8 +102,10 @@ bash scripts/check-jni-warnings.sh target/maven.log
 bash scripts/check-no-leaks.sh target/cargo-test.log target/cargo-fuzz.log target/maven.log \
   target/compat-matrix.log
 
-step "The release meets Maven Central's rules (signed with a throwaway key, to a file repository)"
+step "The release meets Maven Central's rules (signed with a throwaway key, to a file repository); each"
+echo "   platform's jar carries its library alone, and the linux-x86_64 one alone locks"
 bash scripts/check-release.sh --all-platforms
+bash scripts/check-platform-jars.sh
 
 step "Reliability summary"
 python3 scripts/reliability-report.py
