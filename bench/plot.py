@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 # One colour per contender, the same in both figures.
 COLOURS = {
     "dibs": "#d62728",
+    "dibs (history off)": "#ff9896",
     "ShedLock-Jedis": "#1f77b4",
     "ShedLock-Lettuce": "#2ca02c",
     "raw Jedis": "#7f7f7f",

@@ -16,6 +16,7 @@ interface Contender extends AutoCloseable {
     /** The contenders, in the order of the tables. */
     List<String> NAMES = List.of(
             DibsContender.NAME,
+            DibsContender.HISTORY_OFF,
             ShedLockContender.JEDIS,
             ShedLockContender.LETTUCE,
             RawJedisContender.NAME,
@@ -30,6 +31,8 @@ interface Contender extends AutoCloseable {
         switch (name) {
             case DibsContender.NAME:
                 return new DibsContender(host, port);
+            case DibsContender.HISTORY_OFF:
+                return new DibsContender(host, port, false, DibsContender.HISTORY_OFF);
             case ShedLockContender.JEDIS:
                 return ShedLockContender.jedis(host, port, maxThreads);
             case ShedLockContender.LETTUCE:

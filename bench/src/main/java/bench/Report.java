@@ -41,7 +41,9 @@ final class Report {
         md.append("Produced by `bash bench/run.sh`. One redis-server, every contender in the same run.\n\n");
         r.setup.forEach(
                 (k, v) -> md.append("- ").append(k).append(": ").append(v).append('\n'));
-        md.append("- contenders: **dibs** `Dibs.execute(uri, name, 10, 0, task)` (Java, JNI, Rust);"
+        md.append("- contenders: **dibs** `Dibs.execute(uri, name, 10, 0, task)` (Java, JNI, Rust), with its"
+                + " defaults (the run history, the fencing token); **dibs (history off)** the same with the conn"
+                + " key `history` false, to show what recording each run costs;"
                 + " **ShedLock-Jedis** `DefaultLockingTaskExecutor`, ShedLock's Redis lock logic"
                 + " (shedlock-support-redis) on a JedisPool sized for the thread count, safeUpdate on;"
                 + " **ShedLock-Lettuce** `DefaultLockingTaskExecutor` with the Spring Data Redis"
@@ -64,9 +66,9 @@ final class Report {
         md.append("- ratios are dibs / the other: below 1 is better for dibs on latencies, above 1 on rates\n\n");
 
         md.append("## Figures\n\n");
-        md.append("| workload | figure | dibs | ShedLock-Jedis | ShedLock-Lettuce | raw Jedis | Redisson"
-                + " | dibs / ShedLock-Jedis | dibs / ShedLock-Lettuce | dibs / raw | dibs / Redisson |\n");
-        md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        md.append("| workload | figure | dibs | dibs (history off) | ShedLock-Jedis | ShedLock-Lettuce | raw Jedis"
+                + " | Redisson | dibs / ShedLock-Jedis | dibs / ShedLock-Lettuce | dibs / raw | dibs / Redisson |\n");
+        md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         row(md, "(a) uncontended, 1 thread", "cycle p50, µs", c -> Results.median(r.cycle, c, Samples::p50), 1);
         row(md, "", "cycle p99, µs", c -> Results.median(r.cycle, c, Samples::p99), 1);
         row(
@@ -76,6 +78,13 @@ final class Report {
                 c -> Results.median(r.heldSkip, c, Samples::p50),
                 1);
         row(md, "", "p99, µs", c -> Results.median(r.heldSkip, c, Samples::p99), 1);
+        row(
+                md,
+                "redis-server CPU per call, 1 thread",
+                "(a) cycle, µs",
+                c -> Results.median(r.cycleServerUs, c, Double::doubleValue),
+                1);
+        row(md, "", "skip, µs", c -> Results.median(r.skipServerUs, c, Double::doubleValue), 1);
         boolean first = true;
         for (int threads : Results.THREADS) {
             row(
@@ -110,7 +119,7 @@ final class Report {
                 false);
         if (!r.leak.containsKey(SL_JEDIS)) {
             md.append(
-                    "| | (ShedLock providers: `bash bench/run.sh --leak-all`, about a minute more) | | | | | | | | | |\n");
+                    "| | (ShedLock providers: `bash bench/run.sh --leak-all`, about a minute more) | | | | | | | | | | |\n");
         }
         row(md, "(e) fresh JVM", "setup + first call, ms", c -> Results.median(r.firstCall, c, f -> f[0]), 1);
         row(md, "", "second call, µs", c -> Results.median(r.firstCall, c, f -> f[1]), 0);

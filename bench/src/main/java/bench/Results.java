@@ -17,6 +17,10 @@ final class Results {
     final Map<String, List<Samples>> cycle = new LinkedHashMap<>();
     /** One thread, lock held by another holder: the skip path alone. */
     final Map<String, List<Samples>> heldSkip = new LinkedHashMap<>();
+    /** The redis-server's CPU per call, µs, over (a)'s cycles and over the skips. */
+    final Map<String, List<Double>> cycleServerUs = new LinkedHashMap<>();
+
+    final Map<String, List<Double>> skipServerUs = new LinkedHashMap<>();
     /** (b) cycles per second by thread count, distinct lock names. */
     final Map<Integer, Map<String, List<Double>>> throughput = new TreeMap<>();
     /** (c) 16 threads on one lock name. */
