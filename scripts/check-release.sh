@@ -20,7 +20,8 @@
 # and for the library, in .../io/github/dibs/dibs/<version>/:
 #   - the javadoc jar has pages (index.html, dibs/Dibs.html), the sources jar has sources;
 #   - the main jar carries, at dibs/native/<platform>/<lib>, every library in
-#     target/natives/<platform>/<lib>, byte for byte.
+#     target/natives/<platform>/<lib>, byte for byte;
+#   - the jar of each platform it carries holds the classes and that library alone, at most 2 MB.
 # A SNAPSHOT version deploys with timestamped file names (dibs-1.2.3-20260101.120000-1.jar); the
 # names are read from the deployed maven-metadata.xml. Central itself would refuse a SNAPSHOT
 # as a release: that is printed as a note, since the version is set when releasing.
@@ -297,6 +298,26 @@ if [ -s "$base.jar" ]; then
       note "the jar has no library for ${absent[*]} (the release workflow assembles all ${#ALL_PLATFORMS[@]}; --all-platforms requires them)"
     fi
   fi
+  # The jar per platform: the classes and its own library alone, at most 2 MB, for each platform
+  # the main jar carries (scripts/check-platform-jars.sh then locks with one of them alone).
+  for p in "${present[@]}"; do
+    jar="$base-$p.jar"
+    [ -s "$jar" ] || continue # its own MISS above
+    jar_entries=$(entries "$jar")
+    libs=$(grep $'^dibs/native/[^/]*/[^/]*\t' <<<"$jar_entries" || true)
+    want=$(grep "^dibs/native/$p/" <<<"$in_jar")
+    size=$(wc -c <"$jar" | tr -d ' ')
+    if [ "$libs" != "$want" ]; then
+      miss "$p jar: its libraries are [${libs//$'\t'/ }], not the main jar's $p library alone"
+    elif ! grep -q $'^dibs/Dibs\.class\t' <<<"$jar_entries"; then
+      miss "$p jar: no dibs/Dibs.class"
+    elif [ "$size" -gt $((2 * 1024 * 1024)) ]; then
+      miss "$p jar: $size bytes, over 2 MB"
+    else
+      ok "$p jar: $size bytes, the classes and the same $p library as the main jar, alone"
+    fi
+  done
+  echo "   the main jar: $(wc -c <"$base.jar" | tr -d ' ') bytes"
 fi
 
 echo

@@ -87,6 +87,29 @@ def version(binary):
     return f"{match.group(1)} {match.group(2)}" if match else text.strip()
 
 
+LIBTEST_LINE = re.compile(r"test (\S+) \.\.\. (ok|FAILED|ignored)")
+
+
+def libtest_result(line):
+    """(test name, passed) of a libtest result line, None for any other line or an ignored test."""
+    match = LIBTEST_LINE.match(line)
+    if not match or match.group(2) == "ignored":
+        return None
+    return match.group(1), match.group(2) == "ok"
+
+
+def surefire_results(reports):
+    """{test name: passed} of the test cases in these surefire XML reports (skipped ones left out)."""
+    results = {}
+    for report in reports:
+        for case in ET.parse(report).getroot().iter("testcase"):
+            if case.find("skipped") is not None:
+                continue
+            failed = case.find("failure") is not None or case.find("error") is not None
+            results[f"{case.get('classname')}.{case.get('name')}"] = not failed
+    return results
+
+
 def test_programs(tests):
     """{binary name: path} of these integration test binaries of the dibs crate, built once."""
     built = subprocess.run(
@@ -119,11 +142,7 @@ def rust(programs, tests, env):
             results[f"({test}: timed out)"] = False
             output.append(str(e.stdout or "") + str(e.stderr or ""))
             continue
-        found = {}
-        for line in (run.stdout + run.stderr).splitlines():
-            match = re.match(r"test (\S+) \.\.\. (ok|FAILED|ignored)", line)
-            if match and match.group(2) != "ignored":
-                found[match.group(1)] = match.group(2) == "ok"
+        found = dict(filter(None, map(libtest_result, (run.stdout + run.stderr).splitlines())))
         if run.returncode != 0 and all(found.values()):
             found[f"({test}: the run itself)"] = False  # a harness failure
         results.update(found)
@@ -142,24 +161,16 @@ def rust_from_log(log_path, tests):
             if current:
                 seen.add(current)
             continue
-        match = re.match(r"test (\S+) \.\.\. (ok|FAILED|ignored)", line)
-        if match and current in tests and match.group(2) != "ignored":
-            results[match.group(1)] = match.group(2) == "ok"
+        result = libtest_result(line)
+        if result and current in tests:
+            results[result[0]] = result[1]
     return results
 
 
 def java_from_reports():
     """{test name: passed} of the lock contract suites in the library's default-JDK reports."""
-    results = {}
     reports = ROOT / "java" / "target" / "surefire-reports"
-    for name in JAVA_CONTRACT.split(","):
-        for report in reports.glob(f"TEST-dibs.{name}.xml"):
-            for case in ET.parse(report).getroot().iter("testcase"):
-                if case.find("skipped") is not None:
-                    continue
-                failed = case.find("failure") is not None or case.find("error") is not None
-                results[f"{case.get('classname')}.{case.get('name')}"] = not failed
-    return results
+    return surefire_results(r for name in JAVA_CONTRACT.split(",") for r in reports.glob(f"TEST-dibs.{name}.xml"))
 
 
 def java(binary):
@@ -175,13 +186,7 @@ def java(binary):
             cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired as e:
         return {"(the run itself: timed out)": False}, str(e.stdout or "") + str(e.stderr or "")
-    results = {}
-    for report in reports.glob("TEST-*Contract*.xml"):
-        for case in ET.parse(report).getroot().iter("testcase"):
-            if case.find("skipped") is not None:
-                continue
-            failed = case.find("failure") is not None or case.find("error") is not None
-            results[f"{case.get('classname')}.{case.get('name')}"] = not failed
+    results = surefire_results(reports.glob("TEST-*Contract*.xml"))
     if run.returncode != 0 and all(results.values()):
         results["(the run itself)"] = False
     return results, run.stdout + run.stderr

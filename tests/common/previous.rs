@@ -59,6 +59,28 @@ pub fn race(
             .unwrap();
         fence.is_some()
     };
+    // The previous version's release, with nothing of atLeast left: its result code.
+    let release_previous = |conn: &mut dyn ConnectionLike, value: &str| -> i64 {
+        let mut release = redis::cmd("EVAL");
+        release.arg(RELEASE);
+        if history {
+            let record = format!("ok;1;0;1;1764547200000;4242;previous-host;;;{name}");
+            release
+                .arg(2)
+                .arg(&key)
+                .arg(&stream)
+                .arg(value)
+                .arg(0)
+                .arg(0)
+                .arg(0)
+                .arg(100)
+                .arg(3_456_000_000u64)
+                .arg(record);
+        } else {
+            release.arg(1).arg(&key).arg(value).arg(0);
+        }
+        release.query(conn).unwrap()
+    };
     // Each version holds the lock while the other tries it.
     let held_by_previous = format!("{};previous-host;4242;1764547200000", uuid::Uuid::new_v4());
     assert!(
@@ -69,14 +91,7 @@ pub fn race(
         matches!(current.execute(&params, task).unwrap(), Outcome::Skipped),
         "this version skips the previous version's lock"
     );
-    let code: i64 = redis::cmd("EVAL")
-        .arg(RELEASE)
-        .arg(1)
-        .arg(&key)
-        .arg(&held_by_previous)
-        .arg(0)
-        .query(&mut previous)
-        .unwrap();
+    let code = release_previous(&mut previous, &held_by_previous);
     assert_eq!(code & 15, 2, "the previous version released its own lock");
     let lease = current
         .acquire(&params)
@@ -99,25 +114,7 @@ pub fn race(
                 }
                 task();
                 ran += 1;
-                let mut release = redis::cmd("EVAL");
-                release.arg(RELEASE);
-                if history {
-                    let record = format!("ok;1;0;1;1764547200000;4242;previous-host;;;{name}");
-                    release
-                        .arg(2)
-                        .arg(&key)
-                        .arg(&stream)
-                        .arg(&value)
-                        .arg(0)
-                        .arg(0)
-                        .arg(0)
-                        .arg(100)
-                        .arg(3_456_000_000u64)
-                        .arg(record);
-                } else {
-                    release.arg(1).arg(&key).arg(&value).arg(0);
-                }
-                let code: i64 = release.query(&mut previous).unwrap();
+                let code = release_previous(&mut previous, &value);
                 assert_eq!(
                     code & 15,
                     2,

@@ -99,26 +99,18 @@ public final class Bench {
         section("(a) uncontended cycle, 1 thread, and the skip path on a held lock, 1 thread");
         for (int round = 0; round < opt.rounds; round++) {
             for (Contender c : order(round)) {
-                // The redis-server's CPU per call, counted around the very calls that are timed.
-                double[] serverUs = new double[2];
-                Samples s = measured(c.name() + " cycle", () -> {
-                    CallCpu cpu = new CallCpu(opt.host, opt.port);
-                    Samples cycle = Workloads.latency(c, "cycle", CYCLE_WARMUP, opt.samples, true);
-                    cpu.stop(CYCLE_WARMUP + opt.samples);
-                    serverUs[0] = cpu.serverUs;
-                    return cycle;
-                });
-                Samples skip = measured(c.name() + " skip", () -> {
-                    CallCpu cpu = new CallCpu(opt.host, opt.port);
-                    Samples held = Workloads.latency(c, HELD, CYCLE_WARMUP / 2, SKIP_SAMPLES, false);
-                    cpu.stop(CYCLE_WARMUP / 2 + SKIP_SAMPLES);
-                    serverUs[1] = cpu.serverUs;
-                    return held;
-                });
+                CallCpu.Counted cycle = measured(
+                        c.name() + " cycle",
+                        () -> CallCpu.latency(opt.host, opt.port, c, "cycle", CYCLE_WARMUP, opt.samples, true));
+                CallCpu.Counted held = measured(
+                        c.name() + " skip",
+                        () -> CallCpu.latency(opt.host, opt.port, c, HELD, CYCLE_WARMUP / 2, SKIP_SAMPLES, false));
+                Samples s = cycle.samples;
+                Samples skip = held.samples;
                 Results.add(results.cycle, c.name(), s);
                 Results.add(results.heldSkip, c.name(), skip);
-                Results.add(results.cycleServerUs, c.name(), serverUs[0]);
-                Results.add(results.skipServerUs, c.name(), serverUs[1]);
+                Results.add(results.cycleServerUs, c.name(), cycle.cpu.serverUs);
+                Results.add(results.skipServerUs, c.name(), held.cpu.serverUs);
                 print(
                         "round %d  %-17s cycle p50 %7.1f µs  p99 %7.1f µs | skip p50 %7.1f µs  p99 %7.1f µs",
                         round + 1, c.name(), s.p50(), s.p99(), skip.p50(), skip.p99());

@@ -37,6 +37,30 @@ final class CallCpu {
         serverUs = serverS * 1e6 / calls;
     }
 
+    /**
+     * {@link Workloads#latency}, with the CPU its calls cost counted around exactly those calls
+     * (warm-up included).
+     */
+    static Counted latency(
+            String host, int port, Contender contender, String lockName, int warmup, int count, boolean expectWin)
+            throws Exception {
+        CallCpu cpu = new CallCpu(host, port);
+        Samples samples = Workloads.latency(contender, lockName, warmup, count, expectWin);
+        cpu.stop(warmup + count);
+        return new Counted(samples, cpu);
+    }
+
+    /** A latency workload's samples and the CPU per call it cost. */
+    static final class Counted {
+        final Samples samples;
+        final CallCpu cpu;
+
+        Counted(Samples samples, CallCpu cpu) {
+            this.samples = samples;
+            this.cpu = cpu;
+        }
+    }
+
     /** The server's {@code used_cpu_sys} plus {@code used_cpu_user}, in seconds. */
     private static double serverSeconds(String host, int port) {
         String info;

@@ -32,12 +32,12 @@ final class DibsRound {
             Workloads.latency(dibs, HELD, 5_000, 1, false);
             Workloads.window(dibs, 16, i -> "warm-up-" + i, 500, 500, false);
 
-            CallCpu cycleCpu = new CallCpu(host, port);
-            Samples cycle = Workloads.latency(dibs, "cycle", Bench.CYCLE_WARMUP, samples, true);
-            cycleCpu.stop(Bench.CYCLE_WARMUP + samples);
-            CallCpu skipCpu = new CallCpu(host, port);
-            Samples skip = Workloads.latency(dibs, HELD, Bench.CYCLE_WARMUP / 2, Bench.SKIP_SAMPLES, false);
-            skipCpu.stop(Bench.CYCLE_WARMUP / 2 + Bench.SKIP_SAMPLES);
+            CallCpu.Counted counted = CallCpu.latency(host, port, dibs, "cycle", Bench.CYCLE_WARMUP, samples, true);
+            Samples cycle = counted.samples;
+            CallCpu cycleCpu = counted.cpu;
+            counted = CallCpu.latency(host, port, dibs, HELD, Bench.CYCLE_WARMUP / 2, Bench.SKIP_SAMPLES, false);
+            Samples skip = counted.samples;
+            CallCpu skipCpu = counted.cpu;
             out.put("a_cycle_p50_us", cycle.p50());
             out.put("a_cycle_p99_us", cycle.p99());
             out.put("skip_p50_us", skip.p50());

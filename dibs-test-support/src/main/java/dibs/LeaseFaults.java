@@ -8,7 +8,9 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Handler;
@@ -202,52 +204,36 @@ public final class LeaseFaults {
         return () -> logger.removeHandler(handler);
     }
 
-    /** The names of this process's threads (native ones too), sorted, from /proc/self/task. */
-    public static List<String> threadNames() throws IOException {
-        List<String> names = new ArrayList<>();
+    /** This process's threads (native ones too), by id, with their names, from /proc/self/task. */
+    private static Map<String, String> threads() throws IOException {
+        Map<String, String> names = new TreeMap<>();
         try (Stream<Path> tasks = Files.list(Paths.get("/proc/self/task"))) {
             for (Path t : (Iterable<Path>) tasks::iterator) {
                 try {
-                    names.add(new String(Files.readAllBytes(t.resolve("comm"))).trim());
+                    names.put(t.getFileName().toString(), new String(Files.readAllBytes(t.resolve("comm"))).trim());
                 } catch (IOException e) {
                     // the thread ended while listed
                 }
             }
         }
+        return names;
+    }
+
+    /** The names of this process's threads (native ones too), sorted. */
+    public static List<String> threadNames() throws IOException {
+        List<String> names = new ArrayList<>(threads().values());
         Collections.sort(names);
         return names;
     }
 
-    /** The threads of this process named {@code name}. */
-    public static int threadsNamed(String name) throws IOException {
-        return (int) threadNames().stream().filter(name::equals).count();
-    }
-
-    /** {@link #threadsNamed} once it is down to {@code expected}, or after 5 s. */
-    public static int settledThreadsNamed(String name, int expected) throws IOException, InterruptedException {
-        long until = System.nanoTime() + 5_000_000_000L;
-        int now = threadsNamed(name);
-        while (now > expected && System.nanoTime() < until) {
-            Thread.sleep(20);
-            now = threadsNamed(name);
-        }
-        return now;
-    }
-
-    /** The ids (from /proc/self/task) of this process's threads named {@code name}. */
+    /** The ids of this process's threads named {@code name}. */
     public static Set<String> threadIdsNamed(String name) throws IOException {
         Set<String> ids = new TreeSet<>();
-        try (Stream<Path> tasks = Files.list(Paths.get("/proc/self/task"))) {
-            for (Path t : (Iterable<Path>) tasks::iterator) {
-                try {
-                    if (name.equals(new String(Files.readAllBytes(t.resolve("comm"))).trim())) {
-                        ids.add(t.getFileName().toString());
-                    }
-                } catch (IOException e) {
-                    // the thread ended while listed
-                }
+        threads().forEach((id, n) -> {
+            if (n.equals(name)) {
+                ids.add(id);
             }
-        }
+        });
         return ids;
     }
 

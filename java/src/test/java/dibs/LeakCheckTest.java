@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -213,7 +214,8 @@ class LeakCheckTest {
                 // Releases that could not reach a frozen server leave their key until atMost.
                 Thread.sleep(AT_MOST.toMillis() + 500);
                 String keys = redis.command("KEYS", "dibs:leak-*");
-                long extenders = LeaseFaults.settledThreadsNamed("dibs-keep-alive", 0);
+                long extenders = LeaseFaults.settledNewThreadsNamed("dibs-keep-alive", Set.of())
+                        .size();
                 List<String> grown = settledGrowth(threadsBefore);
 
                 Map<String, Long> sorted = new TreeMap<>();
