@@ -69,6 +69,7 @@ mod tests {
             ended: RunEnded::Released,
             task: Some(task),
             forced_by: None,
+            catch_up: false,
         }
     }
 

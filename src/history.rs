@@ -21,14 +21,15 @@
 //! prefixes may hold a control character, so no lock key can ever be a history key.
 //!
 //! An entry is one field, `run`: `ended;task;ms;least;fence;start;pid;host;instance;by;name`
-//! (`least` is the run's atLeast, in ms), the name last since it alone may hold a `;`.
+//! (`least` is the run's atLeast, in ms), the name last since it alone may hold a `;`. The
+//! `task` of a catch-up's run ends in `+catch-up` (`ok+catch-up`).
 
 use std::fmt;
 use std::time::Duration;
 
 /// Entries kept per job, about (`XADD MAXLEN ~` trims whole nodes of the stream, so a few more
 /// may stay).
-pub const HISTORY_LENGTH: u32 = 100;
+pub const HISTORY_LENGTH: u32 = crate::script::history_length!();
 
 /// How long a job's history outlives its last entry: longer than a monthly job's period, so that
 /// `dibs check report --within 32d` still finds last month's run.
@@ -95,6 +96,19 @@ pub(crate) fn record(
 ) -> String {
     format!("{task};{ms};{least};{fence};{start};{pid};{host};{instance};;{name}")
 }
+
+/// The record's `task` field: how the task ended, and `+catch-up` for a run of a tick that
+/// catch-up found missed. A reader that knows no `+` reads it as no task result, not a wrong one.
+pub(crate) fn task_field(task: TaskResult, catch_up: bool) -> String {
+    if catch_up {
+        [task.as_str(), CATCH_UP_MARK].concat()
+    } else {
+        task.as_str().to_owned()
+    }
+}
+
+/// What the `task` field of a catch-up's run ends in.
+const CATCH_UP_MARK: &str = "+catch-up";
 
 /// Who forced a release, as a record field: no `;` in it.
 pub(crate) fn field(text: &str) -> String {
@@ -215,6 +229,8 @@ pub struct Run {
     pub task: Option<TaskResult>,
     /// Who forced the release (`user@host`), for a forced one.
     pub forced_by: Option<String>,
+    /// A run of a tick that catch-up found missed ([`crate::Locker::acquire_unrun`]).
+    pub catch_up: bool,
 }
 
 impl Run {
@@ -236,7 +252,9 @@ impl Run {
         let mut f = run.splitn(11, ';');
         let mut next = || f.next();
         let ended = RunEnded::parse(next()?)?;
-        let task = match next()? {
+        let task_field = next()?;
+        let catch_up = task_field.ends_with(CATCH_UP_MARK);
+        let task = match task_field.strip_suffix(CATCH_UP_MARK).unwrap_or(task_field) {
             "ok" => Some(TaskResult::Succeeded),
             "failed" => Some(TaskResult::Failed),
             _ => None,
@@ -265,6 +283,7 @@ impl Run {
             ended,
             task,
             forced_by,
+            catch_up,
         })
     }
 }

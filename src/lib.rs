@@ -48,4 +48,7 @@ pub use history::{
 };
 pub use holder::{Holder, LockState};
 pub use job::{job_of, split_tick};
-pub use lock::{Lease, LockParams, Locker, Outcome, MAX_NAME_BYTES, MAX_TICK_BYTES};
+pub use lock::{
+    unknown_tick, Lease, LockParams, Locker, Outcome, TickAcquire, TickState, CLOCK_SKEW,
+    MAX_CATCH_UP_AGE, MAX_NAME_BYTES, MAX_TICK_BYTES,
+};

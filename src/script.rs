@@ -34,15 +34,17 @@ impl LuaScript {
         conn.queue(&packed)
     }
 
-    /// The script's call for a pipeline: `EVALSHA sha 1 key` when `cached`, else `EVAL source 1
-    /// key`; the caller adds the `ARGV`s.
-    pub(crate) fn call(&self, cached: bool, key: &str, capacity: usize) -> redis::Cmd {
+    /// The script's call for a pipeline: `EVALSHA sha N keys...` when `cached`, else `EVAL
+    /// source N keys...`; the caller adds the `ARGV`s.
+    pub(crate) fn call(&self, cached: bool, keys: &[&str], capacity: usize) -> redis::Cmd {
         let body = if cached { self.sha() } else { self.source };
-        let mut cmd = redis::Cmd::with_capacity(7, body.len() + key.len() + capacity + 48);
+        let key_bytes: usize = keys.iter().map(|k| k.len() + 16).sum();
+        let mut cmd =
+            redis::Cmd::with_capacity(6 + keys.len(), body.len() + key_bytes + capacity + 48);
         cmd.arg(if cached { "EVALSHA" } else { "EVAL" })
             .arg(body)
-            .arg(1)
-            .arg(key);
+            .arg(keys.len())
+            .arg(keys);
         cmd
     }
 
@@ -93,6 +95,24 @@ impl LuaScript {
     }
 }
 
+/// The acquire's Lua (see [`ACQUIRE`]), for it and for [`CATCH_UP_ACQUIRE`].
+macro_rules! acquire_lua {
+    () => {
+        r#"
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if ARGV[3] ~= '1' or redis.call('GET', KEYS[1]) ~= ARGV[1] then
+    return false
+  end
+end
+local now = redis.pcall('TIME')
+if type(now) == 'table' and now.err == nil then
+  return tonumber(now[1]) * 1000000 + tonumber(now[2])
+end
+return 0
+"#
+    };
+}
+
 /// The acquire: `SET KEYS[1] ARGV[1] NX PX ARGV[2]`, and the fencing token minted with it: the
 /// server's `TIME` in microseconds, read once the `SET` won, in the same script: no other command
 /// runs between the two, and both run on the key's own server (a pipelined `TIME` could be
@@ -108,20 +128,79 @@ impl LuaScript {
 /// the `SET` does not step back past an earlier token: a clock set back, or a failover to a
 /// server whose clock is behind by more than the time since the last acquisition. Where the
 /// ACL refuses `TIME`, the token is 0 (no guarded write accepts it).
-pub(crate) static ACQUIRE: LuaScript = LuaScript::new(
+pub(crate) static ACQUIRE: LuaScript = LuaScript::new(acquire_lua!());
+
+/// Entries kept per job's stream: `history::HISTORY_LENGTH`, and [`CATCH_UP_ACQUIRE`]'s `LENGTH`.
+macro_rules! history_length {
+    () => {
+        100
+    };
+}
+pub(crate) use history_length;
+
+/// How far ahead of the server's an instance's clock may run, in ms: `lock::CLOCK_SKEW`, and
+/// [`CATCH_UP_ACQUIRE`]'s `SKEW`.
+macro_rules! clock_skew_ms {
+    () => {
+        60000
+    };
+}
+pub(crate) use clock_skew_ms;
+
+/// The acquire of a tick that catch-up found missed (see `lock::catch_up`): first whether the
+/// tick ran, then [`ACQUIRE`] if it did not, in one script, so that no other instance can run
+/// the tick between the look and the `SET`. `KEYS[2]` the job's stream, `KEYS[3]` the history's
+/// eviction mark; `ARGV[4]` the tick lock's name, `ARGV[5]` the tick's due time (Unix ms),
+/// `ARGV[6]` 1 to look only. Returns false when the lock is there (running, or its done-mark),
+/// -2 when the history has a run of it, -3 when the history cannot prove that it has not (its
+/// stream trimmed past the tick, or dropped), -4 when looking only and the tick was missed, -5
+/// when looking only and the job has no recorded run at all (a new job: nothing to catch up);
+/// else as [`ACQUIRE`]. The history's entries are looked at whole: about `HISTORY_LENGTH`.
+///
+/// A stream's absence proves that the tick did not run when it reaches back before the tick
+/// (its oldest entry older than the due time less `CLOCK_SKEW_MS`, for instances whose clock
+/// runs ahead of the server's), or when it was never trimmed (`XADD MAXLEN ~` trims only down
+/// to at least its length) nor dropped (the eviction mark absent). A stream expires only 40
+/// days after its last entry, and catch-up looks back at most 30.
+pub(crate) static CATCH_UP_ACQUIRE: LuaScript = LuaScript::new(concat!(
+    "local LENGTH = ",
+    history_length!(),
+    "\nlocal SKEW = ",
+    clock_skew_ms!(),
     r#"
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  if ARGV[3] ~= '1' or redis.call('GET', KEYS[1]) ~= ARGV[1] then
+if not (ARGV[3] == '1' and redis.call('GET', KEYS[1]) == ARGV[1]) then
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    if ARGV[6] == '1' then
+      return -2
+    end
     return false
   end
+  local entries = redis.pcall('XREVRANGE', KEYS[2], '+', '-')
+  if type(entries) ~= 'table' or entries.err then
+    return -3
+  end
+  local tail = ';' .. ARGV[4]
+  for _, entry in ipairs(entries) do
+    local run = entry[2][2]
+    if run and string.sub(run, -#tail) == tail then
+      return -2
+    end
+  end
+  local oldest = entries[#entries]
+  local reaches = oldest and tonumber(string.match(oldest[1], '^%d+')) < tonumber(ARGV[5]) - SKEW
+  if not reaches and (#entries >= LENGTH or redis.call('EXISTS', KEYS[3]) == 1) then
+    return -3
+  end
+  if ARGV[6] == '1' then
+    if oldest == nil then
+      return -5
+    end
+    return -4
+  end
 end
-local now = redis.pcall('TIME')
-if type(now) == 'table' and now.err == nil then
-  return tonumber(now[1]) * 1000000 + tonumber(now[2])
-end
-return 0
 "#,
-);
+    acquire_lua!()
+));
 
 /// The jobs that keep a history under one key prefix: `history::HISTORY_JOBS`, and the
 /// history's Lua `CAP`.

@@ -14,6 +14,7 @@ use crate::pool::Pool;
 use crate::script;
 use crate::sweeper;
 
+use super::catch_up::{TickAcquire, TickCheck, RAN};
 use super::lease::Lease;
 use super::params::LockParams;
 use super::Locker;
@@ -25,6 +26,19 @@ impl Locker {
     /// it in time: it was given back, and the task must not run. With keep-alive in the spec,
     /// the lease's extender starts here.
     pub fn acquire(&self, params: &LockParams) -> Result<Option<Lease>> {
+        Ok(match self.acquire_checked(params, None)? {
+            TickAcquire::Won(lease) => Some(lease),
+            _ => None,
+        })
+    }
+
+    /// [`Locker::acquire`], and with a `check`, the acquire of a tick catch-up found missed
+    /// (`script::CATCH_UP_ACQUIRE`): the history's look and the `SET` in one script.
+    pub(super) fn acquire_checked(
+        &self,
+        params: &LockParams,
+        check: Option<&TickCheck>,
+    ) -> Result<TickAcquire> {
         let key = self.key(&params.name);
         let first_value = holder::new_value();
         // Decided on the connection the acquire uses: a new one has just counted the replicas.
@@ -41,6 +55,7 @@ impl Locker {
                 retry,
                 wait.get(),
                 &self.pool,
+                check,
             );
             if reply.as_ref().is_err_and(|e| e.is_timeout()) {
                 // No answer in time: the SET may still run when a frozen server thaws, and hold
@@ -78,8 +93,11 @@ impl Locker {
             set_again,
         )?;
         let value = retry_value.into_inner().unwrap_or(first_value);
-        let Some(fence) = found.fence else {
-            return Ok(None);
+        let fence = match found.fence {
+            Some(token) if token >= 0 => token as u64,
+            Some(RAN) => return Ok(TickAcquire::Ran),
+            Some(_) if check.is_some() => return Ok(TickAcquire::Unknown),
+            _ => return Ok(TickAcquire::Taken),
         };
         let durability_warning = match (wait.get(), found.acked) {
             (Some(wait), Some(Ok(acked))) if !wait.confirmed(acked) => {
@@ -146,7 +164,7 @@ impl Locker {
         } else {
             None
         };
-        Ok(Some(Lease {
+        Ok(TickAcquire::Won(Lease {
             pool: self.pool.clone(),
             name: name.clone(),
             key,
@@ -161,6 +179,7 @@ impl Locker {
             tick: params.tick,
             retry_failed_tick: params.tick && self.spec.retry_failed_ticks(),
             record: self.record(params.job()),
+            catch_up: check.is_some_and(|c| c.catch_up),
             released: false,
         }))
     }
@@ -221,7 +240,9 @@ impl Locker {
 /// What the acquire's round trip found: the fencing token when the lock was won, and durable
 /// acquire's acknowledgement (replicas, or an error reply when the server refused the command).
 struct Trip {
-    fence: Option<u64>,
+    /// The script's answer: the fencing token when won, `None` when taken, and a catch-up's
+    /// verdicts below zero (see `script::CATCH_UP_ACQUIRE`).
+    fence: Option<i64>,
     acked: Option<RedisResult<Acked>>,
 }
 
@@ -292,12 +313,14 @@ impl Wait {
     }
 }
 
-/// The acquire's round trip: [`script::ACQUIRE`], then `WAIT`/`WAITAOF` when `wait` says so,
-/// pipelined; EVAL again on NOSCRIPT. `retry`: a key already holding `value` is won too.
+/// The acquire's round trip: [`script::ACQUIRE`] (with a `check`,
+/// [`script::CATCH_UP_ACQUIRE`]), then `WAIT`/`WAITAOF` when `wait` says so, pipelined; EVAL
+/// again on NOSCRIPT. `retry`: a key already holding `value` is won too.
 ///
 /// With a `WAIT`, the script goes as EVAL (its whole text) until the pool knows the server has
 /// it: after a NOSCRIPT the pipeline's `WAIT` has already waited, and with a lagging replica
 /// that is the whole budget, spent for nothing (a new master after a failover has no scripts).
+#[allow(clippy::too_many_arguments)]
 fn trip(
     conn: &mut Conn,
     key: &str,
@@ -306,15 +329,25 @@ fn trip(
     retry: bool,
     wait: Option<Wait>,
     pool: &Pool,
+    check: Option<&TickCheck>,
 ) -> RedisResult<Trip> {
-    let script = |cached: bool| {
-        let mut cmd = script::ACQUIRE.call(cached, key, value.len() + 24);
-        cmd.arg(value).arg(at_most_ms).arg(u8::from(retry));
-        cmd
+    let script = |cached: bool| match check {
+        None => {
+            let mut cmd = script::ACQUIRE.call(cached, &[key], value.len() + 24);
+            cmd.arg(value).arg(at_most_ms).arg(u8::from(retry));
+            cmd
+        }
+        Some(check) => {
+            let keys = [key, check.stream.as_str(), check.evicted.as_str()];
+            let mut cmd = script::CATCH_UP_ACQUIRE.call(cached, &keys, value.len() + 128);
+            cmd.arg(value).arg(at_most_ms).arg(u8::from(retry));
+            check.args(&mut cmd, false);
+            cmd
+        }
     };
     let Some(wait) = wait else {
         let cmd = script(true);
-        let fence: Option<u64> = match cmd.query(conn) {
+        let fence: Option<i64> = match cmd.query(conn) {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 script(false).query(conn)?
             }
@@ -346,7 +379,7 @@ fn trip(
             // once more without the WAIT: the script's own answer tells the two apart.
             Err(e) if !conn.keeps_each_reply() && refusal(&e) => {
                 let _ = script::RELEASE.run::<i64>(conn, key, value, 0);
-                let fence = trip(conn, key, value, at_most_ms, retry, None, pool)?.fence;
+                let fence = trip(conn, key, value, at_most_ms, retry, None, pool, check)?.fence;
                 return Ok(Trip {
                     fence,
                     acked: Some(Err(e)),
@@ -359,7 +392,7 @@ fn trip(
             Err(e) if cached && e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 continue
             }
-            fence => redis::from_redis_value::<Option<u64>>(fence?)?,
+            fence => redis::from_redis_value::<Option<i64>>(fence?)?,
         };
         pool.set_scripts_cached(true);
         let acked = acked.and_then(|v| {

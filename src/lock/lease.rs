@@ -53,6 +53,8 @@ pub struct Lease {
     pub(super) retry_failed_tick: bool,
     /// Where the release records the run; `None` with the history off.
     pub(super) record: Option<Record>,
+    /// A run of a tick after its time ([`Locker::acquire_unrun`]): recorded as a catch-up.
+    pub(super) catch_up: bool,
     pub(super) released: bool,
 }
 
@@ -327,7 +329,7 @@ impl Lease {
             holder.next().unwrap_or_default(),
         );
         history::record(
-            task.as_str(),
+            &history::task_field(task, self.catch_up),
             elapsed.as_millis() as u64,
             self.at_least_ms,
             self.fence,

@@ -12,13 +12,16 @@
 //!   little longer than `atLeast`, never shorter.
 //!
 //! The rooms: [`params`] (the one validation of a request), [`acquire`] (the acquire's round
-//! trip and durable acquire), [`lease`] (a lock held, its release and what it records); the fleet
+//! trip and durable acquire), [`catch_up`] (whether a tick ran, and the acquire of a missed one),
+//! [`lease`] (a lock held, its release and what it records); the fleet
 //! operations on the history and the held locks are `crate::fleet`'s.
 
 mod acquire;
+mod catch_up;
 mod lease;
 mod params;
 
+pub use catch_up::{unknown_tick, TickAcquire, TickState, CLOCK_SKEW, MAX_CATCH_UP_AGE};
 pub(crate) use lease::HistoryPlace;
 pub use lease::Lease;
 pub(crate) use params::validate_name;

@@ -37,7 +37,11 @@ pub fn history(args: HistoryArgs) -> Result<u8, Error> {
                 None => "-".to_owned(),
                 Some(_) => human(Duration::from_millis(run.duration_ms)),
             },
-            run.task.map_or("-", task_word).to_owned(),
+            // A tick no instance ran in its time, run later: said beside how its task ended.
+            match (run.task.map_or("-", task_word), run.catch_up) {
+                (task, true) => format!("{task} (catch-up)"),
+                (task, false) => task.to_owned(),
+            },
             match &run.forced_by {
                 Some(by) => format!("forced by {by}"),
                 None => run.ended.to_string(),

@@ -43,7 +43,7 @@ pub extern "system" fn Java_dibs_NativeLib_inspect<'l>(
 
 /// The last `limit` recorded runs of the job or lock `name`, newest first: a head of 3 cells
 /// (the job whose history holds them, or null when nothing matched; since when the history holds
-/// every run, in Unix ms; its last eviction, or null), then 12 fields a run (see `dibs.DibsRun`).
+/// every run, in Unix ms; its last eviction, or null), then 13 fields a run (see `dibs.DibsRun`).
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_history<'l>(
     mut env: JNIEnv<'l>,
@@ -55,7 +55,7 @@ pub extern "system" fn Java_dibs_NativeLib_history<'l>(
     entry(&mut env, |env| {
         let name = read_string(env, &name, "job")?;
         let history = handles::locker(handle)?.history(&name, limit.max(1) as usize)?;
-        let mut cells = Vec::with_capacity(3 + history.runs.len() * 12);
+        let mut cells = Vec::with_capacity(3 + history.runs.len() * 13);
         cells.extend([
             match history.matched {
                 Matched::Job => Some(name),
@@ -79,6 +79,7 @@ pub extern "system" fn Java_dibs_NativeLib_history<'l>(
                 run.task.map(|t| (t == TaskResult::Succeeded).to_string()),
                 run.forced_by,
                 Some(run.at_least_ms.to_string()),
+                Some(run.catch_up.to_string()),
             ]);
         }
         string_table(env, &cells)

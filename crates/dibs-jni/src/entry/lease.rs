@@ -1,14 +1,14 @@
 //! A lease's life: acquire, extend, its fencing token and safe time, loss and its watch, release.
 
 use jni::objects::{JClass, JLongArray, JString};
-use jni::sys::{jboolean, jlong, jlongArray, jstring};
+use jni::sys::{jboolean, jint, jlong, jlongArray, jstring};
 use jni::JNIEnv;
 
 use super::read_string;
 use crate::guard::entry;
 use crate::{handles, leases, lost};
 
-use dibs_core::{Error, LockParams, TaskResult};
+use dibs_core::{unknown_tick, Error, LockParams, TaskResult, TickAcquire, TickState};
 
 /// Validates the arguments, then `SET key value NX PX atMost` (with its fencing token, and durable
 /// acquire's WAIT when it applies), and says how it went as the release does: `facts` gets the
@@ -19,7 +19,7 @@ use dibs_core::{Error, LockParams, TaskResult};
 /// for none), the lock of that tick of the job `lockName` (`dibs_core::LockParams::for_tick`,
 /// whose atLeast is its atMost).
 #[no_mangle]
-#[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 7 arguments
+#[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 8 arguments
 pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
@@ -59,6 +59,82 @@ pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
         Ok(match warning {
             Some(text) => env.new_string(text)?.into_raw(),
             None => std::ptr::null_mut(),
+        })
+    })
+}
+
+/// The acquire of a tick of the job `job` that may not have run
+/// (`dibs_core::Locker::acquire_unrun`): won only when its lock is free and the history proves
+/// that it did not run; `catch_up`: the run is recorded as a catch-up's. `facts` as
+/// [`Java_dibs_NativeLib_acquire`]'s, then the tick's state: 0 won or taken, 1 ran (by the
+/// history), 2 unknown (the history cannot prove it; the warning says so). `due_ms`: when the
+/// tick was due, Unix ms.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 7 arguments
+pub extern "system" fn Java_dibs_NativeLib_acquireUnrun<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    job: JString<'l>,
+    tick: JString<'l>,
+    at_most: jlong,
+    unit_ms: jlong,
+    due_ms: jlong,
+    catch_up: jboolean,
+    facts: JLongArray<'l>,
+) -> jstring {
+    entry(&mut env, |env| {
+        let job = read_string(env, &job, "lockName")?;
+        let params =
+            LockParams::for_tick(&job, &read_string(env, &tick, "tick")?, at_most, unit_ms)?;
+        let due = u64::try_from(due_ms).unwrap_or(0);
+        let found = handles::locker(handle)?.acquire_unrun(&params, due, catch_up != 0);
+        let (id, unconfirmed, fence, state, warning) = match found {
+            Ok(TickAcquire::Won(mut lease)) => {
+                let warning = lease.take_warning();
+                let fence = lease.fence() as i64;
+                (leases::put(lease), 0, fence, 0, warning)
+            }
+            Ok(TickAcquire::Taken) => (0, 0, 0, 0, None),
+            Ok(TickAcquire::Ran) => (0, 0, 0, 1, None),
+            Ok(TickAcquire::Unknown) => (0, 0, 0, 2, Some(unknown_tick(params.name()))),
+            Err(Error::Unconfirmed(message)) => (0, 1, 0, 0, Some(message)),
+            Err(e) => return Err(e.into()),
+        };
+        if let Err(e) = env.set_long_array_region(&facts, 0, &[id, unconfirmed, fence, state]) {
+            if id != 0 {
+                let _ = leases::take(id).map(|lease| lease.release_after(TaskResult::Failed));
+            }
+            return Err(e.into());
+        }
+        Ok(match warning {
+            Some(text) => env.new_string(text)?.into_raw(),
+            None => std::ptr::null_mut(),
+        })
+    })
+}
+
+/// Whether the tick of the job `job` due at `due_ms` (Unix ms) ran
+/// (`dibs_core::Locker::tick_state`): 0 missed, 1 ran, 2 unknown, 3 a new job (no recorded run).
+/// Changes nothing.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_tickState<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    job: JString<'l>,
+    tick: JString<'l>,
+    due_ms: jlong,
+) -> jint {
+    entry(&mut env, |env| {
+        let job = read_string(env, &job, "lockName")?;
+        let params = LockParams::for_tick(&job, &read_string(env, &tick, "tick")?, 1, 1)?;
+        let due = u64::try_from(due_ms).unwrap_or(0);
+        Ok(match handles::locker(handle)?.tick_state(&params, due)? {
+            TickState::Missed => 0,
+            TickState::Ran => 1,
+            TickState::Unknown => 2,
+            TickState::NewJob => 3,
         })
     })
 }

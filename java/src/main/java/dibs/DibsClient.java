@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -115,6 +116,33 @@ public final class DibsClient implements AutoCloseable {
         checkOpen(lockName, task);
         Lifecycle.checkNotNull(tick, "tick");
         return Lifecycle.run(client, lockName, tick, LockDurations.of(atMost, atMost), task);
+    }
+
+    /**
+     * {@link #executeOnce(String, String, Duration, Runnable)} with catch-up: first the ticks
+     * of the window that no instance ran, as the policy says ({@link DibsCatchUp}), each once
+     * across every instance and recorded in the history as a catch-up's, then the tick due now.
+     * Every tick is taken only when the job's history proves that it did not run, in the same
+     * script as its lock: an instance that fires late never runs a tick twice.
+     *
+     * <pre>{@code
+     * dibs.executeOnce("nightly-report", DibsScheduledTick.catchUp(), Duration.ofHours(1), tick -> build(tick));
+     * }</pre>
+     *
+     * @param lockName the job's name
+     * @param ticks the window's ticks, the last due now, and the policy
+     * @param atMost how long each tick's lock is held, and the tick marked done, from acquisition
+     * @param task what to run, given the tick it runs for
+     * @return the ticks this instance ran, oldest first; empty when each ran (or runs) elsewhere
+     * @throws IllegalArgumentException if an argument is {@code null} or invalid, or the conn
+     *     keeps no history or is a Cluster's (before I/O)
+     * @throws IllegalStateException if this client is closed
+     * @throws DibsException if a tick could not be tried (after the other ticks were)
+     */
+    public List<String> executeOnce(String lockName, DibsCatchUp ticks, Duration atMost, Consumer<String> task) {
+        checkOpen(lockName, task);
+        Lifecycle.checkNotNull(ticks, "ticks");
+        return TickCatchUp.run(client, lockName, ticks, LockDurations.of(atMost, atMost), task);
     }
 
     /**

@@ -47,15 +47,41 @@ public final class DibsLease implements AutoCloseable {
      * @throws DibsException if the lock could not be tried
      */
     static DibsLease acquire(ClientHandle client, String lockName, String tick, LockDurations durations) {
+        return acquire(client, lockName, tick, durations, null, false);
+    }
+
+    /**
+     * {@link #acquire}, and with a {@code due} time (not null), the lock of a tick that may not
+     * have run: taken only when the job's history proves that it did not ({@link
+     * NativeLib#acquireUnrun}); a tick that ran is told as {@code skipped}, and one whose state
+     * is unknown too, with a warning. {@code catchUp}: its run is recorded as a catch-up's.
+     */
+    static DibsLease acquire(
+            ClientHandle client,
+            String lockName,
+            String tick,
+            LockDurations durations,
+            java.time.Instant due,
+            boolean catchUp) {
         // Made before the lock exists, the facts arrays included: between the native acquire
         // and the try below nothing can throw, and nothing leaks the lease. Inside the try, a
         // failure lets go of the lock at once; once made, the lease is the cleaner's too.
         DibsListener listener = client.listener;
         LeaseState state = new LeaseState(lockName, listener);
-        long[] acquired = new long[3];
+        long[] acquired = new long[4];
         Events.attempt(listener, lockName);
-        String warning = NativeIo.acquire(
-                client.id, lockName, tick, durations.atMost, durations.atLeast, durations.unitMs, acquired);
+        String warning = due == null
+                ? NativeIo.acquire(
+                        client.id, lockName, tick, durations.atMost, durations.atLeast, durations.unitMs, acquired)
+                : NativeIo.acquireUnrun(
+                        client.id,
+                        lockName,
+                        tick,
+                        durations.atMost,
+                        durations.unitMs,
+                        due.toEpochMilli(),
+                        catchUp,
+                        acquired);
         state.id = acquired[NativeLib.ACQUIRED_ID];
         if (state.id == 0) {
             Log.warning(warning);

@@ -13,7 +13,7 @@ import java.util.Optional;
  * own script (no extra round trip); an operator's forced release is recorded too.
  */
 public final class DibsRun {
-    private static final int FIELDS = 12;
+    private static final int FIELDS = 13;
 
     private final Instant recordedAt;
     private final String lockName;
@@ -27,6 +27,7 @@ public final class DibsRun {
     private final Boolean taskSucceeded;
     private final String forcedBy;
     private final Duration atLeast;
+    private final boolean catchUp;
 
     private DibsRun(String[] f, int at) {
         recordedAt = Instant.ofEpochMilli(Long.parseLong(f[at]));
@@ -41,6 +42,7 @@ public final class DibsRun {
         taskSucceeded = f[at + 9] == null ? null : Boolean.valueOf(f[at + 9]);
         forcedBy = f[at + 10];
         atLeast = Duration.ofMillis(Long.parseLong(f[at + 11]));
+        catchUp = Boolean.parseBoolean(f[at + 12]);
     }
 
     /** Reads the native side's table from cell {@code from}: {@value #FIELDS} cells per run. */
@@ -119,6 +121,15 @@ public final class DibsRun {
         return Boolean.TRUE.equals(taskSucceeded);
     }
 
+    /**
+     * @return whether this was a catch-up's run: a tick that no instance ran in its time, run
+     *     later by {@link DibsClient#executeOnce(String, DibsCatchUp, Duration,
+     *     java.util.function.Consumer)}
+     */
+    public boolean catchUp() {
+        return catchUp;
+    }
+
     /** @return who forced the release ({@code user@host}), for a forced one */
     public Optional<String> forcedBy() {
         return Optional.ofNullable(forcedBy);
@@ -129,6 +140,6 @@ public final class DibsRun {
         return "DibsRun[" + lockName + " at " + recordedAt + " on " + host + " pid " + pid
                 + (instanceId == null ? "" : " (" + instanceId + ")") + ", took " + duration.toMillis()
                 + " ms, task " + (taskSucceeded == null ? "-" : taskSucceeded ? "ok" : "failed") + ", lock "
-                + ended + (forcedBy == null ? "" : " by " + forcedBy) + "]";
+                + ended + (forcedBy == null ? "" : " by " + forcedBy) + (catchUp ? ", catch-up" : "") + "]";
     }
 }

@@ -23,8 +23,24 @@ final class Lifecycle {
      */
     static <T> DibsResult<T> run(
             ClientHandle client, String lockName, String tick, LockDurations durations, Supplier<T> task) {
+        return run(client, lockName, tick, durations, null, false, task);
+    }
+
+    /**
+     * {@link #run}, and with a {@code due} time (not null), for a tick that may not have run:
+     * taken only when the job's history proves that it did not (see {@link DibsLease#acquire(
+     * ClientHandle, String, String, LockDurations, java.time.Instant, boolean)}).
+     */
+    static <T> DibsResult<T> run(
+            ClientHandle client,
+            String lockName,
+            String tick,
+            LockDurations durations,
+            java.time.Instant due,
+            boolean catchUp,
+            Supplier<T> task) {
         long[] current = CURRENT.get(); // before the lock is ours: nothing between acquire and try can throw
-        DibsLease lease = DibsLease.acquire(client, lockName, tick, durations);
+        DibsLease lease = DibsLease.acquire(client, lockName, tick, durations, due, catchUp);
         if (lease == null) {
             return DibsResult.skipped();
         }

@@ -35,6 +35,21 @@ final class NativeIo {
         return offload(() -> NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs, facts));
     }
 
+    static String acquireUnrun(
+            long handle, String job, String tick, long atMost, long unitMs, long dueMs, boolean catchUp, long[] facts) {
+        if (!isVirtual()) {
+            return NativeLib.acquireUnrun(handle, job, tick, atMost, unitMs, dueMs, catchUp, facts);
+        }
+        return offload(() -> NativeLib.acquireUnrun(handle, job, tick, atMost, unitMs, dueMs, catchUp, facts));
+    }
+
+    static int tickState(long handle, String job, String tick, long dueMs) {
+        if (!isVirtual()) {
+            return NativeLib.tickState(handle, job, tick, dueMs);
+        }
+        return offload(() -> NativeLib.tickState(handle, job, tick, dueMs));
+    }
+
     static String release(long lease, boolean taskFailed, long[] facts) {
         if (!isVirtual()) {
             return NativeLib.release(lease, taskFailed, facts);

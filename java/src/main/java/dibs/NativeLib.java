@@ -68,6 +68,9 @@ final class NativeLib {
     /** Where {@link #acquire} puts the lease's fencing token (0 when not won). */
     static final int ACQUIRED_FENCING_TOKEN = 2;
 
+    /** Where {@link #acquireUnrun} puts the tick's state: 0 won or taken, 1 ran, 2 unknown. */
+    static final int ACQUIRED_TICK_STATE = 3;
+
     /** Where {@link #release} puts the {@link Ending} code. */
     static final int RELEASED_ENDING = 0;
     /** Where {@link #release} puts the milliseconds the lock was held, acquisition to release. */
@@ -92,6 +95,32 @@ final class NativeLib {
      */
     static native String acquire(
             long handle, String lockName, String tick, long atMost, long atLeast, long unitMs, long[] facts);
+
+    /**
+     * {@link #acquire} of the lock of a tick of the job {@code job} that may not have run: won
+     * only when its lock is free and the job's history proves that no run of it was recorded,
+     * both in one script, so that no two instances run one tick (atLeast is atMost).
+     *
+     * @param atMost how long the lock is held, and the tick marked done
+     * @param unitMs 1000 when {@code atMost} is seconds, 1 when milliseconds
+     * @param dueMs when the tick was due, Unix ms: the history proves a miss only if it reaches
+     *     back to it
+     * @param catchUp whether the run is a catch-up's (a tick run after its time), for the history
+     * @param facts as {@link #acquire}'s, then the tick's state at {@link #ACQUIRED_TICK_STATE}
+     * @return the warning for the log (unconfirmed, or a tick whose state is unknown), or null
+     * @throws DibsArgumentException on an invalid name, tick or due time, or a conn without the
+     *     history, or a Cluster's, before any I/O
+     * @throws DibsException (a subclass where one fits) when the lock could not be tried
+     */
+    static native String acquireUnrun(
+            long handle, String job, String tick, long atMost, long unitMs, long dueMs, boolean catchUp, long[] facts);
+
+    /**
+     * Whether the tick {@code tick} of the job {@code job}, due at {@code dueMs} (Unix ms), ran,
+     * by its lock and its job's history: 0 missed, 1 ran, 2 unknown, 3 a new job (no recorded run:
+     * nothing to catch up). Changes nothing.
+     */
+    static native int tickState(long handle, String job, String tick, long dueMs);
 
     /**
      * Stops keep-alive and releases a lease with the token-checked script, then says how the

@@ -138,6 +138,12 @@ public class DibsAutoConfiguration {
         return new DibsJobs(client, expectations, properties.jobs(), java.time.Clock.systemUTC());
     }
 
+    /** @return the catch-up, at start-up, of the {@link CatchUp} methods' past ticks */
+    @Bean
+    static CatchUpAtStart dibsCatchUpAtStart() {
+        return new CatchUpAtStart();
+    }
+
     /**
      * @return what makes each run of a cron {@code @Scheduled} method know the fire time its
      *     trigger computed for it ({@link DibsScheduledTick})

@@ -190,6 +190,7 @@ public final class DibsEndpoint {
      * @param task {@code ok}, {@code failed}, or null for a forced release
      * @param ended what became of the lock ({@code released}, {@code kept}, {@code forced}, ...)
      * @param forcedBy who forced a forced release
+     * @param catchUp whether it was a catch-up's run: a tick no instance ran in its time, run later
      */
     public record RunView(
             String lockName,
@@ -200,7 +201,8 @@ public final class DibsEndpoint {
             long durationMs,
             String task,
             String ended,
-            String forcedBy) {
+            String forcedBy,
+            boolean catchUp) {
         static RunView of(DibsRun r) {
             String task = "forced".equals(r.ended()) ? null : r.succeeded() ? "ok" : "failed";
             return new RunView(
@@ -212,7 +214,8 @@ public final class DibsEndpoint {
                     r.duration().toMillis(),
                     task,
                     r.ended(),
-                    r.forcedBy().orElse(null));
+                    r.forcedBy().orElse(null),
+                    r.catchUp());
         }
     }
 

@@ -1,12 +1,16 @@
 package dibs.spring;
 
+import dibs.DibsCatchUp;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.time.temporal.ChronoUnit;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.function.UnaryOperator;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.scheduling.annotation.Schedules;
@@ -41,6 +45,9 @@ public final class DibsScheduledTick {
     /** The fire time of the scheduled run on this thread, as its trigger computed it. */
     private static final ThreadLocal<Instant> FIRE = new ThreadLocal<>();
 
+    /** Set while the starter runs a {@link CatchUp} method at start-up: past ticks only. */
+    private static final ThreadLocal<Boolean> AT_START = new ThreadLocal<>();
+
     /** Resolves {@code ${...}} in a cron: the application's Environment, set by the starter. */
     private static volatile UnaryOperator<String> placeholders = UnaryOperator.identity();
 
@@ -48,6 +55,11 @@ public final class DibsScheduledTick {
 
     static void resolvePlaceholdersWith(UnaryOperator<String> resolver) {
         placeholders = resolver;
+    }
+
+    /** {@code text} with its {@code ${...}} placeholders resolved. */
+    static String resolve(String text) {
+        return placeholders.apply(text);
     }
 
     /** @return the fire time the trigger of the scheduled run on this thread computed, if any */
@@ -71,6 +83,114 @@ public final class DibsScheduledTick {
     }
 
     /**
+     * The ticks for {@code DibsClient.executeOnce} with catch-up: those of the innermost
+     * {@code @Scheduled} cron method on this thread's stack, due within its {@link CatchUp}'s
+     * window, the last being {@link #current()}'s tick, with the annotation's policy. A method
+     * without {@link CatchUp} gets the tick due now alone, policy {@code SKIP}. In the run the
+     * starter makes when the application is ready, every tick is past: the window then ends at
+     * the latest fire time and runs nothing due later.
+     *
+     * @return the ticks and the policy
+     * @throws IllegalStateException outside a {@code @Scheduled} cron method
+     * @throws IllegalArgumentException if the policy or window cannot be read
+     */
+    public static DibsCatchUp catchUp() {
+        Method method = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
+                .walk(frames -> frames.map(f -> cronMethodOf(f.getDeclaringClass(), f.getMethodName()))
+                        .flatMap(Optional::stream)
+                        .findFirst())
+                .orElseThrow(() -> new IllegalStateException(
+                        "DibsScheduledTick.catchUp() is for a @Scheduled cron method, on its thread"));
+        Scheduled scheduled = cronOf(method).orElseThrow();
+        String cron = placeholders.apply(scheduled.cron());
+        String zone = placeholders.apply(scheduled.zone());
+        ZoneId zoneId = zone.isEmpty() ? ZoneId.systemDefault() : ZoneId.of(zone);
+        CronExpression expression = CronExpression.parse(cron);
+        Instant fire = FIRE.get();
+        ZonedDateTime now = ZonedDateTime.now(zoneId);
+        ZonedDateTime due = fire != null
+                ? fire.atZone(zoneId)
+                : nearestFire(expression, now)
+                        .orElseThrow(() -> new IllegalStateException("cron '" + cron + "' has no fire time"));
+        CatchUp annotation = method.getAnnotation(CatchUp.class);
+        if (annotation == null) {
+            return DibsCatchUp.skip(due.toInstant(), name(due));
+        }
+        DibsCatchUp.Policy policy = policyOf(annotation);
+        Duration window = windowOf(annotation);
+        boolean atStart = Boolean.TRUE.equals(AT_START.get());
+        Map<Instant, String> ticks = new TreeMap<>();
+        ZonedDateTime from = (atStart ? now : due).minus(window);
+        for (ZonedDateTime t = firstFireFrom(expression, from, due);
+                t != null && !t.isAfter(due);
+                t = expression.next(t)) {
+            ticks.put(t.toInstant(), name(t));
+        }
+        ticks.put(due.toInstant(), name(due));
+        return atStart ? DibsCatchUp.ofPast(policy, ticks) : DibsCatchUp.of(policy, ticks);
+    }
+
+    /**
+     * The first fire at or after {@code from}, but no earlier than the {@link
+     * DibsCatchUp#MAX_TICKS}-th fire before {@code due}: a window of a second's cron over days
+     * is not walked from its start.
+     */
+    private static ZonedDateTime firstFireFrom(CronExpression cron, ZonedDateTime from, ZonedDateTime due) {
+        Duration back = Duration.ofSeconds(2);
+        while (true) {
+            ZonedDateTime start = due.minus(back);
+            if (!start.isAfter(from)) {
+                return cron.next(from.minusNanos(1));
+            }
+            int count = 0;
+            for (ZonedDateTime t = cron.next(start.minusNanos(1)); t != null && !t.isAfter(due); t = cron.next(t)) {
+                count++;
+            }
+            if (count > DibsCatchUp.MAX_TICKS) {
+                return cron.next(start.minusNanos(1));
+            }
+            back = back.multipliedBy(2);
+        }
+    }
+
+    static DibsCatchUp.Policy policyOf(CatchUp annotation) {
+        String policy = placeholders.apply(annotation.policy()).trim();
+        try {
+            return DibsCatchUp.Policy.valueOf(policy.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("@CatchUp policy must be skip, latest or all, got '" + policy + "'", e);
+        }
+    }
+
+    static Duration windowOf(CatchUp annotation) {
+        String text = placeholders.apply(annotation.window()).trim();
+        Duration window;
+        try {
+            window = Duration.parse(text);
+        } catch (java.time.format.DateTimeParseException e) {
+            throw new IllegalArgumentException(
+                    "@CatchUp window must be an ISO-8601 duration (PT12H), got '" + text + "'", e);
+        }
+        if (window.isNegative() || window.isZero() || window.compareTo(MAX_WINDOW) > 0) {
+            throw new IllegalArgumentException("@CatchUp window must be more than 0 and at most 30 days, got " + text);
+        }
+        return window;
+    }
+
+    /** How far back catch-up looks at most: the core's limit, inside the history's 40 days. */
+    static final Duration MAX_WINDOW = Duration.ofDays(30);
+
+    /** Runs {@code run} as the starter's catch-up at start-up, for the fire {@code latest}. */
+    static void runAtStart(Instant latest, Runnable run) {
+        AT_START.set(Boolean.TRUE);
+        try {
+            runFiredAt(latest, run);
+        } finally {
+            AT_START.remove();
+        }
+    }
+
+    /**
      * @return the tick of the innermost {@code @Scheduled} method with a cron on this thread's
      *     stack; empty outside one, or for one whose trigger is not a cron ({@code fixedRate},
      *     {@code fixedDelay}, a cron that cannot be parsed, or {@code "-"})
@@ -85,15 +205,28 @@ public final class DibsScheduledTick {
 
     /** The cron (and zone) of a no-argument {@code @Scheduled} method {@code name} of {@code type}. */
     private static Optional<Scheduled> cronOf(Class<?> type, String name) {
+        return cronMethodOf(type, name).flatMap(DibsScheduledTick::cronOf);
+    }
+
+    /** The no-argument method {@code name} of {@code type} that is {@code @Scheduled} with a cron. */
+    private static Optional<Method> cronMethodOf(Class<?> type, String name) {
         for (Method m : type.getDeclaredMethods()) {
-            if (m.getName().equals(name) && m.getParameterCount() == 0) {
-                Schedules all = m.getAnnotation(Schedules.class);
-                Scheduled[] each = all != null ? all.value() : new Scheduled[] {m.getAnnotation(Scheduled.class)};
-                for (Scheduled s : each) {
-                    if (s != null && !s.cron().isEmpty()) {
-                        return Optional.of(s);
-                    }
-                }
+            if (m.getName().equals(name)
+                    && m.getParameterCount() == 0
+                    && cronOf(m).isPresent()) {
+                return Optional.of(m);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The first {@code @Scheduled} of a method that has a cron. */
+    static Optional<Scheduled> cronOf(Method m) {
+        Schedules all = m.getAnnotation(Schedules.class);
+        Scheduled[] each = all != null ? all.value() : new Scheduled[] {m.getAnnotation(Scheduled.class)};
+        for (Scheduled s : each) {
+            if (s != null && !s.cron().isEmpty()) {
+                return Optional.of(s);
             }
         }
         return Optional.empty();

@@ -1,0 +1,115 @@
+package dibs.spring;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZonedDateTime;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.ApplicationListener;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.scheduling.support.CronExpression;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * The catch-up of ticks that passed while no instance was up: when the application is ready,
+ * each {@code @Scheduled} cron method with {@link CatchUp} (a policy other than {@code skip}) is
+ * run once, on a thread of the starter's own ({@code dibs-catch-up}), as the fire of its latest
+ * tick at or before now, with every tick past ({@link DibsScheduledTick#catchUp()}). Its
+ * {@code executeOnce} then runs the missed ticks the policy picks, and only those the history
+ * proves that no instance ran; a method whose latest tick is older than its window is not run.
+ */
+final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<ApplicationReadyEvent> {
+    private static final System.Logger LOG = System.getLogger("dibs.spring");
+
+    /** A bean and its method with {@link CatchUp}. */
+    private static final class Target {
+        final Object bean;
+        final Method method;
+
+        Target(Object bean, Method method) {
+            this.bean = bean;
+            this.method = method;
+        }
+    }
+
+    private final List<Target> targets = new CopyOnWriteArrayList<>();
+
+    @Override
+    public Object postProcessAfterInitialization(Object bean, String beanName) {
+        Class<?> type = AopUtils.getTargetClass(bean);
+        Map<Method, CatchUp> found = MethodIntrospector.selectMethods(type, (MethodIntrospector.MetadataLookup<CatchUp>)
+                m -> m.getParameterCount() == 0 && DibsScheduledTick.cronOf(m).isPresent()
+                        ? m.getAnnotation(CatchUp.class)
+                        : null);
+        found.keySet().forEach(m -> targets.add(new Target(bean, AopUtils.selectInvocableMethod(m, bean.getClass()))));
+        return bean;
+    }
+
+    @Override
+    public void onApplicationEvent(ApplicationReadyEvent event) {
+        if (targets.isEmpty() || event.getApplicationContext().getParent() != null) {
+            return;
+        }
+        Thread thread = new Thread(() -> targets.forEach(CatchUpAtStart::catchUp), "dibs-catch-up");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** Runs one method as the fire of its latest tick, if that is within its window. */
+    private static void catchUp(Target target) {
+        String where = target.method.getDeclaringClass().getSimpleName() + "." + target.method.getName();
+        try {
+            CatchUp annotation = target.method.getAnnotation(CatchUp.class);
+            if (annotation == null) { // on the proxy's method: the target's has it
+                annotation = AopUtils.getMostSpecificMethod(target.method, AopUtils.getTargetClass(target.bean))
+                        .getAnnotation(CatchUp.class);
+            }
+            if (annotation == null || DibsScheduledTick.policyOf(annotation) == dibs.DibsCatchUp.Policy.SKIP) {
+                return;
+            }
+            Optional<Instant> latest = latestTick(target, annotation);
+
+            if (latest.isEmpty()) {
+                return;
+            }
+            ReflectionUtils.makeAccessible(target.method);
+            DibsScheduledTick.runAtStart(latest.get(), () -> invoke(target));
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "dibs: the catch-up of " + where + " at start-up failed", e);
+        }
+    }
+
+    /** The latest fire of the method's cron at or before now, if it is within the window. */
+    private static Optional<Instant> latestTick(Target target, CatchUp annotation) {
+        Method declared = AopUtils.getMostSpecificMethod(target.method, AopUtils.getTargetClass(target.bean));
+        Scheduled scheduled = DibsScheduledTick.cronOf(declared).orElseThrow();
+        String cron = DibsScheduledTick.resolve(scheduled.cron());
+        if (cron.equals(Scheduled.CRON_DISABLED)) {
+            return Optional.empty();
+        }
+        String zone = DibsScheduledTick.resolve(scheduled.zone());
+        ZonedDateTime now = ZonedDateTime.now(zone.isEmpty() ? ZoneId.systemDefault() : ZoneId.of(zone));
+        ZonedDateTime from = now.minus(DibsScheduledTick.windowOf(annotation));
+        return DibsScheduledTick.latestFire(CronExpression.parse(cron), now)
+                .filter(t -> !t.isBefore(from))
+                .map(ZonedDateTime::toInstant);
+    }
+
+    private static void invoke(Target target) {
+        try {
+            target.method.invoke(target.bean);
+        } catch (InvocationTargetException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

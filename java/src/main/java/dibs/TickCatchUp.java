@@ -1,0 +1,121 @@
+package dibs;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * A tick with catch-up ({@link DibsCatchUp}): which earlier ticks no instance ran, by their
+ * locks and the job's history (one look each, newest first, until one that ran), then the runs:
+ * the missed ones the policy picks, oldest first, and the tick due now (if one is). Each run is a locked
+ * call of its own, taken only when the history proves that its tick did not run, in the same
+ * script as its {@code SET}: two instances never run one tick.
+ */
+final class TickCatchUp {
+    /** {@link NativeLib#tickState}'s answers. */
+    private static final int MISSED = 0;
+
+    private static final int RAN = 1;
+
+    private static final int NEW_JOB = 3;
+
+    private TickCatchUp() {}
+
+    /**
+     * Runs the ticks; returns those that ran here, oldest first. A task's exception, or a tick
+     * that could not be tried, does not stop the ticks after it: the first one is rethrown, as
+     * the same object, once every tick was tried, with the later ones added to it as suppressed.
+     */
+    static List<String> run(
+            ClientHandle client, String job, DibsCatchUp catchUp, LockDurations durations, Consumer<String> task) {
+        List<Map.Entry<Instant, String>> runs = new ArrayList<>(missed(client, job, catchUp));
+        if (catchUp.policy() == DibsCatchUp.Policy.LATEST && runs.size() > 1) {
+            runs = runs.subList(0, 1);
+        }
+        Collections.reverse(runs); // oldest first
+        List<String> ran = new ArrayList<>();
+        Throwable first = null;
+        for (Map.Entry<Instant, String> tick : runs) {
+            first = runOne(client, job, tick, true, durations, task, ran, first);
+        }
+        if (catchUp.lastIsDueNow()) {
+            Map.Entry<Instant, String> now = catchUp.ticks().lastEntry();
+            if (catchUp.policy() == DibsCatchUp.Policy.SKIP) {
+                now = new java.util.AbstractMap.SimpleEntry<>(null, now.getValue()); // the ordinary acquire
+            }
+            first = runOne(client, job, now, false, durations, task, ran, first);
+        }
+        if (first != null) {
+            throw TickCatchUp.<RuntimeException>sneaky(first);
+        }
+        return Collections.unmodifiableList(ran);
+    }
+
+    /**
+     * The earlier ticks no instance ran, newest first: those due after the newest that ran. A job
+     * with no recorded run is new: none of its earlier ticks was missed.
+     */
+    private static List<Map.Entry<Instant, String>> missed(ClientHandle client, String job, DibsCatchUp catchUp) {
+        List<Map.Entry<Instant, String>> missed = new ArrayList<>();
+        if (catchUp.policy() == DibsCatchUp.Policy.SKIP) {
+            return missed;
+        }
+        NavigableMap<Instant, String> earlier =
+                catchUp.lastIsDueNow() ? catchUp.ticks().headMap(catchUp.ticks().lastKey(), false) : catchUp.ticks();
+        for (Map.Entry<Instant, String> tick : earlier.descendingMap().entrySet()) {
+            int state = NativeIo.tickState(
+                    client.id, job, tick.getValue(), tick.getKey().toEpochMilli());
+            if (state == MISSED) {
+                missed.add(tick);
+            } else {
+                if (state != RAN && state != NEW_JOB) {
+                    Log.warning("job '" + job + "': whether tick " + tick.getValue() + " ran is unknown (its history "
+                            + "was trimmed past it, or dropped), so catch-up runs no tick before it");
+                }
+                break;
+            }
+        }
+        return missed;
+    }
+
+    /** One tick's locked call; a {@code null} due time: the ordinary acquire. */
+    private static Throwable runOne(
+            ClientHandle client,
+            String job,
+            Map.Entry<Instant, String> tick,
+            boolean catchUp,
+            LockDurations durations,
+            Consumer<String> task,
+            List<String> ran,
+            Throwable first) {
+        boolean[] started = new boolean[1];
+        Supplier<Void> body = () -> {
+            started[0] = true;
+            task.accept(tick.getValue());
+            return null;
+        };
+        try {
+            Lifecycle.run(client, job, tick.getValue(), durations, tick.getKey(), catchUp, body);
+        } catch (Throwable t) { // a task's, or a tick that could not be tried: the ticks after it still are
+            if (first == null) {
+                first = t;
+            } else if (first != t) {
+                first.addSuppressed(t);
+            }
+        }
+        if (started[0]) {
+            ran.add(tick.getValue());
+        }
+        return first;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <E extends Throwable> E sneaky(Throwable t) throws E {
+        throw (E) t;
+    }
+}

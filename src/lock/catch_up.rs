@@ -1,0 +1,182 @@
+//! Catch-up of missed ticks: whether a tick of a job ran, as its lock (running, or its done-mark)
+//! and its job's history prove, and the acquire of a tick that did not, with the look and the
+//! `SET` in one script (`script::CATCH_UP_ACQUIRE`), so that no two instances run one tick.
+//!
+//! A tick ran when its lock is there or its job's history has a run of it, whatever the run's
+//! ending. A job with no recorded run at all is new: its earlier ticks are not missed ones. A holder that died mid-run recorded nothing: once its lock expires, its tick counts
+//! as missed. When the history cannot prove either way (trimmed past the tick, dropped, or a
+//! tick older than [`MAX_CATCH_UP_AGE`]), the tick's state is unknown, and it is not run.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::connspec::Address;
+use crate::error::{Error, Result};
+use crate::history;
+use crate::script;
+
+use super::lease::Lease;
+use super::params::LockParams;
+use super::Locker;
+
+/// `script::CATCH_UP_ACQUIRE`'s answer: the history has a run of the tick.
+pub(super) const RAN: i64 = -2;
+/// Its answer when looking only: the tick was missed.
+const MISSED: i64 = -4;
+/// Its answer when looking only: the job has no recorded run.
+const NEW_JOB: i64 = -5;
+
+/// How far ahead of the server's clock an instance's may run, for the history's proof that it
+/// reaches back to a tick: a run may start before its tick is due by the server's clock.
+pub const CLOCK_SKEW: Duration = Duration::from_millis(script::clock_skew_ms!());
+
+/// How far back catch-up looks: well inside the history's 40 days after its last entry.
+pub const MAX_CATCH_UP_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Whether a tick ran, as its lock and its job's history prove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TickState {
+    /// Its lock is there (running, or its done-mark), or the history has a run of it.
+    Ran,
+    /// No lock, and the history proves no run of it.
+    Missed,
+    /// The history cannot prove either: trimmed past the tick, or dropped.
+    Unknown,
+    /// The job has no recorded run at all (none in the history's 40 days): a new job, whose
+    /// earlier ticks are not its missed ones.
+    NewJob,
+}
+
+/// What the acquire of a tick found.
+// A lease moves once, from the acquire to its caller, as `Option<Lease>` did: boxing it would
+// cost every acquire an allocation.
+#[allow(clippy::large_enum_variant)]
+#[must_use = "a won lease must be released"]
+pub enum TickAcquire {
+    Won(Lease),
+    /// Its lock is there: running, or its done-mark.
+    Taken,
+    /// The history has a run of it.
+    Ran,
+    /// The history cannot prove that it did not run: not tried.
+    Unknown,
+}
+
+/// The warning for a tick whose state is unknown: it is not run, and an operator should know.
+pub fn unknown_tick(name: &str) -> String {
+    format!(
+        "tick lock '{name}': whether it ran is unknown (its job's history was trimmed past it, or \
+         dropped), so catch-up does not run it; `dibs history` shows what the history holds"
+    )
+}
+
+/// What the script needs for the history's look (see `script::CATCH_UP_ACQUIRE`).
+pub(super) struct TickCheck {
+    pub(super) stream: String,
+    pub(super) evicted: String,
+    name: String,
+    due_unix_ms: u64,
+    /// The run is a catch-up's: recorded as such.
+    pub(super) catch_up: bool,
+}
+
+impl TickCheck {
+    /// The script's `ARGV[4..6]`.
+    pub(super) fn args(&self, cmd: &mut redis::Cmd, look_only: bool) {
+        cmd.arg(&self.name)
+            .arg(self.due_unix_ms)
+            .arg(u8::from(look_only));
+    }
+}
+
+impl Locker {
+    /// Whether the tick of `params` (made with [`LockParams::for_tick`]), due at `due_unix_ms`,
+    /// ran. One round trip; it changes nothing.
+    pub fn tick_state(&self, params: &LockParams, due_unix_ms: u64) -> Result<TickState> {
+        let check = self.tick_check(params, due_unix_ms)?;
+        let key = self.key(&params.name);
+        let keys = [key.as_str(), check.stream.as_str(), check.evicted.as_str()];
+        let look = |conn: &mut crate::conn::Conn| {
+            script::CATCH_UP_ACQUIRE.run_with::<Option<i64>>(conn, &keys, 128, |cmd| {
+                cmd.arg("").arg(0).arg(0);
+                check.args(cmd, true);
+            })
+        };
+        let name = &params.name;
+        let found = self
+            .pool
+            .run(&format_args!("looking up tick '{name}'"), look, look)?;
+        Ok(match found {
+            Some(MISSED) => TickState::Missed,
+            Some(NEW_JOB) => TickState::NewJob,
+            Some(RAN) | None => TickState::Ran,
+            Some(_) => TickState::Unknown,
+        })
+    }
+
+    /// The acquire of a tick that may not have run: won only when its lock is free and the
+    /// history proves that no run of it was recorded, in one script. Otherwise as
+    /// [`Locker::acquire`], durable acquire included. With `catch_up`, the lease records its run
+    /// as a catch-up's (a tick run after its time), else as an ordinary run.
+    pub fn acquire_unrun(
+        &self,
+        params: &LockParams,
+        due_unix_ms: u64,
+        catch_up: bool,
+    ) -> Result<TickAcquire> {
+        let check = TickCheck {
+            catch_up,
+            ..self.tick_check(params, due_unix_ms)?
+        };
+        self.acquire_checked(params, Some(&check))
+    }
+
+    /// Validates a catch-up's request, before any network I/O.
+    fn tick_check(&self, params: &LockParams, due_unix_ms: u64) -> Result<TickCheck> {
+        if !params.tick {
+            return Err(Error::invalid(
+                "tick",
+                format!(
+                    "catch-up is for the ticks of a job (executeOnce), not lock '{}'",
+                    params.name
+                ),
+            ));
+        }
+        if !self.keeps_history() {
+            return Err(Error::invalid(
+                "catchUp",
+                "catch-up needs the run history, which proves which ticks ran: \
+                 the conn's 'history' is off",
+            ));
+        }
+        if matches!(self.spec.address(), Address::Cluster { .. }) {
+            return Err(Error::invalid(
+                "catchUp",
+                "catch-up is not available on a Redis Cluster: a tick's lock and its job's \
+                 history live in different slots, so no one script can check and take it",
+            ));
+        }
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let oldest = now_ms.saturating_sub(MAX_CATCH_UP_AGE.as_millis() as u64);
+        if due_unix_ms < oldest || due_unix_ms > now_ms + MAX_CATCH_UP_AGE.as_millis() as u64 {
+            return Err(Error::invalid(
+                "due",
+                format!(
+                    "tick '{}' is due at Unix ms {due_unix_ms}, more than {} days from now: \
+                     catch-up looks back at most that far",
+                    params.name,
+                    MAX_CATCH_UP_AGE.as_secs() / 86_400
+                ),
+            ));
+        }
+        let prefix = self.spec.key_prefix();
+        Ok(TickCheck {
+            stream: history::stream_key(prefix, params.job()),
+            evicted: history::evicted_key(prefix),
+            name: params.name.clone(),
+            due_unix_ms,
+            catch_up: false,
+        })
+    }
+}

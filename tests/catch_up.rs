@@ -1,0 +1,230 @@
+//! Catch-up of missed ticks against a real redis-server: what proves that a tick ran (its lock,
+//! its job's history), when the history cannot prove it, and that a missed tick is run once
+//! however many instances race for it.
+
+mod common;
+
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use common::RedisServer;
+use dibs::{
+    ConnSpec, Error, LockParams, Locker, SpecValue, TickAcquire, TickState, CLOCK_SKEW,
+    HISTORY_LENGTH, MAX_CATCH_UP_AGE,
+};
+use redis::Commands;
+
+fn locker_with(server: &RedisServer, extra: &[(&str, SpecValue)]) -> Locker {
+    let mut entries = vec![("uri".to_owned(), SpecValue::Str(server.uri()))];
+    entries.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    Locker::new(ConnSpec::from_map(&entries).unwrap()).unwrap()
+}
+
+fn tick(job: &str, tick: &str) -> LockParams {
+    LockParams::for_tick(job, tick, 60_000, 1).unwrap()
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// The lock of a tick gone, as when its atMost passed: only the history remembers the run.
+fn expire(server: &RedisServer, params: &LockParams) {
+    let _: i64 = server.admin().del(key(params)).unwrap();
+}
+
+/// The key of a lock under the default prefix.
+fn key(params: &LockParams) -> String {
+    format!("{}{}", dibs::DEFAULT_KEY_PREFIX, params.name())
+}
+
+#[test]
+fn a_missed_tick_is_run_once_and_recorded_as_a_catch_up() {
+    let server = RedisServer::start();
+    let locker = locker_with(&server, &[]);
+    let due = now_ms() - 10_000;
+    let missed = tick("report", "2026-12-05T02:00");
+    assert_eq!(locker.tick_state(&missed, due).unwrap(), TickState::NewJob);
+
+    let TickAcquire::Won(lease) = locker.acquire_unrun(&missed, due, true).unwrap() else {
+        panic!("a missed tick with a free lock is won");
+    };
+    // Running: its lock proves it, for a look and for another acquire.
+    assert_eq!(locker.tick_state(&missed, due).unwrap(), TickState::Ran);
+    assert!(matches!(
+        locker.acquire_unrun(&missed, due, true).unwrap(),
+        TickAcquire::Taken
+    ));
+    drop(lease.release());
+
+    let runs = locker.history("report", 10).unwrap().runs;
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    assert!(runs[0].catch_up && runs[0].succeeded(), "{:?}", runs[0]);
+    assert_eq!(runs[0].name, "report@2026-12-05T02:00");
+
+    // Its done-mark expired: the history still proves it ran.
+    expire(&server, &missed);
+    assert_eq!(locker.tick_state(&missed, due).unwrap(), TickState::Ran);
+    assert!(matches!(
+        locker.acquire_unrun(&missed, due, true).unwrap(),
+        TickAcquire::Ran
+    ));
+    assert!(
+        !server.exists(&key(&missed)),
+        "a tick that ran is not taken again"
+    );
+}
+
+#[test]
+fn a_tick_run_the_ordinary_way_is_never_caught_up() {
+    let server = RedisServer::start();
+    let locker = locker_with(&server, &[]);
+    let ran = tick("report", "2026-12-05T02:00");
+    let lease = locker.acquire(&ran).unwrap().unwrap();
+    drop(lease.release());
+    expire(&server, &ran);
+    // Another tick of the job, never run, is missed; this one ran.
+    let due = now_ms() - 1_000;
+    assert_eq!(locker.tick_state(&ran, due).unwrap(), TickState::Ran);
+    let other = tick("report", "2026-12-05T03:00");
+    assert_eq!(locker.tick_state(&other, due).unwrap(), TickState::Missed);
+    // A tick whose task failed ran too: catch-up is for ticks nobody ran.
+    let failed = tick("report", "2026-12-05T04:00");
+    let lease = locker.acquire(&failed).unwrap().unwrap();
+    drop(lease.release_after(dibs::TaskResult::Failed));
+    expire(&server, &failed);
+    assert_eq!(locker.tick_state(&failed, due).unwrap(), TickState::Ran);
+    let runs = locker.history("report", 10).unwrap().runs;
+    assert!(runs.iter().all(|r| !r.catch_up), "{runs:#?}");
+}
+
+#[test]
+fn racing_instances_run_a_missed_tick_once() {
+    let server = RedisServer::start();
+    let due = now_ms() - 5_000;
+    let racers = 8;
+    let start = Arc::new(Barrier::new(racers));
+    let won: usize = (0..racers)
+        .map(|_| {
+            let locker = locker_with(&server, &[]);
+            let start = start.clone();
+            thread::spawn(move || {
+                start.wait();
+                let missed = tick("report", "2026-12-05T02:00");
+                match locker.acquire_unrun(&missed, due, true).unwrap() {
+                    TickAcquire::Won(lease) => {
+                        drop(lease.release());
+                        1
+                    }
+                    _ => 0,
+                }
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .sum();
+    assert_eq!(won, 1);
+    // And after its done-mark is gone, a late instance finds its run in the history.
+    let late = locker_with(&server, &[]);
+    let missed = tick("report", "2026-12-05T02:00");
+    expire(&server, &missed);
+    assert!(matches!(
+        late.acquire_unrun(&missed, due, true).unwrap(),
+        TickAcquire::Ran
+    ));
+    assert_eq!(late.history("report", 100).unwrap().runs.len(), 1);
+}
+
+#[test]
+fn a_history_that_cannot_prove_a_miss_leaves_the_tick_unknown() {
+    let server = RedisServer::start();
+    let locker = locker_with(&server, &[]);
+    // More runs than the stream keeps, all recorded just now: trimmed, and not reaching back
+    // to a tick due now less the clock skew.
+    for i in 0..HISTORY_LENGTH + 20 {
+        let params = tick("busy", &format!("n{i}"));
+        drop(locker.acquire(&params).unwrap().unwrap().release());
+    }
+    let missed = tick("busy", "2026-12-05T02:00");
+    let due = now_ms() - 1_000;
+    assert_eq!(locker.tick_state(&missed, due).unwrap(), TickState::Unknown);
+    assert!(matches!(
+        locker.acquire_unrun(&missed, due, true).unwrap(),
+        TickAcquire::Unknown
+    ));
+    assert!(!server.exists(&key(&missed)));
+    // A tick due after the oldest entry kept, by more than the skew: the stream reaches back.
+    let later = now_ms() + CLOCK_SKEW.as_millis() as u64 + 5_000;
+    assert_eq!(
+        locker.tick_state(&missed, later).unwrap(),
+        TickState::Missed
+    );
+
+    // A job without a stream is new; once a job's stream was dropped under this prefix, that
+    // proves nothing.
+    let quiet = tick("quiet", "2026-12-05T02:00");
+    assert_eq!(locker.tick_state(&quiet, due).unwrap(), TickState::NewJob);
+    let _: () = server
+        .admin()
+        .set(
+            format!("{}\u{1f}{{history}}\u{1f}evicted", dibs::DEFAULT_KEY_PREFIX),
+            now_ms(),
+        )
+        .unwrap();
+    assert_eq!(locker.tick_state(&quiet, due).unwrap(), TickState::Unknown);
+}
+
+#[test]
+fn catch_up_refuses_what_it_cannot_prove_before_any_io() {
+    // A port nobody listens on: each error comes before a connection is tried.
+    let nowhere = |extra: &[(&str, SpecValue)]| {
+        let mut entries = vec![(
+            "uri".to_owned(),
+            SpecValue::Str("redis://127.0.0.1:1".into()),
+        )];
+        entries.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
+        Locker::new(ConnSpec::from_map(&entries).unwrap()).unwrap()
+    };
+    let arg = |e: Error| match e {
+        Error::InvalidArgument { arg, .. } => arg,
+        other => panic!("not an argument error: {other:?}"),
+    };
+    let locker = nowhere(&[]);
+    let plain = LockParams::from_millis("report", 1_000, 0).unwrap();
+    assert_eq!(
+        arg(locker.tick_state(&plain, now_ms()).unwrap_err()),
+        "tick"
+    );
+    let old = now_ms() - MAX_CATCH_UP_AGE.as_millis() as u64 - 60_000;
+    let params = tick("report", "2026-10-01");
+    assert_eq!(
+        arg(locker.acquire_unrun(&params, old, true).err().unwrap()),
+        "due"
+    );
+    let off = nowhere(&[("history", SpecValue::Bool(false))]);
+    assert_eq!(
+        arg(off.acquire_unrun(&params, now_ms(), true).err().unwrap()),
+        "catchUp"
+    );
+}
+
+#[test]
+fn a_job_with_no_recorded_run_is_new_and_missed_nothing() {
+    let server = RedisServer::start();
+    let locker = locker_with(&server, &[]);
+    let due = now_ms() - 1_000;
+    let first = tick("fresh", "2026-12-05T02:00");
+    assert_eq!(locker.tick_state(&first, due).unwrap(), TickState::NewJob);
+    // Its tick due now is run all the same, and then its earlier ticks are missed ones.
+    let TickAcquire::Won(lease) = locker.acquire_unrun(&first, due, false).unwrap() else {
+        panic!("a new job's tick is won");
+    };
+    drop(lease.release());
+    let earlier = tick("fresh", "2026-12-05T01:00");
+    assert_eq!(locker.tick_state(&earlier, due).unwrap(), TickState::Missed);
+}
