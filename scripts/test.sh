@@ -26,9 +26,9 @@ if [ "$lane" = quick ]; then
   mvn -B -ntp -q -N spotless:check
   step "Lints: clippy, warnings as errors"
   cargo clippy --workspace --all-targets --quiet -- -D warnings
-  step "Rust: the unit tests, the lock contract (tests/lock.rs) and the conn keys"
+  step "Rust: the unit tests, the lock contract (tests/lock.rs), the conn keys and catch-up"
   cargo test -q --workspace --lib --bins
-  cargo test -q -p dibs --test lock --test conn_keys
+  cargo test -q -p dibs --test lock --test conn_keys --test catch_up
   step "Java: the library's suite on $(java -version 2>&1 | head -n 1), this machine's native library, no @Tag(\"slow\")"
   mvn -B -ntp -q -pl java -am verify -Ddibs.natives=host -DexcludedGroups=slow
   step "quick lane passed"

@@ -21,8 +21,8 @@ import java.lang.annotation.Target;
  *
  * <p>At each fire, the missed ticks before it run first. When the application is ready, the
  * starter also runs the method once for the ticks that passed while no instance was up (a
- * deploy at 02:00), on a thread of its own named {@code dibs-catch-up}: a nightly job then
- * waits for no next night. See {@code dibs.DibsCatchUp} for what proves that a tick ran.
+ * deploy at 02:00), on the scheduler of the {@code @Scheduled} methods: a nightly job then waits
+ * for no next night. See {@code dibs.DibsCatchUp} for what proves that a tick ran.
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)

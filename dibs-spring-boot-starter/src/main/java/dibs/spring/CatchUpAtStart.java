@@ -14,14 +14,16 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.core.MethodIntrospector;
+import org.springframework.scheduling.TaskScheduler;
 import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.scheduling.annotation.SchedulingConfigurer;
 import org.springframework.scheduling.support.CronExpression;
 import org.springframework.util.ReflectionUtils;
 
 /**
  * The catch-up of ticks that passed while no instance was up: when the application is ready,
  * each {@code @Scheduled} cron method with {@link CatchUp} (a policy other than {@code skip}) is
- * run once, on a thread of the starter's own ({@code dibs-catch-up}), as the fire of its latest
+ * run once, on the scheduler of the {@code @Scheduled} methods, as the fire of its latest
  * tick at or before now, with every tick past ({@link DibsScheduledTick#catchUp()}). Its
  * {@code executeOnce} then runs the missed ticks the policy picks, and only those the history
  * proves that no instance ran; a method whose latest tick is older than its window is not run.
@@ -58,9 +60,24 @@ final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<App
         if (targets.isEmpty() || event.getApplicationContext().getParent() != null) {
             return;
         }
-        Thread thread = new Thread(() -> targets.forEach(CatchUpAtStart::catchUp), "dibs-catch-up");
-        thread.setDaemon(true);
-        thread.start();
+        Runnable all = () -> targets.forEach(CatchUpAtStart::catchUp);
+        // On the scheduler of the @Scheduled methods, so on their threads (virtual ones when the
+        // application asks for them), as a fire of theirs would run.
+        TaskScheduler scheduler = event.getApplicationContext()
+                .getBeanProvider(SchedulingConfigurer.class)
+                .orderedStream()
+                .filter(DibsTickScheduler.Configurer.class::isInstance)
+                .map(c -> ((DibsTickScheduler.Configurer) c).scheduler())
+                .filter(java.util.Objects::nonNull)
+                .findFirst()
+                .orElse(null);
+        if (scheduler != null) {
+            scheduler.schedule(all, Instant.now());
+        } else { // no scheduler configured (no @EnableScheduling): a thread of the starter's own
+            Thread thread = new Thread(all, "dibs-catch-up");
+            thread.setDaemon(true);
+            thread.start();
+        }
     }
 
     /** Runs one method as the fire of its latest tick, if that is within its window. */

@@ -36,12 +36,25 @@ final class DibsTickScheduler implements TaskScheduler {
      * registrar ends up with (Spring's router to the application's scheduler beans, by default).
      */
     static final class Configurer implements SchedulingConfigurer, Ordered {
+        /** The scheduler of the application's {@code @Scheduled} methods, once configured. */
+        private volatile TaskScheduler scheduler;
+
         @Override
         public void configureTasks(ScheduledTaskRegistrar registrar) {
             TaskScheduler scheduler = registrar.getScheduler();
             if (scheduler != null && !(scheduler instanceof DibsTickScheduler)) {
                 registrar.setTaskScheduler(new DibsTickScheduler(scheduler));
             }
+            this.scheduler = registrar.getScheduler();
+        }
+
+        /**
+         * @return the scheduler that runs the application's {@code @Scheduled} methods, on their
+         *     threads (virtual ones when the application asks for them); null before scheduling is
+         *     configured, or without it
+         */
+        TaskScheduler scheduler() {
+            return scheduler;
         }
 
         @Override

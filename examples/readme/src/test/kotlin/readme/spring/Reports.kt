@@ -1,6 +1,7 @@
 package readme.spring
 
 import dibs.DibsClient
+import dibs.spring.CatchUp
 import dibs.spring.DibsScheduledTick
 import java.time.Duration
 import org.springframework.scheduling.annotation.Scheduled
@@ -17,6 +18,19 @@ class Reports(private val dibs: DibsClient, private val reports: ReportService) 
     }
 }
 // readme:end
+
+@Component
+class Exports(private val dibs: DibsClient, private val exports: ExportService) {
+    // readme:begin spring-catch-up
+    @Scheduled(cron = "0 0 2 * * *")
+    @CatchUp(policy = "latest", window = "PT24H")
+    fun nightly() {
+        dibs.executeOnce("nightly-export", DibsScheduledTick.catchUp(), Duration.ofHours(1)) { tick ->
+            exports.export(tick)
+        }
+    }
+    // readme:end
+}
 
 @Component
 class PartnerSync(private val dibs: DibsClient, private val partners: Partners) {

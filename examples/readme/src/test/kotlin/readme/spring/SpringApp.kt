@@ -50,6 +50,18 @@ class ReportService {
     }
 }
 
+/** The exports the nightly export job made, by tick. */
+@Component
+class ExportService {
+    val ticks = java.util.concurrent.CopyOnWriteArrayList<String>()
+    val done = CountDownLatch(2)
+
+    fun export(tick: String) {
+        ticks.add(tick)
+        done.countDown()
+    }
+}
+
 /** The partners the sync job syncs: counted. */
 @Component
 class Partners {

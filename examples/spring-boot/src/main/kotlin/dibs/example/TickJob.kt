@@ -2,6 +2,7 @@ package dibs.example
 
 import dibs.DibsClient
 import dibs.DibsException
+import dibs.spring.CatchUp
 import dibs.spring.DibsScheduledTick
 import java.net.InetSocketAddress
 import java.net.Socket
@@ -17,10 +18,15 @@ import org.springframework.stereotype.Component
 /**
  * Fires every second on every instance (a cron, in UTC); exactly one instance records each tick.
  *
- * `DibsScheduledTick.current()` names the tick the scheduler fired this run for, the same on every
- * instance, and `executeOnce` runs each tick once across them: its lock, `tick@<tick>`, stays taken
- * for all of atMost as the tick's done-mark, so an instance whose scheduler fires the same second a
- * little later skips it. No atLeast to size, and the runs are recorded under the job `tick`.
+ * `DibsScheduledTick.catchUp()` names the tick the scheduler fired this run for, the same on every
+ * instance, with the ticks of the last 10 s before it, and `executeOnce` runs each tick once across
+ * them: its lock, `tick@<tick>`, stays taken for all of atMost as the tick's done-mark, so an
+ * instance whose scheduler fires the same second a little later skips it. No atLeast to size, and
+ * the runs are recorded under the job `tick`.
+ *
+ * `@CatchUp`: a tick that no instance ran (all of them down, or a scheduler that let a fire pass
+ * because the one before it completed late) is run at the next fire, once, and recorded as a
+ * catch-up. When the instances start, the ticks of the 10 s before are caught up too.
  */
 @Component
 class TickJob(
@@ -37,6 +43,7 @@ class TickJob(
     @Volatile private var threadShown = false
 
     @Scheduled(cron = "* * * * * *", zone = "UTC")
+    @CatchUp(policy = "all", window = "PT10S")
     fun tick() {
         if (!threadShown) {
             // scripts/spring-boot-check.sh reads which kind of thread runs the job.
@@ -47,13 +54,13 @@ class TickJob(
             // Paused for the demo: not even tried, so no instance runs it and it goes overdue.
             return
         }
-        val tick = DibsScheduledTick.current().orElseThrow()
+        val ticks = DibsScheduledTick.catchUp()
         try {
-            dibs.executeOnce("tick", tick, AT_MOST) { record(tick) }
+            dibs.executeOnce("tick", ticks, AT_MOST) { tick -> record(tick) }
         } catch (e: DibsException) {
-            // Redis unreachable or refusing: this instance sits the tick out, the next run retries.
-            // dibs's messages never hold a password, so the message is safe to log.
-            log.warn("tick {} not tried: {}", tick, e.message)
+            // Redis unreachable or refusing: this instance sits the tick out; the next fire catches
+            // it up. dibs's messages never hold a password, so the message is safe to log.
+            log.warn("ticks {} not all tried: {}", ticks, e.message)
         }
     }
 
