@@ -184,6 +184,26 @@ impl Locker {
         Ok(scanned.with(jobs, limit))
     }
 
+    /// The locks of `job` that a run holds now, found within `budget`: its own name, its ticks'
+    /// (`job@TICK`) and the names whose job it is ([`crate::job_of`]), each with a fresh token
+    /// (a lock kept after its release, or a tick's done-mark, has a spent one). The listing says
+    /// whether the scan was complete. A scan of the keyspace: for operators and the starter's
+    /// rules, not for the path of a lock call.
+    pub fn running(&self, job: &str, budget: Duration) -> Result<Listing<HeldLock>> {
+        validate_name(job)?;
+        let mut pattern = history::escape_glob(job);
+        pattern.push('*');
+        let mut listing = self.locks(&pattern, 1_000, budget)?;
+        let tick_prefix = format!("{job}@");
+        listing.items.retain(|lock| {
+            (lock.name == job
+                || lock.name.starts_with(&tick_prefix)
+                || crate::job_of(&lock.name) == job)
+                && lock.is_running()
+        });
+        Ok(listing)
+    }
+
     /// The locks held now whose names match the glob `pattern` (`*` for all), by `SCAN` over the
     /// key prefix for at most `budget`: at most `limit` of them, sorted by name.
     pub fn locks(

@@ -306,6 +306,14 @@ pub struct HeldLock {
 }
 
 impl HeldLock {
+    /// Whether a run holds it now: a value dibs wrote, with a fresh token (a lock kept after its
+    /// release, or a tick's done-mark, has a spent one: see `holder::is_spent`).
+    pub fn is_running(&self) -> bool {
+        self.token
+            .as_deref()
+            .is_some_and(|token| !crate::holder::is_spent(token))
+    }
+
     /// A held lock as its value and PTTL say: any value, of any bytes, is one; a value dibs did
     /// not write has no holder and no token.
     pub(crate) fn read(name: &str, value: &[u8], pttl: i64) -> HeldLock {

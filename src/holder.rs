@@ -47,6 +47,13 @@ pub(crate) fn new_value() -> String {
     value
 }
 
+/// Whether a token is spent: its lock was released and kept for the rest of atLeast (or as a
+/// tick's done-mark), with the token's version digit set to 0 by the release script
+/// (`script::RELEASE`): no run holds it now.
+pub(crate) fn is_spent(token: &str) -> bool {
+    token.as_bytes().get(14) == Some(&b'0')
+}
+
 impl Holder {
     /// Reads a holder value; the token is not kept, since it is what guards the release.
     pub(crate) fn parse(value: &[u8]) -> Option<Holder> {

@@ -2,18 +2,42 @@
 
 use std::time::Duration;
 
-use dibs::{Error, Run, Verdict};
+use dibs::{held_for, Error, HeldLock, Listing, Locker, Matched, Rules, Run, Standing, Verdict};
 
 use crate::cli::CheckArgs;
 use crate::connect::locker;
 use crate::output::{evicted, human, instance, subject, task_word, unix_ms, utc};
 use crate::EX_INCOMPLETE;
 
+/// A success shorter than `--min-duration`.
+const EX_SUSPECT: u8 = 4;
+/// A run holding its lock longer than `--max-duration`.
+const EX_TOO_LONG: u8 = 5;
+
 /// 0 when it ran to success within the window, 1 when it did not, [`EX_INCOMPLETE`] when the
-/// history cannot tell.
+/// history cannot tell; [`EX_SUSPECT`] and [`EX_TOO_LONG`] by the further rules.
 pub fn check(args: CheckArgs) -> Result<u8, Error> {
-    let CheckArgs { conn, job, within } = args;
-    let history = locker(&conn, false)?.history(&job, dibs::HISTORY_LENGTH as usize)?;
+    let CheckArgs {
+        conn,
+        job,
+        within,
+        min_duration,
+        max_duration,
+        grace_after_start,
+        budget,
+    } = args;
+    let rules = Rules {
+        min_duration,
+        max_duration,
+        grace_after_start,
+    };
+    let locker = locker(&conn, false)?;
+    let history = locker.history(&job, dibs::HISTORY_LENGTH as usize)?;
+    let running = if max_duration.is_some() || grace_after_start.is_some() {
+        Some(running(&locker, &job, &history.matched, budget)?)
+    } else {
+        None
+    };
     let now = unix_ms();
     let ago = |run: &Run| {
         human(Duration::from_millis(
@@ -36,10 +60,60 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
         ),
         _ => String::new(),
     };
-    match history.check(now, within) {
+    let held: &[HeldLock] = running.as_ref().map_or(&[], |r| &r.items);
+    let judgement = history.judge(held, now, within, &rules);
+    let partial = match &running {
+        Some(r) if !r.complete => format!(
+            "; the scan for its running locks was partial (--budget {}): scanned about {} of {} keys",
+            human(budget),
+            r.scanned,
+            r.keys
+        ),
+        _ => String::new(),
+    };
+    let held_line = |lock: &HeldLock| {
+        let age = held_for(lock, now).map_or_else(|| "?".to_owned(), human);
+        match &lock.state.holder {
+            Some(h) => format!("{} held for {age} by {} pid {}", lock.name, h.host, h.pid),
+            None => format!("{} held for {age}", lock.name),
+        }
+    };
+    let standing = judgement.standing();
+    if let Standing::TooLong = standing {
+        let lines: Vec<String> = judgement.too_long.iter().map(|l| held_line(l)).collect();
+        println!(
+            "too long: {subject} has a run holding its lock longer than {}: {}{partial}",
+            human(max_duration.unwrap_or_default()),
+            lines.join(", ")
+        );
+        return Ok(EX_TOO_LONG);
+    }
+    if let (Standing::Running, Some(lock)) = (standing, judgement.starting) {
+        println!(
+            "running: {subject} has not run to success within {window}, but a run started within \
+             the grace after start ({}) runs now: {}; {}{partial}",
+            human(grace_after_start.unwrap_or_default()),
+            held_line(lock),
+            last(judgement.verdict.last_success())
+        );
+        return Ok(0);
+    }
+    match judgement.verdict {
+        Verdict::Ran(run) if standing == Standing::Suspect => {
+            println!(
+                "suspect: {subject} ran {} ago on {} ({}), but its task took {}, less than \
+                 --min-duration {}: it may not have done its work",
+                ago(run),
+                instance(run),
+                run.name,
+                human(Duration::from_millis(run.duration_ms)),
+                human(min_duration.unwrap_or_default())
+            );
+            Ok(EX_SUSPECT)
+        }
         Verdict::Ran(run) => {
             println!(
-                "ok: {subject} ran {} ago on {} ({}, lock {})",
+                "ok: {subject} ran {} ago on {} ({}, lock {}){partial}",
                 ago(run),
                 instance(run),
                 run.name,
@@ -52,7 +126,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
             latest: newest,
         } => {
             println!(
-                "overdue: {subject} has not run to success within {window}: {}{}",
+                "overdue: {subject} has not run to success within {window}: {}{}{partial}",
                 last(last_success),
                 latest(newest)
             );
@@ -75,4 +149,25 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
             Ok(EX_INCOMPLETE)
         }
     }
+}
+
+/// The locks of what was checked that a run holds now: a job's (see [`Locker::running`]), or
+/// the one lock named.
+fn running(
+    locker: &Locker,
+    name: &str,
+    matched: &Matched,
+    budget: Duration,
+) -> Result<Listing<HeldLock>, Error> {
+    if let Matched::Lock { .. } = matched {
+        let held = locker.held_lock(name)?.filter(HeldLock::is_running);
+        return Ok(Listing {
+            items: held.into_iter().collect(),
+            complete: true,
+            truncated: false,
+            scanned: 1,
+            keys: 1,
+        });
+    }
+    locker.running(name, budget)
 }

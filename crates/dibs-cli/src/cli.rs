@@ -44,9 +44,11 @@ backup-db1; NAME for a `dibs run --tick` run. LOCK: a lock's whole name: its run
 job's history.";
 
 const CHECK_EXIT: &str = "\
-Exit codes: 0 JOB's task ran to success within --within, 1 it did not, 3 the history cannot
-tell (it holds every run only since a time within the window: an earlier one may be missing),
-64 bad usage, 69 Redis unreachable or refusing.";
+Exit codes, the worst first: 5 a run has held its lock longer than --max-duration; 1 JOB's task
+did not run to success within --within (unless a run that started within --grace-after-start
+runs now: 0); 4 its newest success there took less than --min-duration (suspect); 3 the history
+cannot tell (it holds every run only since a time within the window: an earlier one may be
+missing); 0 it ran to success within --within; 64 bad usage, 69 Redis unreachable or refusing.";
 
 const LOCKS_EXIT: &str = "\
 Exit codes: 0 the list is complete, 3 it is partial (--budget), 64 bad usage, 69 Redis
@@ -93,7 +95,9 @@ pub enum Command {
     /// Exit 0 when a job ran to success within a DURATION (for cron and monitoring)
     ///
     /// Exits 0 when JOB's task (or LOCK's) ran to success within --within, 1 when it did not,
-    /// and 3 when the history cannot tell; says which job or lock it matched.
+    /// and 3 when the history cannot tell; says which job or lock it matched. Further rules: a
+    /// success too short (--min-duration), a run too long (--max-duration), and the time a run
+    /// that started has to finish (--grace-after-start).
     #[command(next_line_help = true, verbatim_doc_comment, after_help = format!("{JOB_OR_LOCK}\n\n{CHECK_EXIT}"))]
     Check(CheckArgs),
     /// Delete a held lock, asking first; recorded in the history as forced
@@ -233,6 +237,24 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     #[arg(allow_hyphen_values = true)]
     pub within: Duration,
+    /// A success that took less is suspect (exit 4): it ran, too briefly to have done its work
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(allow_hyphen_values = true)]
+    pub min_duration: Option<Duration>,
+    /// A run that has held its lock longer is flagged (exit 5): stuck, or slowed
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(allow_hyphen_values = true)]
+    pub max_duration: Option<Duration>,
+    /// With no success within --within, a run that started less than this ago and runs now is
+    /// given the time to finish: exit 0, running
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(allow_hyphen_values = true, verbatim_doc_comment)]
+    pub grace_after_start: Option<Duration>,
+    /// How long the scan for the job's running locks may take (with --max-duration or
+    /// --grace-after-start)
+    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "5s")]
+    #[arg(allow_hyphen_values = true, verbatim_doc_comment)]
+    pub budget: Duration,
 }
 
 #[derive(Args, Debug, PartialEq, Eq)]

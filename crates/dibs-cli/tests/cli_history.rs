@@ -193,3 +193,105 @@ fn check_cannot_tell_a_dropped_history_from_a_job_that_never_ran_and_says_so() {
     let recent = ops(&uri, &["check", "order-1020", "--within", "1h"]);
     assert_eq!(recent.status.code(), Some(0), "{}", text(&recent.stdout));
 }
+
+/// Issue 33 (2): the dead-man's switch's further rules, each with its exit code: a success too
+/// short to be trusted (4), a run holding its lock too long (5), and the grace a run that started
+/// has to finish before its job is overdue (0 while within it, 1 past it).
+#[test]
+fn check_flags_a_suspect_success_a_run_too_long_and_gives_a_started_run_its_grace() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let ok = run(&uri, "export", "10s", &["--", "sleep", "0.2"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let check = |args: &[&str]| {
+        let mut all = vec!["check", "export", "--within", "1h"];
+        all.extend_from_slice(args);
+        ops(&uri, &all)
+    };
+    assert_eq!(check(&[]).status.code(), Some(0));
+    let out = check(&["--min-duration", "10s"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with("suspect: job 'export' ran "),
+        "{}",
+        text(&out.stdout)
+    );
+    // It took 200 ms or more: not suspect below that.
+    assert_eq!(check(&["--min-duration", "150ms"]).status.code(), Some(0));
+
+    // A run of another job that holds its lock now, and has never succeeded.
+    let holder = support::Running::new(
+        std::process::Command::new(env!("CARGO_BIN_EXE_dibs"))
+            .args([
+                "run",
+                "--redis",
+                &uri,
+                "--lock",
+                "backup",
+                "--at-most",
+                "60s",
+            ])
+            .args(["--", "sleep", "30"])
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !server.exists("dibs:backup") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "dibs run took no lock"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    let backup = |args: &[&str]| {
+        let mut all = vec!["check", "backup", "--within", "1h"];
+        all.extend_from_slice(args);
+        ops(&uri, &all)
+    };
+    let out = backup(&["--max-duration", "1ms"]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout)
+            .starts_with("too long: job 'backup' has a run holding its lock longer than"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        backup(&["--max-duration", "1h"]).status.code(),
+        Some(1),
+        "no success: overdue"
+    );
+    let out = backup(&["--grace-after-start", "1h"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with("running: job 'backup' has not run to success within"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        backup(&["--grace-after-start", "1ms"]).status.code(),
+        Some(1),
+        "past its grace, a running job that never succeeded is overdue"
+    );
+    // A finished run's done-mark is no run: a tick's lock kept after its release.
+    drop(holder);
+    let tick = run(
+        &uri,
+        "nightly",
+        "60s",
+        &["--tick", "2026-12-05", "--", "true"],
+    );
+    assert_eq!(tick.status.code(), Some(0), "{}", text(&tick.stderr));
+    let out = ops(
+        &uri,
+        &[
+            "check",
+            "nightly",
+            "--within",
+            "1h",
+            "--max-duration",
+            "1ms",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}

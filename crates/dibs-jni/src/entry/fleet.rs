@@ -141,6 +141,26 @@ pub extern "system" fn Java_dibs_NativeLib_locks<'l>(
     })
 }
 
+/// The locks of the job `job` that a run holds now (`dibs_core::Locker::running`), found within
+/// `budgetMs`: as `locks`'s table.
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_running<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    job: JString<'l>,
+    budget_ms: jlong,
+) -> jobject {
+    entry(&mut env, |env| {
+        let job = read_string(env, &job, "job")?;
+        let budget = Duration::from_millis(budget_ms.max(0) as u64);
+        let locks = handles::locker(handle)?.running(&job, budget)?;
+        let mut cells: Vec<Option<String>> = listing_head(&locks).into();
+        cells.extend(locks.items.into_iter().flat_map(held_lock_cells));
+        string_table(env, &cells)
+    })
+}
+
 /// The lock `lockName` with its holder's token, as one row of `locks`'s table; empty when free.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_heldLock<'l>(

@@ -326,6 +326,24 @@ public final class DibsClient implements AutoCloseable {
     }
 
     /**
+     * The locks of a job that a run holds now, fleet-wide: its own name, its ticks'
+     * ({@code job@tick}) and the names whose job it is ({@link Dibs#jobOf}), each still held by
+     * its run (a lock kept after its release, or a tick's done-mark, is not). A {@code SCAN} as
+     * {@link #locks} does, for at most 5 seconds: for a dead-man's switch, not for every call.
+     *
+     * @param job the job
+     * @return the running locks, by name; {@link DibsListing#complete} says whether the scan
+     *     reached the end
+     * @throws IllegalArgumentException on a bad job name
+     * @throws DibsException if Redis could not be read
+     */
+    public DibsListing<HeldLock> running(String job) {
+        checkOpen(job, this);
+        String[] cells = NativeIo.running(handle, job, SCAN_BUDGET_MS);
+        return DibsListing.of(HeldLock.fromTable(cells, DibsListing.HEAD), cells);
+    }
+
+    /**
      * The lock {@code lockName} as {@link #inspect} reads it, with its holder's token (one round
      * trip): what {@link #forceRelease} takes.
      *

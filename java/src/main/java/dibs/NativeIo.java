@@ -85,6 +85,13 @@ final class NativeIo {
         return offload(() -> NativeLib.jobs(handle, limit, budgetMs));
     }
 
+    static String[] running(long handle, String job, long budgetMs) {
+        if (!isVirtual()) {
+            return NativeLib.running(handle, job, budgetMs);
+        }
+        return offload(() -> NativeLib.running(handle, job, budgetMs));
+    }
+
     static String[] locks(long handle, String pattern, int limit, long budgetMs) {
         if (!isVirtual()) {
             return NativeLib.locks(handle, pattern, limit, budgetMs);

@@ -216,6 +216,13 @@ final class NativeLib {
      */
     static native String[] locks(long handle, String pattern, int limit, long budgetMs);
 
+    /**
+     * The locks of the job {@code job} that a run holds now (its own name, its ticks', the names
+     * whose job it is, each with a fresh token), scanned for at most {@code budgetMs}: as
+     * {@link #locks}'s table.
+     */
+    static native String[] running(long handle, String job, long budgetMs);
+
     /** The lock {@code lockName} with its token: one row of {@link HeldLock}'s table, none when free. */
     static native String[] heldLock(long handle, String lockName);
 

@@ -95,6 +95,8 @@ public final class DibsEndpoint {
                                 .map(h ->
                                         h.host().orElse("?") + " pid " + h.pid().orElse(-1))
                                 .orElse(null),
+                        j.suspectOrNull(),
+                        j.tooLongOrNull(),
                         runs));
             }
         } catch (DibsException | IllegalArgumentException | IllegalStateException e) {
@@ -166,6 +168,9 @@ public final class DibsEndpoint {
      * @param lastSuccessAgeMs how long ago
      * @param runningOn the holder of its lock now ({@code host pid N}), for a job locked by its own
      *     name; null when free
+     * @param suspect whether its last success took less than its minimum duration; null without one
+     * @param runningTooLong whether a run has held its lock longer than its maximum duration; null
+     *     without one
      * @param runs its last runs on any instance, newest first
      */
     public record JobView(
@@ -176,6 +181,8 @@ public final class DibsEndpoint {
             String lastSuccessAt,
             Long lastSuccessAgeMs,
             String runningOn,
+            Boolean suspect,
+            Boolean runningTooLong,
             List<RunView> runs) {}
 
     /**

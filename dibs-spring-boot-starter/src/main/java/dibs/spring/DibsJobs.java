@@ -40,6 +40,7 @@ public final class DibsJobs implements AutoCloseable {
     private final DibsClient client;
     private final DibsExpectations expectations;
     private final Duration grace;
+    private final DibsProperties.Jobs rules;
     private final Clock clock;
     private final ScheduledExecutorService refresher;
     private volatile Map<String, Job> view = Map.of();
@@ -51,6 +52,7 @@ public final class DibsJobs implements AutoCloseable {
         this.client = client;
         this.expectations = expectations;
         this.grace = properties.grace();
+        this.rules = properties;
         this.clock = clock;
         this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "dibs-jobs");
@@ -77,6 +79,17 @@ public final class DibsJobs implements AutoCloseable {
         return overdue;
     }
 
+    /** @return the jobs read that a rule flags now: suspect, or running too long */
+    public List<Job> flagged() {
+        List<Job> flagged = new ArrayList<>();
+        for (Job j : view.values()) {
+            if (j.suspect() || j.tooLong()) {
+                flagged.add(j);
+            }
+        }
+        return flagged;
+    }
+
     /** Calls {@code hook} with the view after each read (the gauges register new jobs so). */
     void onRefresh(java.util.function.Consumer<Map<String, Job>> hook) {
         hooks.add(hook);
@@ -99,6 +112,7 @@ public final class DibsJobs implements AutoCloseable {
             jobs.put(job.name(), read(job.name(), expected.get(job.name())));
         }
         expected.forEach((name, e) -> jobs.computeIfAbsent(name, n -> read(n, e)));
+        ruled().forEach(name -> jobs.computeIfAbsent(name, n -> read(n, expected.get(n))));
         return new Fleet(new ArrayList<>(jobs.values()), recorded.complete() ? null : recorded.partialNote());
     }
 
@@ -111,10 +125,12 @@ public final class DibsJobs implements AutoCloseable {
      */
     record Fleet(List<Job> jobs, String partial) {}
 
-    /** Reads the expected jobs now (the refresher's work, also for tests). */
+    /** Reads the expected jobs, and those with a rule, now (the refresher's work, also for tests). */
     void refresh() {
         Map<String, Job> fresh = new LinkedHashMap<>();
-        expectations.all().forEach((name, e) -> fresh.put(name, read(name, e)));
+        Map<String, DibsExpectations.Expectation> expected = expectations.all();
+        expected.forEach((name, e) -> fresh.put(name, read(name, e)));
+        ruled().forEach(name -> fresh.computeIfAbsent(name, n -> read(n, expected.get(n))));
         view = Map.copyOf(fresh);
         failure = null;
         for (java.util.function.Consumer<Map<String, Job>> hook : hooks) {
@@ -152,11 +168,28 @@ public final class DibsJobs implements AutoCloseable {
         String unknown = null;
         Duration allowed = null;
         Optional<HeldLock> held = Optional.empty();
+        Duration maxDuration = rules.maxDuration().get(name);
+        Duration graceAfterStart = rules.graceAfterStart().get(name);
+        // The runs holding the job's locks now, its ticks' included: a scan, only for the rules.
+        List<HeldLock> running = maxDuration != null || graceAfterStart != null
+                ? client.running(name).stream().toList()
+                : List.of();
+        Boolean tooLong = maxDuration == null
+                ? null
+                : running.stream().anyMatch(l -> age(l, now).compareTo(maxDuration) > 0);
+        Duration minDuration = rules.minDuration().get(name);
+        Boolean suspect = minDuration == null || lastSuccess == null
+                ? null
+                : lastSuccess.duration().compareTo(minDuration) < 0;
         if (expected != null) {
             allowed = expected.every().plus(graceFor(expected.every()));
-            // A job locked by its own name runs now if its lock is held (per-tick names: unknown).
+            // A job locked by its own name runs now if its lock is held; with a grace after
+            // start, any run of it excuses it, for that long after its start.
             held = client.heldLock(name);
-            boolean late = held.isEmpty()
+            boolean excused = graceAfterStart == null
+                    ? held.isPresent()
+                    : running.stream().anyMatch(l -> age(l, now).compareTo(graceAfterStart) <= 0);
+            boolean late = !excused
                     && Duration.between(freeSince(name, lastSuccess, expected), now)
                                     .compareTo(allowed)
                             > 0;
@@ -181,7 +214,24 @@ public final class DibsJobs implements AutoCloseable {
                 overdue,
                 Optional.ofNullable(unknown),
                 held,
-                now);
+                now,
+                suspect,
+                tooLong,
+                running);
+    }
+
+    /** The jobs with a rule of their own (a minimum or maximum duration, a grace after start). */
+    private java.util.Set<String> ruled() {
+        java.util.Set<String> names =
+                new java.util.LinkedHashSet<>(rules.minDuration().keySet());
+        names.addAll(rules.maxDuration().keySet());
+        names.addAll(rules.graceAfterStart().keySet());
+        return names;
+    }
+
+    /** How long a run has held its lock, by its holder's clock. */
+    private static Duration age(HeldLock lock, Instant now) {
+        return lock.acquiredAt().map(at -> Duration.between(at, now)).orElse(Duration.ZERO);
     }
 
     /** Since when the job's lock has been free for another run (see the class's comment). */
@@ -224,6 +274,12 @@ public final class DibsJobs implements AutoCloseable {
      *     from it); then it is not called overdue
      * @param held its lock, when held now by some instance (a job locked by its own name)
      * @param readAt when it was read
+     * @param suspectOrNull whether its last success took less than its minimum duration; null
+     *     without one (or without a success)
+     * @param tooLongOrNull whether a run has held its lock longer than its maximum duration; null
+     *     without one
+     * @param running the runs holding its locks now (read only with a maximum duration or a
+     *     grace after start)
      */
     public record Job(
             String name,
@@ -234,10 +290,23 @@ public final class DibsJobs implements AutoCloseable {
             Boolean overdueOrNull,
             Optional<String> unknown,
             Optional<HeldLock> held,
-            Instant readAt) {
+            Instant readAt,
+            Boolean suspectOrNull,
+            Boolean tooLongOrNull,
+            List<HeldLock> running) {
         /** @return whether the job is overdue (false without an expected period) */
         public boolean overdue() {
             return Boolean.TRUE.equals(overdueOrNull);
+        }
+
+        /** @return whether its last success took less than its minimum duration */
+        public boolean suspect() {
+            return Boolean.TRUE.equals(suspectOrNull);
+        }
+
+        /** @return whether a run has held its lock longer than its maximum duration */
+        public boolean tooLong() {
+            return Boolean.TRUE.equals(tooLongOrNull);
         }
 
         /** @return how long ago its last success was recorded, as of the read */

@@ -6,7 +6,9 @@ import java.util.Map;
 
 /**
  * The {@code dibsJobs} health, whatever Boot's health API: UP while no expected job is proven
- * overdue, {@code dibs.jobs.overdue-status} ({@code OUT_OF_SERVICE} by default) while one is (a
+ * overdue, and none is suspect or running too long (the rules {@code dibs.jobs.min-duration},
+ * {@code max-duration}), {@code dibs.jobs.overdue-status} ({@code OUT_OF_SERVICE} by default)
+ * while one is (a
  * late job whose history cannot prove it did not run is listed as {@code unknown}, and stays UP), with each
  * overdue job and how long it has gone without a successful run on any instance. Boot's
  * liveness and readiness groups do not include it: a pod is not restarted or taken out of a
@@ -30,7 +32,15 @@ public final class DibsJobsHealthCheck {
             Map<String, Object> job = new LinkedHashMap<>();
             job.put("overdue", j.overdue());
             j.unknown().ifPresent(why -> job.put("unknown", why));
-            job.put("expectEvery", j.expected().every().toString());
+            job.put(
+                    "expectEvery",
+                    j.expected() == null ? null : j.expected().every().toString());
+            if (j.suspectOrNull() != null) {
+                job.put("suspect", j.suspect()); // its last success was shorter than its minimum
+            }
+            if (j.tooLongOrNull() != null) {
+                job.put("runningTooLong", j.tooLong());
+            }
             job.put(
                     "lastSuccess",
                     j.lastSuccess().map(r -> r.recordedAt().toString()).orElse(null));
@@ -51,10 +61,27 @@ public final class DibsJobsHealthCheck {
         if (!unknown.isEmpty()) {
             details.put("unknown", unknown); // late, but the history cannot prove it did not run
         }
-        if (overdue.isEmpty()) {
+        List<DibsJobs.Job> flagged = jobs.flagged();
+        if (overdue.isEmpty() && flagged.isEmpty()) {
             return new Result("UP", details);
         }
-        details.put("overdue", overdue.stream().map(DibsJobs.Job::name).toList());
+        if (!overdue.isEmpty()) {
+            details.put("overdue", overdue.stream().map(DibsJobs.Job::name).toList());
+        }
+        List<String> suspect = flagged.stream()
+                .filter(DibsJobs.Job::suspect)
+                .map(DibsJobs.Job::name)
+                .toList();
+        if (!suspect.isEmpty()) {
+            details.put("suspect", suspect);
+        }
+        List<String> tooLong = flagged.stream()
+                .filter(DibsJobs.Job::tooLong)
+                .map(DibsJobs.Job::name)
+                .toList();
+        if (!tooLong.isEmpty()) {
+            details.put("runningTooLong", tooLong);
+        }
         return new Result(overdueStatus, details);
     }
 

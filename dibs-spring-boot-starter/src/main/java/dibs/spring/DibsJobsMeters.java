@@ -8,11 +8,14 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Three gauges per expected job, tagged {@code lock} with the job's name, as the lock meters are
+ * Five gauges per job read (expected, or with a rule), tagged {@code lock} with the job's name, as the lock meters are
  * (Prometheus keeps a {@code job} label of its own): {@code dibs.job.last.run.age} (seconds since
  * its last successful run on any instance was recorded; NaN before one is) and
  * {@code dibs.job.overdue} (1 while proven overdue, else 0) and {@code dibs.job.unknown} (1 while
- * late but with a history that cannot prove it did not run). Registered as each job becomes known.
+ * late but with a history that cannot prove it did not run), {@code dibs.job.suspect} (1 while its
+ * last success took less than {@code dibs.jobs.min-duration.<job>}) and
+ * {@code dibs.job.running.too.long} (1 while a run has held its lock longer than
+ * {@code dibs.jobs.max-duration.<job>}). Registered as each job becomes known.
  */
 public final class DibsJobsMeters implements MeterBinder {
     private final DibsJobs jobs;
@@ -43,6 +46,20 @@ public final class DibsJobsMeters implements MeterBinder {
                         return job != null && job.overdue() ? 1 : 0;
                     })
                     .description("1 while the job is overdue on every instance, else 0")
+                    .tag(DibsMetrics.TAG, name)
+                    .register(registry);
+            Gauge.builder("dibs.job.suspect", jobs, j -> {
+                        DibsJobs.Job job = j.expected().get(name);
+                        return job != null && job.suspect() ? 1 : 0;
+                    })
+                    .description("1 while the job's last success took less than its minimum duration, else 0")
+                    .tag(DibsMetrics.TAG, name)
+                    .register(registry);
+            Gauge.builder("dibs.job.running.too.long", jobs, j -> {
+                        DibsJobs.Job job = j.expected().get(name);
+                        return job != null && job.tooLong() ? 1 : 0;
+                    })
+                    .description("1 while a run of the job has held its lock longer than its maximum duration, else 0")
                     .tag(DibsMetrics.TAG, name)
                     .register(registry);
             Gauge.builder("dibs.job.unknown", jobs, j -> {

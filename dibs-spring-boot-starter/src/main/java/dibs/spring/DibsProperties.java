@@ -56,13 +56,24 @@ public record DibsProperties(
      * @param grace How much longer than its period a job may go without a successful run before it
      *     is overdue. Unset: half the period, at most 1 hour.
      * @param refresh How often the expected jobs' last runs are read from Redis.
-     * @param overdueStatus The status of the dibsJobs health contributor while a job is overdue.
+     * @param overdueStatus The status of the dibsJobs health contributor while a job is overdue,
+     *     suspect or running too long.
+     * @param minDuration The shortest run of each job that is trusted, by job name: its last
+     *     success, when shorter, is suspect (dibs.jobs.min-duration.backup=1m).
+     * @param maxDuration The longest each job's run may hold its lock, by job name: a run held
+     *     longer is flagged as running too long (dibs.jobs.max-duration.backup=2h).
+     * @param graceAfterStart How long a run that started may take to finish before its late job
+     *     is overdue anyway, by job name (dibs.jobs.grace-after-start.backup=3h). Unset, a run in
+     *     progress under the job's own lock name excuses it for as long as it runs.
      */
     public record Jobs(
             @DefaultValue Map<String, Duration> expectEvery,
             Duration grace,
             @DefaultValue("10s") Duration refresh,
-            @DefaultValue("OUT_OF_SERVICE") String overdueStatus) {}
+            @DefaultValue("OUT_OF_SERVICE") String overdueStatus,
+            @DefaultValue Map<String, Duration> minDuration,
+            @DefaultValue Map<String, Duration> maxDuration,
+            @DefaultValue Map<String, Duration> graceAfterStart) {}
 
     /**
      * {@code dibs.actuator.*}.
