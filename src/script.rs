@@ -154,8 +154,8 @@ pub(crate) use clock_skew_ms;
 /// `ARGV[6]` 1 to look only. Returns false when the lock is there (running, or its done-mark),
 /// -2 when the history has a run of it, -3 when the history cannot prove that it has not (its
 /// stream trimmed past the tick, or dropped), -4 when looking only and the tick was missed, -5
-/// when looking only and the job has no recorded run at all (a new job: nothing to catch up);
-/// else as [`ACQUIRE`]. The history's entries are looked at whole: about `HISTORY_LENGTH`.
+/// when looking only and the job has no recorded run from before the tick was due (a new job,
+/// or a tick that predates its first run: not one it missed); else as [`ACQUIRE`]. The history's entries are looked at whole: about `HISTORY_LENGTH`.
 ///
 /// A stream's absence proves that the tick did not run when it reaches back before the tick
 /// (its oldest entry older than the due time less `CLOCK_SKEW_MS`, for instances whose clock
@@ -192,7 +192,7 @@ if not (ARGV[3] == '1' and redis.call('GET', KEYS[1]) == ARGV[1]) then
     return -3
   end
   if ARGV[6] == '1' then
-    if oldest == nil then
+    if oldest == nil or tonumber(string.match(oldest[1], '^%d+')) > tonumber(ARGV[5]) then
       return -5
     end
     return -4

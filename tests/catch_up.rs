@@ -48,7 +48,10 @@ fn a_missed_tick_is_run_once_and_recorded_as_a_catch_up() {
     let locker = locker_with(&server, &[]);
     let due = now_ms() - 10_000;
     let missed = tick("report", "2026-12-05T02:00");
-    assert_eq!(locker.tick_state(&missed, due).unwrap(), TickState::NewJob);
+    assert_eq!(
+        locker.tick_state(&missed, due).unwrap(),
+        TickState::BeforeFirstRun
+    );
 
     let TickAcquire::Won(lease) = locker.acquire_unrun(&missed, due, true).unwrap() else {
         panic!("a missed tick with a free lock is won");
@@ -87,8 +90,8 @@ fn a_tick_run_the_ordinary_way_is_never_caught_up() {
     let lease = locker.acquire(&ran).unwrap().unwrap();
     drop(lease.release());
     expire(&server, &ran);
-    // Another tick of the job, never run, is missed; this one ran.
-    let due = now_ms() - 1_000;
+    // Another tick of the job, never run, due after the job's first run, is missed; this one ran.
+    let due = now_ms();
     assert_eq!(locker.tick_state(&ran, due).unwrap(), TickState::Ran);
     let other = tick("report", "2026-12-05T03:00");
     assert_eq!(locker.tick_state(&other, due).unwrap(), TickState::Missed);
@@ -168,7 +171,10 @@ fn a_history_that_cannot_prove_a_miss_leaves_the_tick_unknown() {
     // A job without a stream is new; once a job's stream was dropped under this prefix, that
     // proves nothing.
     let quiet = tick("quiet", "2026-12-05T02:00");
-    assert_eq!(locker.tick_state(&quiet, due).unwrap(), TickState::NewJob);
+    assert_eq!(
+        locker.tick_state(&quiet, due).unwrap(),
+        TickState::BeforeFirstRun
+    );
     let _: () = server
         .admin()
         .set(
@@ -214,17 +220,30 @@ fn catch_up_refuses_what_it_cannot_prove_before_any_io() {
 }
 
 #[test]
-fn a_job_with_no_recorded_run_is_new_and_missed_nothing() {
+fn a_tick_before_the_jobs_first_recorded_run_was_not_missed() {
     let server = RedisServer::start();
     let locker = locker_with(&server, &[]);
-    let due = now_ms() - 1_000;
+    let before = now_ms() - 1_000;
     let first = tick("fresh", "2026-12-05T02:00");
-    assert_eq!(locker.tick_state(&first, due).unwrap(), TickState::NewJob);
-    // Its tick due now is run all the same, and then its earlier ticks are missed ones.
-    let TickAcquire::Won(lease) = locker.acquire_unrun(&first, due, false).unwrap() else {
+    // No run at all: a new job.
+    assert_eq!(
+        locker.tick_state(&first, before).unwrap(),
+        TickState::BeforeFirstRun
+    );
+    // Its tick due now is run all the same.
+    let TickAcquire::Won(lease) = locker.acquire_unrun(&first, before, false).unwrap() else {
         panic!("a new job's tick is won");
     };
     drop(lease.release());
+    // A tick due before that first run is still not one it missed; one due after it is.
     let earlier = tick("fresh", "2026-12-05T01:00");
-    assert_eq!(locker.tick_state(&earlier, due).unwrap(), TickState::Missed);
+    assert_eq!(
+        locker.tick_state(&earlier, before).unwrap(),
+        TickState::BeforeFirstRun
+    );
+    let after = now_ms() + 1_000;
+    assert_eq!(
+        locker.tick_state(&earlier, after).unwrap(),
+        TickState::Missed
+    );
 }

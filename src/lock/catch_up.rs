@@ -3,7 +3,7 @@
 //! `SET` in one script (`script::CATCH_UP_ACQUIRE`), so that no two instances run one tick.
 //!
 //! A tick ran when its lock is there or its job's history has a run of it, whatever the run's
-//! ending. A job with no recorded run at all is new: its earlier ticks are not missed ones. A holder that died mid-run recorded nothing: once its lock expires, its tick counts
+//! ending. A tick due before the job's first recorded run (a new job's) is not a missed one. A holder that died mid-run recorded nothing: once its lock expires, its tick counts
 //! as missed. When the history cannot prove either way (trimmed past the tick, dropped, or a
 //! tick older than [`MAX_CATCH_UP_AGE`]), the tick's state is unknown, and it is not run.
 
@@ -22,8 +22,8 @@ use super::Locker;
 pub(super) const RAN: i64 = -2;
 /// Its answer when looking only: the tick was missed.
 const MISSED: i64 = -4;
-/// Its answer when looking only: the job has no recorded run.
-const NEW_JOB: i64 = -5;
+/// Its answer when looking only: the job has no recorded run from before the tick was due.
+const BEFORE_FIRST_RUN: i64 = -5;
 
 /// How far ahead of the server's clock an instance's may run, for the history's proof that it
 /// reaches back to a tick: a run may start before its tick is due by the server's clock.
@@ -41,9 +41,10 @@ pub enum TickState {
     Missed,
     /// The history cannot prove either: trimmed past the tick, or dropped.
     Unknown,
-    /// The job has no recorded run at all (none in the history's 40 days): a new job, whose
-    /// earlier ticks are not its missed ones.
-    NewJob,
+    /// The job has no recorded run from before the tick was due: a new job (no run at all in
+    /// the history's 40 days), or a tick that predates its first run. Not a tick it missed: a new
+    /// job's first deploy runs no backlog, even when its first run is recorded meanwhile.
+    BeforeFirstRun,
 }
 
 /// What the acquire of a tick found.
@@ -107,7 +108,7 @@ impl Locker {
             .run(&format_args!("looking up tick '{name}'"), look, look)?;
         Ok(match found {
             Some(MISSED) => TickState::Missed,
-            Some(NEW_JOB) => TickState::NewJob,
+            Some(BEFORE_FIRST_RUN) => TickState::BeforeFirstRun,
             Some(RAN) | None => TickState::Ran,
             Some(_) => TickState::Unknown,
         })

@@ -38,28 +38,42 @@ pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
         } else {
             LockParams::for_tick(&name, &read_string(env, &tick, "tick")?, at_most, unit_ms)?
         };
-        let (id, unconfirmed, fence, warning) = match handles::locker(handle)?.acquire(&params) {
-            Ok(Some(mut lease)) => {
-                let warning = lease.take_warning();
-                let fence = lease.fence() as i64;
-                (leases::put(lease), 0, fence, warning)
-            }
-            Ok(None) => (0, 0, 0, None),
+        let (acquired, warning) = match handles::locker(handle)?.acquire(&params) {
+            Ok(Some(lease)) => won(lease),
+            Ok(None) => ([0; 4], None),
             // Given back already: a call that did not run, told as one (never an exception).
-            Err(Error::Unconfirmed(message)) => (0, 1, 0, Some(message)),
+            Err(Error::Unconfirmed(message)) => ([0, 1, 0, 0], Some(message)),
             Err(e) => return Err(e.into()),
         };
-        // The lease is in the table: if Java cannot be told (out of memory), let go of it now.
-        if let Err(e) = env.set_long_array_region(&facts, 0, &[id, unconfirmed, fence]) {
-            if id != 0 {
-                let _ = leases::take(id).map(|lease| lease.release_after(TaskResult::Failed));
-            }
-            return Err(e.into());
+        tell(env, &facts, &acquired[..3], warning)
+    })
+}
+
+/// A won lease, put in the table: its facts (id, not unconfirmed, fencing token, won) and its
+/// warning.
+fn won(mut lease: dibs_core::Lease) -> ([i64; 4], Option<String>) {
+    let warning = lease.take_warning();
+    let fence = lease.fence() as i64;
+    ([leases::put(lease), 0, fence, 0], warning)
+}
+
+/// Tells Java an acquire's `facts` and returns its warning. The lease is in the table: if Java
+/// cannot be told (out of memory), let go of it now.
+fn tell(
+    env: &mut JNIEnv,
+    into: &JLongArray,
+    facts: &[i64],
+    warning: Option<String>,
+) -> Result<jstring, crate::guard::Failure> {
+    if let Err(e) = env.set_long_array_region(into, 0, facts) {
+        if facts[0] != 0 {
+            let _ = leases::take(facts[0]).map(|lease| lease.release_after(TaskResult::Failed));
         }
-        Ok(match warning {
-            Some(text) => env.new_string(text)?.into_raw(),
-            None => std::ptr::null_mut(),
-        })
+        return Err(e.into());
+    }
+    Ok(match warning {
+        Some(text) => env.new_string(text)?.into_raw(),
+        None => std::ptr::null_mut(),
     })
 }
 
@@ -89,33 +103,21 @@ pub extern "system" fn Java_dibs_NativeLib_acquireUnrun<'l>(
             LockParams::for_tick(&job, &read_string(env, &tick, "tick")?, at_most, unit_ms)?;
         let due = u64::try_from(due_ms).unwrap_or(0);
         let found = handles::locker(handle)?.acquire_unrun(&params, due, catch_up != 0);
-        let (id, unconfirmed, fence, state, warning) = match found {
-            Ok(TickAcquire::Won(mut lease)) => {
-                let warning = lease.take_warning();
-                let fence = lease.fence() as i64;
-                (leases::put(lease), 0, fence, 0, warning)
-            }
-            Ok(TickAcquire::Taken) => (0, 0, 0, 0, None),
-            Ok(TickAcquire::Ran) => (0, 0, 0, 1, None),
-            Ok(TickAcquire::Unknown) => (0, 0, 0, 2, Some(unknown_tick(params.name()))),
-            Err(Error::Unconfirmed(message)) => (0, 1, 0, 0, Some(message)),
+        let (acquired, warning) = match found {
+            Ok(TickAcquire::Won(lease)) => won(lease),
+            Ok(TickAcquire::Taken) => ([0; 4], None),
+            Ok(TickAcquire::Ran) => ([0, 0, 0, 1], None),
+            Ok(TickAcquire::Unknown) => ([0, 0, 0, 2], Some(unknown_tick(params.name()))),
+            Err(Error::Unconfirmed(message)) => ([0, 1, 0, 0], Some(message)),
             Err(e) => return Err(e.into()),
         };
-        if let Err(e) = env.set_long_array_region(&facts, 0, &[id, unconfirmed, fence, state]) {
-            if id != 0 {
-                let _ = leases::take(id).map(|lease| lease.release_after(TaskResult::Failed));
-            }
-            return Err(e.into());
-        }
-        Ok(match warning {
-            Some(text) => env.new_string(text)?.into_raw(),
-            None => std::ptr::null_mut(),
-        })
+        tell(env, &facts, &acquired, warning)
     })
 }
 
 /// Whether the tick of the job `job` due at `due_ms` (Unix ms) ran
-/// (`dibs_core::Locker::tick_state`): 0 missed, 1 ran, 2 unknown, 3 a new job (no recorded run).
+/// (`dibs_core::Locker::tick_state`): 0 missed, 1 ran, 2 unknown, 3 before the
+/// job's first recorded run (a new job).
 /// Changes nothing.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_tickState<'l>(
@@ -134,7 +136,7 @@ pub extern "system" fn Java_dibs_NativeLib_tickState<'l>(
             TickState::Missed => 0,
             TickState::Ran => 1,
             TickState::Unknown => 2,
-            TickState::NewJob => 3,
+            TickState::BeforeFirstRun => 3,
         })
     })
 }

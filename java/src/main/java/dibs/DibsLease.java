@@ -70,6 +70,9 @@ public final class DibsLease implements AutoCloseable {
         LeaseState state = new LeaseState(lockName, listener);
         long[] acquired = new long[4];
         Events.attempt(listener, lockName);
+        if (tick != null) {
+            Events.tick(listener, lockName, tick, catchUp);
+        }
         String warning = due == null
                 ? NativeIo.acquire(
                         client.id, lockName, tick, durations.atMost, durations.atLeast, durations.unitMs, acquired)
@@ -332,6 +335,11 @@ public final class DibsLease implements AutoCloseable {
      * Tells {@code finished} with the task's own duration, which the release then does not tell
      * again.
      */
+    /** The task threw {@code error}: told to the listener, before {@link #taskFinished}. */
+    void taskFailed(Throwable error) {
+        Events.failed(state.listener, state.lockName, error);
+    }
+
     void taskFinished(long startNanos) {
         LeaseState s = state;
         s.stopInterrupting();

@@ -9,9 +9,9 @@ import java.time.Duration;
  * locked calls of {@link Dibs} and {@link DibsClient}, and the {@link DibsLease}s of
  * {@link DibsClient#tryLock} (so the ShedLock provider's and Kotlin's locks too).
  *
- * <p>In this order: {@code attempt}, then either {@code skipped}, {@code unconfirmed}, or
- * {@code acquired}, the
- * locked work, {@code finished}, and one of {@code released} or {@code expired}, or
+ * <p>In this order: {@code attempt} (and {@code tick} for a tick's lock), then either
+ * {@code skipped}, {@code unconfirmed}, or {@code acquired}, the locked work ({@code failed} if
+ * the task threw), {@code finished}, and one of {@code released} or {@code expired}, or
  * {@code releaseFailed} when the release itself failed (that is logged too). Every
  * {@code acquired} is followed by one {@code finished}, however the release went. A call that
  * throws before the lock is won (an invalid argument, Redis unreachable) hears {@code attempt}
@@ -24,6 +24,19 @@ import java.time.Duration;
 public interface DibsListener {
     /** Before the lock is tried. */
     default void attempt(String lockName) {}
+
+    /**
+     * The call is for this tick of the job {@code lockName} ({@code executeOnce}): told right
+     * after {@link #attempt}.
+     *
+     * @param lockName the job
+     * @param tick the tick
+     * @param catchUp whether it is a catch-up's run of a tick no instance ran in its time
+     */
+    default void tick(String lockName, String tick, boolean catchUp) {}
+
+    /** The task threw {@code error} (the very object the caller gets); {@link #finished} follows. */
+    default void failed(String lockName, Throwable error) {}
 
     /** Another instance holds the lock; the task will not run. */
     default void skipped(String lockName) {}

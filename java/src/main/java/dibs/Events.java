@@ -20,6 +20,26 @@ final class Events {
         }
     }
 
+    static void tick(DibsListener listener, String name, String tick, boolean catchUp) {
+        if (listener != null) {
+            try {
+                listener.tick(name, tick, catchUp);
+            } catch (RuntimeException | Error e) {
+                ignored(name, "tick", e);
+            }
+        }
+    }
+
+    static void failed(DibsListener listener, String name, Throwable error) {
+        if (listener != null) {
+            try {
+                listener.failed(name, error);
+            } catch (RuntimeException | Error e) {
+                ignored(name, "failed", e);
+            }
+        }
+    }
+
     static void skipped(DibsListener listener, String name) {
         if (listener != null) {
             try {

@@ -52,6 +52,9 @@ final class Lifecycle {
             long start = client.listener == null ? 0 : System.nanoTime();
             try {
                 value = task.get();
+            } catch (Throwable t) {
+                lease.taskFailed(t);
+                throw t;
             } finally {
                 lease.taskFinished(start);
             }

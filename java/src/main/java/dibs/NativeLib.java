@@ -117,8 +117,8 @@ final class NativeLib {
 
     /**
      * Whether the tick {@code tick} of the job {@code job}, due at {@code dueMs} (Unix ms), ran,
-     * by its lock and its job's history: 0 missed, 1 ran, 2 unknown, 3 a new job (no recorded run:
-     * nothing to catch up). Changes nothing.
+     * by its lock and its job's history: 0 missed, 1 ran, 2 unknown, 3 due before the job's first
+     * recorded run (a new job: nothing to catch up). Changes nothing.
      */
     static native int tickState(long handle, String job, String tick, long dueMs);
 

@@ -22,7 +22,8 @@ final class TickCatchUp {
 
     private static final int RAN = 1;
 
-    private static final int NEW_JOB = 3;
+    /** Due before the job's first recorded run: no tick before it was missed either. */
+    private static final int BEFORE_FIRST_RUN = 3;
 
     private TickCatchUp() {}
 
@@ -57,8 +58,8 @@ final class TickCatchUp {
     }
 
     /**
-     * The earlier ticks no instance ran, newest first: those due after the newest that ran. A job
-     * with no recorded run is new: none of its earlier ticks was missed.
+     * The earlier ticks no instance ran, newest first: those due after the newest that ran, and
+     * after the job's first recorded run (a new job missed none).
      */
     private static List<Map.Entry<Instant, String>> missed(ClientHandle client, String job, DibsCatchUp catchUp) {
         List<Map.Entry<Instant, String>> missed = new ArrayList<>();
@@ -73,7 +74,7 @@ final class TickCatchUp {
             if (state == MISSED) {
                 missed.add(tick);
             } else {
-                if (state != RAN && state != NEW_JOB) {
+                if (state != RAN && state != BEFORE_FIRST_RUN) {
                     Log.warning("job '" + job + "': whether tick " + tick.getValue() + " ran is unknown (its history "
                             + "was trimmed past it, or dropped), so catch-up runs no tick before it");
                 }

@@ -31,12 +31,14 @@ import org.junit.jupiter.api.Timeout;
 class CatchUpTest extends RedisTestBase {
     private static final int INSTANCES = 3;
 
-    /** Ticks t1..t5, due a second apart, the last now. */
-    private static Map<Instant, String> ticks() {
-        Instant now = Instant.now();
+    /**
+     * Ticks t1..t5, due a second apart from t1's run: their due times are only compared with
+     * when the history recorded runs (t2..t4 must come after t1's run to be missed ones).
+     */
+    private static Map<Instant, String> ticks(Instant t1) {
         Map<Instant, String> ticks = new TreeMap<>();
         for (int i = 1; i <= 5; i++) {
-            ticks.put(now.minusSeconds(5 - i), "t" + i);
+            ticks.put(t1.plusSeconds(i - 1), "t" + i);
         }
         return ticks;
     }
@@ -50,8 +52,9 @@ class CatchUpTest extends RedisTestBase {
             for (int i = 0; i < INSTANCES; i++) {
                 clients.add(Dibs.client(local().instanceId("pod-" + i).build()));
             }
+            Instant t1 = Instant.now();
             assertTrue(clients.get(0).executeOnce(job, "t1", Duration.ofSeconds(30), () -> ran.add("t1")));
-            Map<Instant, String> ticks = ticks();
+            Map<Instant, String> ticks = ticks(t1);
             CyclicBarrier together = new CyclicBarrier(INSTANCES);
             List<Future<List<String>>> each = new ArrayList<>();
             for (DibsClient client : clients) {
@@ -121,10 +124,11 @@ class CatchUpTest extends RedisTestBase {
         RuntimeException boom = new RuntimeException("boom");
         List<String> ran = new ArrayList<>();
         try (DibsClient client = Dibs.client(local().build())) {
+            Instant t1 = Instant.now();
             assertTrue(client.executeOnce(job, "t1", Duration.ofSeconds(30), () -> ran.add("t1")));
             RuntimeException thrown = assertThrows(
                     RuntimeException.class,
-                    () -> client.executeOnce(job, DibsCatchUp.all(ticks()), Duration.ofSeconds(30), tick -> {
+                    () -> client.executeOnce(job, DibsCatchUp.all(ticks(t1)), Duration.ofSeconds(30), tick -> {
                         ran.add(tick);
                         if (tick.equals("t2")) {
                             throw boom;
@@ -134,7 +138,7 @@ class CatchUpTest extends RedisTestBase {
             assertEquals(List.of("t1", "t2", "t3", "t4", "t5"), ran);
             // Every tick ran, the one that threw too: a second fire runs nothing.
             assertEquals(
-                    List.of(), client.executeOnce(job, DibsCatchUp.all(ticks()), Duration.ofSeconds(30), ran::add));
+                    List.of(), client.executeOnce(job, DibsCatchUp.all(ticks(t1)), Duration.ofSeconds(30), ran::add));
         }
     }
 
@@ -145,7 +149,10 @@ class CatchUpTest extends RedisTestBase {
             assertEquals(
                     List.of("t5"),
                     client.executeOnce(
-                            uniqueName("catch-new"), DibsCatchUp.all(ticks()), Duration.ofSeconds(30), ran::add));
+                            uniqueName("catch-new"),
+                            DibsCatchUp.all(ticks(Instant.now())),
+                            Duration.ofSeconds(30),
+                            ran::add));
         }
         assertEquals(List.of("t5"), ran);
     }
@@ -155,7 +162,8 @@ class CatchUpTest extends RedisTestBase {
         try (DibsClient off = Dibs.client(local().history(false).build())) {
             DibsArgumentException e = assertThrows(
                     DibsArgumentException.class,
-                    () -> off.executeOnce("job", DibsCatchUp.latest(ticks()), Duration.ofSeconds(30), t -> {}));
+                    () -> off.executeOnce(
+                            "job", DibsCatchUp.latest(ticks(Instant.now())), Duration.ofSeconds(30), t -> {}));
             assertEquals("catchUp", e.argument());
             assertTrue(e.getMessage().contains("history"), e.getMessage());
         }

@@ -23,6 +23,16 @@ final class CompositeListener implements DibsListener {
     }
 
     @Override
+    public void tick(String lockName, String tick, boolean catchUp) {
+        each(lockName, "tick", l -> l.tick(lockName, tick, catchUp));
+    }
+
+    @Override
+    public void failed(String lockName, Throwable error) {
+        each(lockName, "failed", l -> l.failed(lockName, error));
+    }
+
+    @Override
     public void skipped(String lockName) {
         each(lockName, "skipped", l -> l.skipped(lockName));
     }

@@ -10,7 +10,8 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * dibs's Micrometer meters ({@link DibsMetrics}), when Micrometer is on the classpath and the
- * application has a {@link MeterRegistry}; nothing otherwise. Off with
+ * application has a {@link MeterRegistry}, and its observations ({@link DibsObservations}) when it
+ * has an {@code ObservationRegistry} too; nothing otherwise. Off with
  * {@code dibs.metrics.enabled=false}. Runs after Boot's registry auto-configurations, named for
  * Boot 3 and Boot 4 (their packages differ; a name that is absent is ignored).
  */
@@ -20,7 +21,9 @@ import org.springframework.context.annotation.Bean;
             "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
             "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
             "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"
+            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
+            "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration"
         })
 @ConditionalOnClass({MeterRegistry.class, dibs.DibsClient.class})
 @ConditionalOnBean(MeterRegistry.class)
@@ -49,5 +52,20 @@ public class DibsMetricsAutoConfiguration {
     @ConditionalOnMissingBean
     public DibsMetrics dibsMetrics(MeterRegistry registry, DibsLockTag tag) {
         return new DibsMetrics(registry, tag);
+    }
+
+    /**
+     * Each locked call as an Observation ({@link DibsObservations}), on the application's
+     * {@code ObservationRegistry}: a trace shows the lock's span inside the scheduled task's.
+     */
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.observation.ObservationRegistry")
+    @ConditionalOnBean(type = "io.micrometer.observation.ObservationRegistry")
+    static class Observations {
+        @Bean
+        @ConditionalOnMissingBean
+        DibsObservations dibsObservations(io.micrometer.observation.ObservationRegistry registry, DibsLockTag tag) {
+            return new DibsObservations(registry, tag);
+        }
     }
 }
