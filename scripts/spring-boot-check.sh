@@ -16,6 +16,8 @@
 #     /actuator/dibs tell it (from the run history in Redis, under the job `tick`), is the
 #     ledger's; the job is expected every second (its @Scheduled cron) and not overdue, and
 #     `dibs check tick --within 5s` exits 0;
+#   - every instance frozen (SIGSTOP) for 2.5 s: each tick of the freeze runs exactly once, some
+#     of them as catch-ups (the schedulers let them pass; @CatchUp runs them);
 #   - SIGTERM while a locked 3 s job runs: the graceful shutdown lets it finish, then its lock is
 #     released the normal way;
 #   - no JVM native-access warning and no Spring or dibs WARN/ERROR in the instances' logs.
@@ -249,6 +251,40 @@ PY
   last=$(( ${stop_at%.*} - 1 ))
   # The window ends where the measurement was due to end, not after the meter reads.
   last=$(( first + seconds - 1 < last ? first + seconds - 1 : last ))
+
+  # Every instance frozen (SIGSTOP) for 2.5 s from mid-second: a cron trigger computes its next
+  # fire from when its late run completed, so each scheduler lets the ticks of the freeze pass;
+  # the example's @CatchUp runs them, once, at the next fire. Each tick from the freeze to 2 s
+  # after the thaw must be in the ledger exactly once, and the history must call some catch-ups.
+  python3 -c 'import time; time.sleep(1.5 - time.time() % 1.0)'
+  local frozen thawed
+  frozen=$(date +%s)
+  kill -STOP "${app_pids[@]}"
+  sleep 2.5   # the fault itself: how long the instances stay frozen
+  kill -CONT "${app_pids[@]}"
+  thawed=$(date +%s)
+  local deadline=$((SECONDS + 20)) until_tick
+  until_tick=$(python3 -c "import datetime; print(datetime.datetime.fromtimestamp($thawed + 2, datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%S'))")
+  until redis-cli -p "$port" --raw lrange demo:ticks 0 -1 | awk '{print $2}' | grep -qx "${until_tick%:00}"; do
+    [ "$SECONDS" -lt "$deadline" ] || fail "no instance ran tick $until_tick within 20 s of the thaw"
+    sleep 0.1
+  done
+  redis-cli -p "$port" --raw lrange demo:ticks 0 -1 >"$work/ledger-freeze.txt"
+  "$dibs_cli" history tick --limit 30 --redis "redis://127.0.0.1:$port" >"$work/history-freeze.txt"
+  python3 - "$work" "$frozen" "$thawed" <<'PY' || fail "a tick of the freeze was missed or ran twice"
+import collections, datetime, re, sys
+work, frozen, thawed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def second(tick):
+    return int(datetime.datetime.fromisoformat(tick).replace(tzinfo=datetime.timezone.utc).timestamp())
+runs = collections.Counter(second(line.split()[1]) for line in open(f"{work}/ledger-freeze.txt"))
+bad = {t: runs[t] for t in range(frozen, thawed + 3) if runs[t] != 1}
+assert not bad, f"ticks of the freeze not run exactly once (tick: runs): {bad}"
+caught = [row for row in open(f"{work}/history-freeze.txt") if "(catch-up)" in row]
+assert caught, "no run of the freeze is a catch-up: " + open(f"{work}/history-freeze.txt").read()
+names = [re.search(r"tick@(\S+)", row).group(1) for row in caught]
+print(f"frozen 2.5 s: ticks {frozen}..{thawed + 2} (Unix s) each ran once; "
+      f"caught up {len(caught)} the schedulers let pass ({', '.join(sorted(names))})")
+PY
   stop_example
   # Every instance tries the tick lock every second; Redis saw one SET NX per try.
   local attempts
