@@ -38,6 +38,29 @@ public final class Readme {
     }
 
     /**
+     * Writes the history entry that a successful release at {@code at} would have written, in the
+     * run history's format (see src/history.rs): a run in the past cannot be made through dibs,
+     * whose entries take the server's clock, and catch-up counts only the ticks due after a
+     * job's first recorded run.
+     *
+     * @param redis the server
+     * @param job the job
+     * @param lockName the run's lock (its tick included)
+     * @param at when it was acquired and released
+     * @throws IOException if the server cannot be reached
+     */
+    public static void recordRunAt(RedisServer redis, String job, String lockName, java.time.Instant at)
+            throws IOException {
+        long ms = at.toEpochMilli();
+        redis.command(
+                "XADD",
+                "dibs:\u001f{history}:" + job,
+                ms + "-0",
+                "run",
+                "released;ok;5;3600000;1;" + ms + ";1;gone-host;;;" + lockName);
+    }
+
+    /**
      * {@code dibs check NAME --within 1h}, as an operator runs it.
      *
      * @param name a job or a lock

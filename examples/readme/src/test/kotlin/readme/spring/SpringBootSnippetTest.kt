@@ -25,12 +25,12 @@ class SpringBootSnippetTest {
 
     @Test
     fun theNightlyJobRunsItsTickOnceAndEverySignalSaysSo() {
-        Readme.start().use {
+        Readme.start().use { redis ->
             // The export job ran two nights ago, on an instance since gone; the fleet was down at
             // its last 2 a.m. (a deploy): this service catches that tick up when it starts.
             val lastNight = SpringApp.nextTwoAm(ZonedDateTime.now()).minusDays(1)
-            val twoNightsAgo = lastNight.minusDays(1).toLocalDateTime().toString()
-            Dibs.executeOnce(Readme.URI, "nightly-export", twoNightsAgo, java.time.Duration.ofMinutes(1), Runnable {})
+            val twoNightsAgo = lastNight.minusDays(1)
+            Readme.recordRunAt(redis, "nightly-export", "nightly-export@${tick(twoNightsAgo)}", twoNightsAgo.toInstant())
             val night = SpringApp.nextTwoAm(ZonedDateTime.now())
             SpringApplicationBuilder(SpringApp::class.java).run().use { context ->
                 val reports = context.getBean(ReportService::class.java)
@@ -45,7 +45,7 @@ class SpringBootSnippetTest {
                     "nightly-export",
                     "nightly-export@${tick(night)}",
                     "nightly-export@$missed",
-                    "nightly-export@$twoNightsAgo",
+                    "nightly-export@${tick(twoNightsAgo)}",
                 )
                 val caughtUp = Dibs.history(Readme.URI, "nightly-export", 10).filter { it.catchUp() }
                 assertEquals(listOf("nightly-export@$missed"), caughtUp.map { it.lockName() }, "$caughtUp")
