@@ -117,7 +117,10 @@ impl Locker {
     /// The acquire of a tick that may not have run: won only when its lock is free and the
     /// history proves that no run of it was recorded, in one script. Otherwise as
     /// [`Locker::acquire`], durable acquire included. With `catch_up`, the lease records its run
-    /// as a catch-up's (a tick run after its time), else as an ordinary run.
+    /// as a catch-up's (a tick run after its time), and a tick whose state is unknown is not
+    /// run. Without it (the tick due now), a state the history cannot prove falls back to the
+    /// ordinary acquire: the tick due now is never refused for a busy job's short history, and
+    /// has at least `executeOnce`'s guarantee (its done-mark).
     pub fn acquire_unrun(
         &self,
         params: &LockParams,
@@ -128,7 +131,13 @@ impl Locker {
             catch_up,
             ..self.tick_check(params, due_unix_ms)?
         };
-        self.acquire_checked(params, Some(&check))
+        match self.acquire_checked(params, Some(&check))? {
+            TickAcquire::Unknown if !catch_up => Ok(match self.acquire(params)? {
+                Some(lease) => TickAcquire::Won(lease),
+                None => TickAcquire::Taken,
+            }),
+            found => Ok(found),
+        }
     }
 
     /// Validates a catch-up's request, before any network I/O.
