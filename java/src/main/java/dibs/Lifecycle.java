@@ -109,7 +109,7 @@ final class Lifecycle {
 
     /** Rethrows any Throwable, checked or not, as the very same object. */
     @SuppressWarnings("unchecked")
-    private static <E extends Throwable> E sneaky(Throwable t) throws E {
+    static <E extends Throwable> E sneaky(Throwable t) throws E {
         throw (E) t;
     }
 }

@@ -71,6 +71,14 @@ final class NativeLib {
     /** Where {@link #acquireUnrun} puts the tick's state: 0 won or taken, 1 ran, 2 unknown. */
     static final int ACQUIRED_TICK_STATE = 3;
 
+    /** {@link #tickState}'s answers. */
+    static final int TICK_MISSED = 0;
+
+    static final int TICK_RAN = 1;
+    static final int TICK_UNKNOWN = 2;
+    /** Due before the job's first recorded run: not a tick it missed, nor any before it. */
+    static final int TICK_BEFORE_FIRST_RUN = 3;
+
     /** Where {@link #release} puts the {@link Ending} code. */
     static final int RELEASED_ENDING = 0;
     /** Where {@link #release} puts the milliseconds the lock was held, acquisition to release. */

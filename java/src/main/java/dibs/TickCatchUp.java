@@ -17,14 +17,6 @@ import java.util.function.Supplier;
  * script as its {@code SET}: two instances never run one tick.
  */
 final class TickCatchUp {
-    /** {@link NativeLib#tickState}'s answers. */
-    private static final int MISSED = 0;
-
-    private static final int RAN = 1;
-
-    /** Due before the job's first recorded run: no tick before it was missed either. */
-    private static final int BEFORE_FIRST_RUN = 3;
-
     private TickCatchUp() {}
 
     /**
@@ -52,7 +44,7 @@ final class TickCatchUp {
             first = runOne(client, job, now, false, durations, task, ran, first);
         }
         if (first != null) {
-            throw TickCatchUp.<RuntimeException>sneaky(first);
+            throw Lifecycle.<RuntimeException>sneaky(first);
         }
         return Collections.unmodifiableList(ran);
     }
@@ -71,10 +63,10 @@ final class TickCatchUp {
         for (Map.Entry<Instant, String> tick : earlier.descendingMap().entrySet()) {
             int state = NativeIo.tickState(
                     client.id, job, tick.getValue(), tick.getKey().toEpochMilli());
-            if (state == MISSED) {
+            if (state == NativeLib.TICK_MISSED) {
                 missed.add(tick);
             } else {
-                if (state != RAN && state != BEFORE_FIRST_RUN) {
+                if (state == NativeLib.TICK_UNKNOWN) {
                     Log.warning("job '" + job + "': whether tick " + tick.getValue() + " ran is unknown (its history "
                             + "was trimmed past it, or dropped), so catch-up runs no tick before it");
                 }
@@ -113,10 +105,5 @@ final class TickCatchUp {
             ran.add(tick.getValue());
         }
         return first;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <E extends Throwable> E sneaky(Throwable t) throws E {
-        throw (E) t;
     }
 }

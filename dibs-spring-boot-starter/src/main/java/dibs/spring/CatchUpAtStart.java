@@ -3,7 +3,6 @@ package dibs.spring;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.time.Instant;
-import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.util.List;
 import java.util.Map;
@@ -31,14 +30,21 @@ import org.springframework.util.ReflectionUtils;
 final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<ApplicationReadyEvent> {
     private static final System.Logger LOG = System.getLogger("dibs.spring");
 
-    /** A bean and its method with {@link CatchUp}. */
+    /**
+     * A bean and its method with {@link CatchUp}: the one to invoke (on a proxy, the proxy's),
+     * its {@code @Scheduled} and its {@link CatchUp}, read once from the class it is declared in.
+     */
     private static final class Target {
         final Object bean;
         final Method method;
+        final Scheduled scheduled;
+        final CatchUp annotation;
 
-        Target(Object bean, Method method) {
+        Target(Object bean, Method method, Scheduled scheduled, CatchUp annotation) {
             this.bean = bean;
             this.method = method;
+            this.scheduled = scheduled;
+            this.annotation = annotation;
         }
     }
 
@@ -51,7 +57,11 @@ final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<App
                 m -> m.getParameterCount() == 0 && DibsScheduledTick.cronOf(m).isPresent()
                         ? m.getAnnotation(CatchUp.class)
                         : null);
-        found.keySet().forEach(m -> targets.add(new Target(bean, AopUtils.selectInvocableMethod(m, bean.getClass()))));
+        found.forEach((m, annotation) -> targets.add(new Target(
+                bean,
+                AopUtils.selectInvocableMethod(m, bean.getClass()),
+                DibsScheduledTick.cronOf(m).orElseThrow(),
+                annotation)));
         return bean;
     }
 
@@ -84,15 +94,10 @@ final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<App
     private static void catchUp(Target target) {
         String where = target.method.getDeclaringClass().getSimpleName() + "." + target.method.getName();
         try {
-            CatchUp annotation = target.method.getAnnotation(CatchUp.class);
-            if (annotation == null) { // on the proxy's method: the target's has it
-                annotation = AopUtils.getMostSpecificMethod(target.method, AopUtils.getTargetClass(target.bean))
-                        .getAnnotation(CatchUp.class);
-            }
-            if (annotation == null || DibsScheduledTick.policyOf(annotation) == dibs.DibsCatchUp.Policy.SKIP) {
+            if (DibsScheduledTick.policyOf(target.annotation) == dibs.DibsCatchUp.Policy.SKIP) {
                 return;
             }
-            Optional<Instant> latest = latestTick(target, annotation);
+            Optional<Instant> latest = latestTick(target);
 
             if (latest.isEmpty()) {
                 return;
@@ -105,16 +110,13 @@ final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<App
     }
 
     /** The latest fire of the method's cron at or before now, if it is within the window. */
-    private static Optional<Instant> latestTick(Target target, CatchUp annotation) {
-        Method declared = AopUtils.getMostSpecificMethod(target.method, AopUtils.getTargetClass(target.bean));
-        Scheduled scheduled = DibsScheduledTick.cronOf(declared).orElseThrow();
-        String cron = DibsScheduledTick.resolve(scheduled.cron());
+    private static Optional<Instant> latestTick(Target target) {
+        String cron = DibsScheduledTick.resolve(target.scheduled.cron());
         if (cron.equals(Scheduled.CRON_DISABLED)) {
             return Optional.empty();
         }
-        String zone = DibsScheduledTick.resolve(scheduled.zone());
-        ZonedDateTime now = ZonedDateTime.now(zone.isEmpty() ? ZoneId.systemDefault() : ZoneId.of(zone));
-        ZonedDateTime from = now.minus(DibsScheduledTick.windowOf(annotation));
+        ZonedDateTime now = ZonedDateTime.now(DibsScheduledTick.zoneOf(target.scheduled));
+        ZonedDateTime from = now.minus(DibsScheduledTick.windowOf(target.annotation));
         return DibsScheduledTick.latestFire(CronExpression.parse(cron), now)
                 .filter(t -> !t.isBefore(from))
                 .map(ZonedDateTime::toInstant);

@@ -57,6 +57,12 @@ public final class DibsScheduledTick {
         placeholders = resolver;
     }
 
+    /** The zone of a {@code @Scheduled} cron: its {@code zone} (placeholders resolved), else the system's. */
+    static ZoneId zoneOf(Scheduled scheduled) {
+        String zone = placeholders.apply(scheduled.zone());
+        return zone.isEmpty() ? ZoneId.systemDefault() : ZoneId.of(zone);
+    }
+
     /** {@code text} with its {@code ${...}} placeholders resolved. */
     static String resolve(String text) {
         return placeholders.apply(text);
@@ -103,8 +109,7 @@ public final class DibsScheduledTick {
                         "DibsScheduledTick.catchUp() is for a @Scheduled cron method, on its thread"));
         Scheduled scheduled = cronOf(method).orElseThrow();
         String cron = placeholders.apply(scheduled.cron());
-        String zone = placeholders.apply(scheduled.zone());
-        ZoneId zoneId = zone.isEmpty() ? ZoneId.systemDefault() : ZoneId.of(zone);
+        ZoneId zoneId = zoneOf(scheduled);
         CronExpression expression = CronExpression.parse(cron);
         Instant fire = FIRE.get();
         ZonedDateTime now = ZonedDateTime.now(zoneId);
@@ -272,8 +277,7 @@ public final class DibsScheduledTick {
                 if (cron.equals(Scheduled.CRON_DISABLED) || !CronExpression.isValidExpression(cron)) {
                     return Optional.empty();
                 }
-                String zone = placeholders.apply(s.zone());
-                ZonedDateTime t = ZonedDateTime.now(zone.isEmpty() ? ZoneId.systemDefault() : ZoneId.of(zone));
+                ZonedDateTime t = ZonedDateTime.now(zoneOf(s));
                 CronExpression expression = CronExpression.parse(cron);
                 Duration longest = Duration.ZERO;
                 for (int i = 0; i < 64; i++) {
@@ -316,8 +320,7 @@ public final class DibsScheduledTick {
             if (cron.equals(Scheduled.CRON_DISABLED) || !CronExpression.isValidExpression(cron)) {
                 return Optional.empty();
             }
-            String zone = placeholders.apply(scheduled.zone());
-            ZoneId zoneId = zone.isEmpty() ? ZoneId.systemDefault() : ZoneId.of(zone);
+            ZoneId zoneId = zoneOf(scheduled);
             Instant fire = FIRE.get();
             Optional<ZonedDateTime> tick = fire != null
                     ? Optional.of(fire.atZone(zoneId))
