@@ -278,7 +278,9 @@ impl Lease {
         };
         // The retry follows a first try whose reply was lost: what it cannot prove is 3.
         let name = &self.name;
-        let found = self.pool.run(
+        // No WAIT in a release: it goes on the shared connection where there is one.
+        let found = self.pool.run_sharing(
+            || true,
             &format_args!("releasing lock '{name}'"),
             |conn| script(conn, false),
             |conn| script(conn, true),
