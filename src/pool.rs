@@ -9,12 +9,12 @@
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use redis::{ErrorKind, RedisResult, ServerErrorKind, Value};
 
-use crate::conn::{Conn, Opener, Shared};
+use crate::conn::{Conn, Opener};
 use crate::connspec::{Address, ServerSpec};
 use crate::error::{Error, Result};
 
@@ -32,17 +32,6 @@ pub(crate) struct Pool {
     /// Whether the server is known to have the acquire's script cached (see `lock::trip`):
     /// false at first, and again once its connections were found dead (a restart, a failover).
     scripts_cached: AtomicBool,
-    /// The connection that the lock cycles share, where the address allows one (see
-    /// [`run_sharing`](Pool::run_sharing)).
-    sharing: Mutex<Sharing>,
-}
-
-#[derive(Default)]
-struct Sharing {
-    /// The shared connection, and when it was opened.
-    conn: Option<(Arc<Shared>, Instant)>,
-    /// Someone opens one: meanwhile, callers take a pooled connection.
-    opening: bool,
 }
 
 struct State {
@@ -71,7 +60,6 @@ impl Pool {
             count_replicas: AtomicBool::new(false),
             wait_refused: AtomicBool::new(false),
             scripts_cached: AtomicBool::new(false),
-            sharing: Mutex::default(),
         })
     }
 
@@ -84,11 +72,6 @@ impl Pool {
     /// The replicas the server reported connected when this pool last opened a connection; if
     /// none was opened since [`count_replicas`](Pool::count_replicas), asks on `conn`;
     /// [`REPLICAS_UNKNOWN`] when the server refuses `INFO`.
-    /// The replicas counted last, without asking: -1 before anyone asked.
-    pub(crate) fn known_replicas(&self) -> i64 {
-        self.replicas.load(Ordering::Relaxed)
-    }
-
     pub(crate) fn replicas(&self, conn: &mut Conn) -> i64 {
         let known = self.replicas.load(Ordering::Relaxed);
         if known != -1 {
@@ -149,37 +132,7 @@ impl Pool {
         op: impl FnOnce(&mut Conn) -> RedisResult<T>,
         retry: impl FnOnce(&mut Conn) -> RedisResult<T>,
     ) -> Result<T> {
-        let checked_out = self.checkout(what)?;
-        self.run_on(checked_out, what, op, retry)
-    }
-
-    /// [`run`](Pool::run) on the connection that callers share ([`Shared`]) where the address
-    /// is plain TCP to one server, and `share` says yes once it is open (opening one counts the
-    /// replicas): what many threads send at once then goes out together, and costs the server
-    /// less. Only for what neither blocks the connection (`WAIT`) nor changes its state. While
-    /// the shared connection is being opened, and where the address allows none, a pooled
-    /// connection does. Its retry, after a shared connection found dead or silent, runs on a
-    /// fresh pooled connection.
-    pub(crate) fn run_sharing<T>(
-        &self,
-        share: impl FnOnce() -> bool,
-        what: &dyn fmt::Display,
-        op: impl FnOnce(&mut Conn) -> RedisResult<T>,
-        retry: impl FnOnce(&mut Conn) -> RedisResult<T>,
-    ) -> Result<T> {
-        match self.checkout_shared(what)? {
-            Some(checked_out) if share() => self.run_on(checked_out, what, op, retry),
-            _ => self.run(what, op, retry),
-        }
-    }
-
-    fn run_on<T>(
-        &self,
-        (mut conn, reused): (Conn, bool),
-        what: &dyn fmt::Display,
-        op: impl FnOnce(&mut Conn) -> RedisResult<T>,
-        retry: impl FnOnce(&mut Conn) -> RedisResult<T>,
-    ) -> Result<T> {
+        let (mut conn, reused) = self.checkout(what)?;
         match self.guarded(&mut conn, op) {
             Ok(v) => {
                 self.checkin(conn, true);
@@ -275,67 +228,13 @@ impl Pool {
         conn: &mut Conn,
         f: impl FnOnce(&mut Conn) -> RedisResult<T>,
     ) -> RedisResult<T> {
-        let shared = matches!(conn, Conn::Shared(_));
         match panic::catch_unwind(AssertUnwindSafe(|| f(conn))) {
             Ok(result) => result,
             Err(payload) => {
-                if shared {
-                    self.drop_shared();
-                } else {
-                    self.forget_one();
-                }
+                self.forget_one();
                 panic::resume_unwind(payload)
             }
         }
-    }
-
-    /// The shared connection, opened if there is none (or it broke, or outlived the idle
-    /// timeout: NATs drop idle flows, and a new one counts the replicas again); `None` while
-    /// another caller opens it, or where the address allows none.
-    fn checkout_shared(&self, what: &dyn fmt::Display) -> Result<Option<(Conn, bool)>> {
-        if !self.opener.shares() {
-            return Ok(None);
-        }
-        let mut sharing = self.sharing.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((conn, opened)) = &sharing.conn {
-            if opened.elapsed() <= self.spec.idle_timeout() && conn.is_open() {
-                return Ok(Some((Conn::Shared(Arc::clone(conn)), true)));
-            }
-            sharing.conn = None;
-        }
-        if sharing.opening {
-            return Ok(None);
-        }
-        sharing.opening = true;
-        drop(sharing);
-        let opened = self.open_shared(what);
-        let mut sharing = self.sharing.lock().unwrap_or_else(|p| p.into_inner());
-        sharing.opening = false;
-        let conn = opened?;
-        if let Conn::Shared(shared) = &conn {
-            sharing.conn = Some((Arc::clone(shared), Instant::now()));
-        }
-        Ok(Some((conn, false)))
-    }
-
-    fn open_shared(&self, what: &dyn fmt::Display) -> Result<Conn> {
-        let mut conn = self
-            .opener
-            .open_shared(&self.spec)
-            .expect("the opener shares")
-            .map_err(|e| self.error(&e, what, self.spec.connect_timeout()))?;
-        if self.count_replicas.load(Ordering::Relaxed) {
-            let n = count_replicas(&mut conn)
-                .map_err(|e| self.error(&e, what, self.spec.read_timeout()))?;
-            self.replicas.store(n, Ordering::Relaxed);
-        }
-        Ok(conn)
-    }
-
-    /// Stops sharing the shared connection: those still waiting on it finish there, and it
-    /// closes with the last of them.
-    fn drop_shared(&self) {
-        self.sharing.lock().unwrap_or_else(|p| p.into_inner()).conn = None;
     }
 
     fn checkout(&self, what: &dyn fmt::Display) -> Result<(Conn, bool)> {
@@ -407,19 +306,6 @@ impl Pool {
     }
 
     fn checkin(&self, conn: Conn, healthy: bool) {
-        if let Conn::Shared(shared) = conn {
-            if !healthy {
-                let mut sharing = self.sharing.lock().unwrap_or_else(|p| p.into_inner());
-                if sharing
-                    .conn
-                    .as_ref()
-                    .is_some_and(|(current, _)| Arc::ptr_eq(current, &shared))
-                {
-                    sharing.conn = None;
-                }
-            }
-            return;
-        }
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if healthy && state.idle.len() < self.spec.max_idle() {
             state.idle.push((conn, Instant::now()));
@@ -452,15 +338,6 @@ impl Pool {
         let limit = self.spec.idle_timeout();
         state.idle.retain(|(_, since)| since.elapsed() <= limit);
         state.open -= before - state.idle.len();
-        drop(state);
-        let mut sharing = self.sharing.lock().unwrap_or_else(|p| p.into_inner());
-        if sharing
-            .conn
-            .as_ref()
-            .is_some_and(|(_, opened)| opened.elapsed() > limit)
-        {
-            sharing.conn = None;
-        }
     }
 
     pub(crate) fn idle_timeout(&self) -> Duration {
@@ -475,8 +352,6 @@ impl Pool {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let dropped = std::mem::take(&mut state.idle);
         state.open -= dropped.len();
-        drop(state);
-        self.drop_shared();
     }
 
     /// Classifies `err`, naming the server and the operation.

@@ -2,7 +2,7 @@
 //! (the system resolver has no timeout of its own), each address tried with its share of what
 //! is left, Nagle off and TCP keepalive on.
 
-use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
@@ -12,7 +12,7 @@ use redis::{
     RedisConnectionInfo, RedisError, RedisResult,
 };
 
-use super::{Conn, Shared};
+use super::Conn;
 use crate::connspec::ServerSpec;
 use crate::inflight::InFlight;
 use crate::tls::{TlsClient, TlsConfig, TlsConn};
@@ -78,29 +78,6 @@ pub(super) fn connect_tcp(host: &str, port: u16, deadline: Instant) -> RedisResu
         }
     }
     Err(last_error.expect("at least one address was tried"))
-}
-
-/// A plain TCP connection to `host:port` by `deadline` that callers share ([`Shared`]), as
-/// [`connect_tcp`] makes one of its own.
-pub(super) fn connect_shared(
-    host: &str,
-    port: u16,
-    spec: &ServerSpec,
-    deadline: Instant,
-) -> RedisResult<Shared> {
-    let addrs = resolve(host, port, deadline)?;
-    let mut last_error = None;
-    for (i, addr) in addrs.iter().enumerate() {
-        let share = left(deadline)? / (addrs.len() - i) as u32;
-        match TcpStream::connect_timeout(addr, share).and_then(|socket| {
-            apply_tcp_settings(&socket)?;
-            Ok(socket)
-        }) {
-            Ok(socket) => return Ok(Shared::new(socket, spec.db())),
-            Err(e) => last_error = Some(e),
-        }
-    }
-    Err(last_error.expect("at least one address was tried").into())
 }
 
 /// A TLS connection to `host:port` by `deadline`, as [`connect_tcp`] makes a plain one: each

@@ -17,15 +17,11 @@
 //!   each address its share of the time, the TCP settings.
 
 mod connect;
-mod frames;
 mod open;
 mod sentinel;
-mod shared;
 
 pub(crate) use open::Opener;
-pub(crate) use shared::Shared;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use redis::cluster::ClusterConnection;
@@ -44,8 +40,6 @@ pub(crate) enum Conn {
     Asking(Box<Conn>),
     /// TLS, opened by dibs itself (see [`crate::tls`]).
     Tls(Box<TlsConn>),
-    /// Plain TCP that callers share, their commands sent together ([`Shared`]).
-    Shared(Arc<Shared>),
 }
 
 /// `ASKING`, packed once.
@@ -70,7 +64,6 @@ impl Conn {
                 let _ = c.send(packed);
                 true
             }
-            Conn::Shared(c) => c.queue(packed),
             // The delete is keyed: without its own ASKING the importing node would redirect it.
             Conn::Asking(c) => c.queue(&[asking(), packed].concat()),
             Conn::Cluster(_) => false,
@@ -82,7 +75,7 @@ impl Conn {
     /// into the whole pipeline's error.
     pub(crate) fn keeps_each_reply(&self) -> bool {
         match self {
-            Conn::Single(_) | Conn::Tls(_) | Conn::Shared(_) => true,
+            Conn::Single(_) | Conn::Tls(_) => true,
             Conn::Asking(c) => c.keeps_each_reply(),
             Conn::Cluster(_) => false,
         }
@@ -109,7 +102,6 @@ impl Conn {
                 c.set_write_timeout(Some(timeout))
             }
             Conn::Tls(c) => c.set_timeouts(timeout),
-            Conn::Shared(c) => c.set_timeouts(timeout),
             Conn::Asking(c) => c.set_timeouts(timeout),
             Conn::Cluster(_) => Ok(()), // the cluster client keeps its own
         }
@@ -122,11 +114,6 @@ impl ConnectionLike for Conn {
             Conn::Single(c) => c.req_packed_command(cmd),
             Conn::Cluster(c) => c.req_packed_command(cmd),
             Conn::Tls(c) => c.req_packed_command(cmd),
-            Conn::Shared(c) => c
-                .request(cmd, 1)?
-                .pop()
-                .ok_or_else(|| (ErrorKind::Client, "no reply").into())
-                .and_then(Value::extract_error),
             Conn::Asking(c) => {
                 let both = [asking(), cmd].concat();
                 let mut replies = c.req_packed_commands(&both, 1, 1)?;
@@ -150,14 +137,6 @@ impl ConnectionLike for Conn {
             }
             Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),
             Conn::Tls(c) => c.req_packed_commands(cmd, offset, count),
-            Conn::Shared(c) => {
-                let mut replies = c.request(cmd, offset + count)?.into_iter();
-                read_replies(offset, count, || {
-                    replies
-                        .next()
-                        .ok_or_else(|| (ErrorKind::Client, "fewer replies than commands").into())
-                })
-            }
             // One ASKING admits only the next command: the acquire's pipeline puts its one keyed
             // command first (WAIT has no key). A later keyed command (inspect's PTTL) gets its
             // own ASK error back, which fails the call, never wrongly.
@@ -173,7 +152,7 @@ impl ConnectionLike for Conn {
             Conn::Single(c) => c.req_command(cmd),
             Conn::Cluster(c) => c.req_command(cmd),
             Conn::Tls(c) => c.req_command(cmd),
-            Conn::Asking(_) | Conn::Shared(_) => self.req_packed_command(&cmd.get_packed_command()),
+            Conn::Asking(_) => self.req_packed_command(&cmd.get_packed_command()),
         }
     }
 
@@ -183,7 +162,6 @@ impl ConnectionLike for Conn {
             Conn::Asking(c) => c.get_db(),
             Conn::Cluster(c) => c.get_db(),
             Conn::Tls(c) => c.get_db(),
-            Conn::Shared(c) => c.db(),
         }
     }
 
@@ -193,7 +171,6 @@ impl ConnectionLike for Conn {
             Conn::Asking(c) => c.check_connection(),
             Conn::Cluster(c) => c.check_connection(),
             Conn::Tls(c) => c.check_connection(),
-            Conn::Shared(_) => redis::cmd("PING").query::<String>(self).is_ok(),
         }
     }
 
@@ -203,7 +180,6 @@ impl ConnectionLike for Conn {
             Conn::Asking(c) => c.is_open(),
             Conn::Cluster(c) => c.is_open(),
             Conn::Tls(c) => c.is_open(),
-            Conn::Shared(c) => c.is_open(),
         }
     }
 }

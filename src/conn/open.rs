@@ -4,15 +4,12 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::AtomicUsize;
-use std::sync::Arc;
 use std::time::Instant;
 
 use redis::cluster::{ClusterClient, ClusterConnection};
 use redis::{Client, Connection, ConnectionAddr, ErrorKind, RedisError, RedisResult};
 
-use super::connect::{
-    connect_node, connect_shared, connect_tcp, connect_tls, plain_info, tcp_settings,
-};
+use super::connect::{connect_node, connect_tcp, connect_tls, plain_info, tcp_settings};
 use super::sentinel::master_address;
 use super::Conn;
 use crate::connspec::{Address, ServerSpec};
@@ -175,25 +172,6 @@ impl Opener {
             }
         };
         handshake(conn, spec, deadline)
-    }
-
-    /// A ready connection that callers share ([`Shared`](super::Shared)), within the connect
-    /// timeout; `None` where the address is not plain TCP to one server (TLS, a unix socket,
-    /// Sentinel, a cluster), which keep a connection per caller.
-    pub(crate) fn open_shared(&self, spec: &ServerSpec) -> Option<RedisResult<Conn>> {
-        let Opener::Tcp { host, port } = self else {
-            return None;
-        };
-        let deadline = Instant::now() + spec.connect_timeout();
-        Some(
-            connect_shared(host, *port, spec, deadline)
-                .and_then(|shared| handshake(Conn::Shared(Arc::new(shared)), spec, deadline)),
-        )
-    }
-
-    /// Whether [`open_shared`](Opener::open_shared) opens connections.
-    pub(crate) fn shares(&self) -> bool {
-        matches!(self, Opener::Tcp { .. })
     }
 
     /// A direct connection to one node of a cluster, `host:port` as a redirection names it,

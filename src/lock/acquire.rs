@@ -10,7 +10,7 @@ use crate::connspec::{Address, Durable};
 use crate::error::{first_line, Error, Result};
 use crate::holder::{self};
 use crate::keepalive::{KeepAlive, Schedule};
-use crate::pool::{Pool, REPLICAS_UNKNOWN};
+use crate::pool::Pool;
 use crate::script;
 use crate::sweeper;
 
@@ -87,8 +87,7 @@ impl Locker {
         };
         let name = &params.name;
         let sent = Instant::now();
-        let found = self.pool.run_sharing(
-            || self.acquire_shares(),
+        let found = self.pool.run(
             &format_args!("acquiring lock '{name}'"),
             |conn| set(conn, &first_value, false),
             set_again,
@@ -212,20 +211,6 @@ impl Locker {
             // failover could promote in its place with the lock missing.
             Durable::Auto if self.pool.replicas(conn) > 0 => wait(1, false, false),
             Durable::Auto => None,
-        }
-    }
-
-    /// Whether the acquire may go on the connection callers share: only where it sends no
-    /// `WAIT`, which would hold every other caller's commands behind it.
-    fn acquire_shares(&self) -> bool {
-        match self.spec.durable() {
-            Durable::Off => true,
-            Durable::Auto => {
-                !matches!(self.spec.address(), Address::Sentinel { .. })
-                    && (self.pool.wait_refused()
-                        || matches!(self.pool.known_replicas(), 0 | REPLICAS_UNKNOWN))
-            }
-            Durable::Replicas(_) | Durable::Aof(_) => false,
         }
     }
 

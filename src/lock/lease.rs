@@ -278,9 +278,7 @@ impl Lease {
         };
         // The retry follows a first try whose reply was lost: what it cannot prove is 3.
         let name = &self.name;
-        // No WAIT in a release: it goes on the shared connection where there is one.
-        let found = self.pool.run_sharing(
-            || true,
+        let found = self.pool.run(
             &format_args!("releasing lock '{name}'"),
             |conn| script(conn, false),
             |conn| script(conn, true),
