@@ -87,11 +87,7 @@ impl Locker {
         if !read.runs.is_empty() {
             return Ok(read.history(Matched::Job, limit, |_| true));
         }
-        let mut jobs = vec![crate::job_of(name)];
-        jobs.extend(name.rsplit_once('@').map(|(job, _)| job));
-        jobs.retain(|job| *job != name && !job.is_empty());
-        jobs.dedup();
-        for job in jobs {
+        for job in crate::job::jobs_of_lock(name) {
             let all = self.runs_of(job, history::HISTORY_LENGTH as usize)?;
             if all.runs.iter().any(|run| run.name == name) {
                 let matched = Matched::Lock {
@@ -184,21 +180,19 @@ impl Locker {
         Ok(scanned.with(jobs, limit))
     }
 
-    /// The locks of `job` that a run holds now, found within `budget`: its own name, its ticks'
-    /// (`job@TICK`) and the names whose job it is ([`crate::job_of`]), each with a fresh token
-    /// (a lock kept after its release, or a tick's done-mark, has a spent one). The listing says
-    /// whether the scan was complete. A scan of the keyspace: for operators and the starter's
-    /// rules, not for the path of a lock call.
+    /// The locks of `job` that a run holds now, found within `budget`: its own name, and the
+    /// names whose runs its history holds (its ticks' `job@TICK`, and the names whose job
+    /// [`crate::job_of`] says it is), each with a fresh token (a lock kept after its release, or
+    /// a tick's done-mark, has a spent one). The listing says whether the scan was complete. A
+    /// scan of the keyspace: for operators and the starter's rules, not for the path of a lock
+    /// call.
     pub fn running(&self, job: &str, budget: Duration) -> Result<Listing<HeldLock>> {
         validate_name(job)?;
         let mut pattern = history::escape_glob(job);
         pattern.push('*');
         let mut listing = self.locks(&pattern, 1_000, budget)?;
-        let tick_prefix = format!("{job}@");
         listing.items.retain(|lock| {
-            (lock.name == job
-                || lock.name.starts_with(&tick_prefix)
-                || crate::job_of(&lock.name) == job)
+            (lock.name == job || crate::job::jobs_of_lock(&lock.name).contains(&job))
                 && lock.is_running()
         });
         Ok(listing)

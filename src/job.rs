@@ -22,6 +22,17 @@ pub fn job_of(name: &str) -> &str {
     split_tick(name).map_or(name, |(job, _)| job)
 }
 
+/// The jobs whose history may hold the runs of the lock `name`, the likeliest first: the job
+/// [`job_of`] gives it, and for a tick's lock (`job@tick`, whose tick holds no `@`) the job before
+/// its last `@`. Neither `name` itself nor an empty job is among them.
+pub(crate) fn jobs_of_lock(name: &str) -> Vec<&str> {
+    let mut jobs = vec![job_of(name)];
+    jobs.extend(name.rsplit_once('@').map(|(job, _)| job));
+    jobs.retain(|job| *job != name && !job.is_empty());
+    jobs.dedup();
+    jobs
+}
+
 /// The job and the tick of a name that surely ends in a tick, the longest such tick; `None`
 /// for any other name.
 pub fn split_tick(name: &str) -> Option<(&str, &str)> {

@@ -155,7 +155,8 @@ pub(crate) use clock_skew_ms;
 /// -2 when the history has a run of it, -3 when the history cannot prove that it has not (its
 /// stream trimmed past the tick, or dropped), -4 when looking only and the tick was missed, -5
 /// when looking only and the job has no recorded run from before the tick was due (a new job,
-/// or a tick that predates its first run: not one it missed); else as [`ACQUIRE`]. The history's entries are looked at whole: about `HISTORY_LENGTH`.
+/// or a tick that predates its first run: not one it missed); else as [`ACQUIRE`]. The
+/// history's entries are looked at whole: about `HISTORY_LENGTH`.
 ///
 /// A stream's absence proves that the tick did not run when it reaches back before the tick
 /// (its oldest entry older than the due time less `CLOCK_SKEW_MS`, for instances whose clock

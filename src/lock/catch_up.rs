@@ -3,9 +3,10 @@
 //! `SET` in one script (`script::CATCH_UP_ACQUIRE`), so that no two instances run one tick.
 //!
 //! A tick ran when its lock is there or its job's history has a run of it, whatever the run's
-//! ending. A tick due before the job's first recorded run (a new job's) is not a missed one. A holder that died mid-run recorded nothing: once its lock expires, its tick counts
-//! as missed. When the history cannot prove either way (trimmed past the tick, dropped, or a
-//! tick older than [`MAX_CATCH_UP_AGE`]), the tick's state is unknown, and it is not run.
+//! ending. A tick due before the job's first recorded run (a new job's) is not a missed one. A
+//! holder that died mid-run recorded nothing: once its lock expires, its tick counts as missed.
+//! When the history cannot prove either way (trimmed past the tick, dropped, or a tick older
+//! than [`MAX_CATCH_UP_AGE`]), the tick's state is unknown, and it is not run.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

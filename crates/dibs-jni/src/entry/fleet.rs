@@ -135,9 +135,7 @@ pub extern "system" fn Java_dibs_NativeLib_locks<'l>(
         let pattern = read_string(env, &pattern, "pattern")?;
         let budget = Duration::from_millis(budget_ms.max(0) as u64);
         let locks = handles::locker(handle)?.locks(&pattern, limit.max(1) as usize, budget)?;
-        let mut cells: Vec<Option<String>> = listing_head(&locks).into();
-        cells.extend(locks.items.into_iter().flat_map(held_lock_cells));
-        string_table(env, &cells)
+        held_locks_table(env, locks)
     })
 }
 
@@ -155,9 +153,7 @@ pub extern "system" fn Java_dibs_NativeLib_running<'l>(
         let job = read_string(env, &job, "job")?;
         let budget = Duration::from_millis(budget_ms.max(0) as u64);
         let locks = handles::locker(handle)?.running(&job, budget)?;
-        let mut cells: Vec<Option<String>> = listing_head(&locks).into();
-        cells.extend(locks.items.into_iter().flat_map(held_lock_cells));
-        string_table(env, &cells)
+        held_locks_table(env, locks)
     })
 }
 
@@ -178,6 +174,16 @@ pub extern "system" fn Java_dibs_NativeLib_heldLock<'l>(
             .collect();
         string_table(env, &cells)
     })
+}
+
+/// A listing of held locks as `locks`'s table: the listing's head, then 6 fields a lock.
+fn held_locks_table(
+    env: &mut JNIEnv,
+    locks: Listing<dibs_core::HeldLock>,
+) -> Result<jobject, crate::guard::Failure> {
+    let mut cells: Vec<Option<String>> = listing_head(&locks).into();
+    cells.extend(locks.items.into_iter().flat_map(held_lock_cells));
+    string_table(env, &cells)
 }
 
 fn held_lock_cells(lock: dibs_core::HeldLock) -> [Option<String>; 6] {

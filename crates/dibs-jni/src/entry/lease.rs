@@ -116,9 +116,8 @@ pub extern "system" fn Java_dibs_NativeLib_acquireUnrun<'l>(
 }
 
 /// Whether the tick of the job `job` due at `due_ms` (Unix ms) ran
-/// (`dibs_core::Locker::tick_state`): 0 missed, 1 ran, 2 unknown, 3 before the
-/// job's first recorded run (a new job).
-/// Changes nothing.
+/// (`dibs_core::Locker::tick_state`): 0 missed, 1 ran, 2 unknown, 3 before the job's first
+/// recorded run (a new job). Changes nothing.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_tickState<'l>(
     mut env: JNIEnv<'l>,

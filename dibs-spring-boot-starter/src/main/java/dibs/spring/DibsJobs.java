@@ -63,7 +63,7 @@ public final class DibsJobs implements AutoCloseable {
         refresher.scheduleWithFixedDelay(this::refreshQuietly, 0, every, TimeUnit.MILLISECONDS);
     }
 
-    /** @return the expected jobs as last read, by name */
+    /** @return the jobs as last read (those expected, and those with a rule), by name */
     public Map<String, Job> expected() {
         return view;
     }
@@ -77,17 +77,6 @@ public final class DibsJobs implements AutoCloseable {
             }
         }
         return overdue;
-    }
-
-    /** @return the jobs read that a rule flags now: suspect, or running too long */
-    public List<Job> flagged() {
-        List<Job> flagged = new ArrayList<>();
-        for (Job j : view.values()) {
-            if (j.suspect() || j.tooLong()) {
-                flagged.add(j);
-            }
-        }
-        return flagged;
     }
 
     /** Calls {@code hook} with the view after each read (the gauges register new jobs so). */

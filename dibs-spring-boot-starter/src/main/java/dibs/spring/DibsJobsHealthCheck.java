@@ -3,6 +3,7 @@ package dibs.spring;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * The {@code dibsJobs} health, whatever Boot's health API: UP while no expected job is proven
@@ -54,35 +55,28 @@ public final class DibsJobsHealthCheck {
         if (jobs.failure() != null) {
             details.put("readFailure", jobs.failure());
         }
-        List<String> unknown = jobs.expected().values().stream()
-                .filter(j -> j.unknown().isPresent())
-                .map(DibsJobs.Job::name)
-                .toList();
+        List<String> unknown = names(j -> j.unknown().isPresent());
         if (!unknown.isEmpty()) {
             details.put("unknown", unknown); // late, but the history cannot prove it did not run
         }
-        List<DibsJobs.Job> flagged = jobs.flagged();
-        if (overdue.isEmpty() && flagged.isEmpty()) {
+        Map<String, List<String>> flagged = new LinkedHashMap<>();
+        flagged.put("overdue", overdue.stream().map(DibsJobs.Job::name).toList());
+        flagged.put("suspect", names(DibsJobs.Job::suspect));
+        flagged.put("runningTooLong", names(DibsJobs.Job::tooLong));
+        flagged.values().removeIf(List::isEmpty);
+        if (flagged.isEmpty()) {
             return new Result("UP", details);
         }
-        if (!overdue.isEmpty()) {
-            details.put("overdue", overdue.stream().map(DibsJobs.Job::name).toList());
-        }
-        List<String> suspect = flagged.stream()
-                .filter(DibsJobs.Job::suspect)
-                .map(DibsJobs.Job::name)
-                .toList();
-        if (!suspect.isEmpty()) {
-            details.put("suspect", suspect);
-        }
-        List<String> tooLong = flagged.stream()
-                .filter(DibsJobs.Job::tooLong)
-                .map(DibsJobs.Job::name)
-                .toList();
-        if (!tooLong.isEmpty()) {
-            details.put("runningTooLong", tooLong);
-        }
+        details.putAll(flagged);
         return new Result(overdueStatus, details);
+    }
+
+    /** The names of the jobs as last read of which {@code holds}. */
+    private List<String> names(Predicate<DibsJobs.Job> holds) {
+        return jobs.expected().values().stream()
+                .filter(holds)
+                .map(DibsJobs.Job::name)
+                .toList();
     }
 
     /**

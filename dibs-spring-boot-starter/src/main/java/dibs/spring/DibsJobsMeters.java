@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 /**
  * Five gauges per job read (expected, or with a rule), tagged {@code lock} with the job's name, as the lock meters are
@@ -41,35 +42,43 @@ public final class DibsJobsMeters implements MeterBinder {
                     .baseUnit("seconds")
                     .tag(DibsMetrics.TAG, name)
                     .register(registry);
-            Gauge.builder("dibs.job.overdue", jobs, j -> {
-                        DibsJobs.Job job = j.expected().get(name);
-                        return job != null && job.overdue() ? 1 : 0;
-                    })
-                    .description("1 while the job is overdue on every instance, else 0")
-                    .tag(DibsMetrics.TAG, name)
-                    .register(registry);
-            Gauge.builder("dibs.job.suspect", jobs, j -> {
-                        DibsJobs.Job job = j.expected().get(name);
-                        return job != null && job.suspect() ? 1 : 0;
-                    })
-                    .description("1 while the job's last success took less than its minimum duration, else 0")
-                    .tag(DibsMetrics.TAG, name)
-                    .register(registry);
-            Gauge.builder("dibs.job.running.too.long", jobs, j -> {
-                        DibsJobs.Job job = j.expected().get(name);
-                        return job != null && job.tooLong() ? 1 : 0;
-                    })
-                    .description("1 while a run of the job has held its lock longer than its maximum duration, else 0")
-                    .tag(DibsMetrics.TAG, name)
-                    .register(registry);
-            Gauge.builder("dibs.job.unknown", jobs, j -> {
-                        DibsJobs.Job job = j.expected().get(name);
-                        return job != null && job.unknown().isPresent() ? 1 : 0;
-                    })
-                    .description("1 while the job is late but its history cannot prove it did not run, else 0")
-                    .tag(DibsMetrics.TAG, name)
-                    .register(registry);
+            flag(
+                    registry,
+                    name,
+                    "dibs.job.overdue",
+                    DibsJobs.Job::overdue,
+                    "1 while the job is overdue on every instance, else 0");
+            flag(
+                    registry,
+                    name,
+                    "dibs.job.suspect",
+                    DibsJobs.Job::suspect,
+                    "1 while the job's last success took less than its minimum duration, else 0");
+            flag(
+                    registry,
+                    name,
+                    "dibs.job.running.too.long",
+                    DibsJobs.Job::tooLong,
+                    "1 while a run of the job has held its lock longer than its maximum duration, else 0");
+            flag(
+                    registry,
+                    name,
+                    "dibs.job.unknown",
+                    job -> job.unknown().isPresent(),
+                    "1 while the job is late but its history cannot prove it did not run, else 0");
         }
+    }
+
+    /** A gauge of the job {@code name}: 1 while {@code holds} of it as last read, else 0. */
+    private void flag(
+            MeterRegistry registry, String name, String meter, Predicate<DibsJobs.Job> holds, String description) {
+        Gauge.builder(meter, jobs, j -> {
+                    DibsJobs.Job job = j.expected().get(name);
+                    return job != null && holds.test(job) ? 1 : 0;
+                })
+                .description(description)
+                .tag(DibsMetrics.TAG, name)
+                .register(registry);
     }
 
     private static double age(DibsJobs jobs, String name) {
