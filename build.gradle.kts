@@ -138,6 +138,7 @@ val stageNative by tasks.registering(Sync::class) {
     dependsOn(cargoBuild)
     from(layout.projectDirectory.dir("target/natives")) {
         include("*/libdibs.so", "*/libdibs.dylib", "*/dibs.dll")
+        include("*.diff") // each library but the glibc ones, as its diff (scripts/native-diff.py)
         include("natives.properties") // NativeLoader's index: the native version, each library's sha256 and size
         into(nativeResourceDir)
     }
@@ -147,10 +148,14 @@ tasks.processResources {
     from(stageNative) // into the main resources output, not into the sources jar
 }
 
+// The jar of every platform, as pom.xml's default-jar: the glibc libraries whole, every other one
+// as its diff, dibs/native/<platform>.diff. Each platform's jar (6. below) carries its own whole.
 tasks.jar {
     manifest {
         attributes("Automatic-Module-Name" to "dibs")
     }
+    exclude("$nativeResourceDir/linux-*-musl/libdibs.so", "$nativeResourceDir/macos-*/libdibs.dylib")
+    exclude("$nativeResourceDir/windows-*/dibs.dll")
 }
 
 tasks.javadoc {

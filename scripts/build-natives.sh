@@ -7,14 +7,17 @@
 #   linux   linux-x86_64, linux-aarch64 (glibc 2.17), linux-x86_64-musl, linux-aarch64-musl
 #   all     linux, plus windows-x86_64, macos-x86_64 and macos-aarch64
 #   or platform names, mixed with linux or all: e.g. "linux windows-x86_64".
-#   index   only (re)write target/natives/natives.properties for the libraries present (after
+#   index   only (re)write target/natives/natives.properties and the diffs for the libraries present (after
 #           staging libraries built elsewhere into target/natives, e.g. a release's merged ones)
 #   --list  print the names of all platforms, space-separated, and build nothing (the other
 #           scripts read the list here)
 #
 # Every run ends by writing target/natives/natives.properties, NativeLoader's index: the version
 # of the crate that builds the cdylib (the native version the jar expects) and each present
-# library's sha256 and size. Both builds stage it beside the libraries, as dibs/native/.
+# library's sha256 and size. Both builds stage it beside the libraries, as dibs/native/. Then
+# scripts/native-diff.py writes target/natives/<platform>.diff for each library but the glibc
+# ones: the jar of every platform carries those instead of the libraries (bsdiff4 from PyPI,
+# pinned below, is installed into target/cross-tools when there is a base to diff against).
 #
 # Cross builds use cargo-zigbuild with zig, both pinned below and installed from PyPI into
 # target/cross-tools the first time; the Rust targets come from rustup. macOS links against
@@ -25,6 +28,7 @@ cd "$(dirname "$0")/.."
 
 CARGO_ZIGBUILD_VERSION=0.24.1
 ZIGLANG_VERSION=0.17.1
+BSDIFF4_VERSION=1.3.2 # scripts/native-diff.py's matcher
 OUT=target/natives
 TOOLS=target/cross-tools
 
@@ -178,6 +182,24 @@ print(f"build-natives: {out}/natives.properties: version {versions[0]}, {(len(li
 ' "$OUT"
 }
 
+# --- the diffs the jar of every platform carries (scripts/native-diff.py) ----------------------
+write_diffs() {
+  local python=python3 libs
+  libs=$(find "$OUT" -mindepth 2 -maxdepth 2 \( -name libdibs.so -o -name libdibs.dylib -o -name dibs.dll \) | wc -l)
+  if [ "$libs" -gt 1 ]; then # a library and its base, maybe: the matcher is needed
+    local venv=$TOOLS/venv-bsdiff4-$BSDIFF4_VERSION
+    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import bsdiff4' 2>/dev/null; then
+      echo "build-natives: installing bsdiff4 $BSDIFF4_VERSION into $venv"
+      rm -rf "$venv"
+      python3 -m venv "$venv"
+      "$venv/bin/pip" install -q --disable-pip-version-check "bsdiff4==$BSDIFF4_VERSION"
+    fi
+    python=$venv/bin/python
+  fi
+  echo "build-natives: the diffs the jar of every platform carries, in $OUT"
+  "$python" scripts/native-diff.py "$OUT"
+}
+
 main() {
   if [ "${1:-}" = --list ] && [ $# -eq 1 ]; then
     echo "${ALL[*]}"
@@ -185,11 +207,13 @@ main() {
   fi
   if [ "${1:-}" = index ] && [ $# -eq 1 ]; then
     write_index
+    write_diffs
     return
   fi
   if [ "${1:-host}" = host ] && [ $# -le 1 ]; then
     build_host
     write_index
+    write_diffs
     return
   fi
   local -a want=()
@@ -206,6 +230,7 @@ main() {
   done
   build_cross "${want[@]}"
   write_index
+  write_diffs
 }
 
 main "$@"

@@ -12,6 +12,8 @@ same library jar. Compared:
     reads it at run time), the test JVM arguments (always, from JDK 24 on, for virtual threads),
     and the JUnit and Kotlin versions of the tests;
   - the POM metadata Maven Central requires: url, license, developer, scm;
+  - the libraries the jar of every platform leaves out whole (java/pom.xml's default-jar
+    excludes, build.gradle.kts' jar excludes): those scripts/native-diff.py carries as diffs;
   - the version: Cargo.toml's ([workspace.package] version, or [package] version) must equal the
     root pom's <revision> less -SNAPSHOT; these are the only two places it is written.
 Both build files keep these values in blocks marked "build-sync"; this script reads only those
@@ -20,6 +22,7 @@ blocks, the poms' properties and the coordinates.
 Usage: python3 scripts/check-build-sync.py [repo-root]   (exit 0: in sync, 1: drift, 2: unreadable)
 """
 
+import fnmatch
 import re
 import subprocess
 import sys
@@ -201,6 +204,12 @@ def cargo_version(path: Path) -> str:
     raise Unreadable(f"{path}: no [workspace.package] or [package] version")
 
 
+def lib_name(platform: str) -> str:
+    """The library's file name, as scripts/build-natives.sh's lib_file names it."""
+    return "dibs.dll" if platform.startswith("windows-") else \
+        "libdibs.dylib" if platform.startswith("macos-") else "libdibs.so"
+
+
 def main() -> int:
     root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
     parent_path, library_path = root / "pom.xml", root / "java" / "pom.xml"
@@ -237,6 +246,22 @@ def main() -> int:
                      f"scripts/build-natives.sh --list names {platforms}")
     if "scripts/build-natives.sh\", \"--list" not in gradle_path.read_text():
         drift.append("  platform jars: build.gradle.kts must read the platforms from scripts/build-natives.sh --list")
+    # The jar of every platform leaves out, whole, exactly the libraries it carries as diffs:
+    # scripts/native-diff.py's BASE owns which; both builds' excludes must cover the same ones.
+    pom_excludes = re.findall(r"<exclude>\$\{dibs\.native\.resourceDir\}/([^<]+)</exclude>",
+                              library_path.read_text())
+    gradle_excludes = re.findall(r'"\$nativeResourceDir/([^"]+)"', gradle_path.read_text().split("tasks.jar {", 1)[-1]
+                                 .split("\n}", 1)[0])
+    diffed = sorted(re.findall(r'^    "([a-z0-9_-]+)": "[a-z0-9_-]+",$',
+                               (root / "scripts/native-diff.py").read_text(), re.M))
+    covered = sorted(p for p in platforms for pattern in pom_excludes
+                     if fnmatch.fnmatch(f"{p}/{lib_name(p)}", pattern))
+    if sorted(pom_excludes) != sorted(gradle_excludes):
+        drift.append(f"  the jar of every platform: java/pom.xml's default-jar excludes {pom_excludes}, "
+                     f"build.gradle.kts' jar excludes {gradle_excludes}")
+    if covered != diffed:
+        drift.append(f"  the jar of every platform leaves out, whole, {covered}; "
+                     f"scripts/native-diff.py carries {diffed} as diffs")
     # The loader refuses a native library of another version than the jar's.
     if java_version.removesuffix("-SNAPSHOT") != native_version:
         drift.append(f"  version: pom.xml's <revision> is {java_version!r}, Cargo.toml's version is "

@@ -19,9 +19,12 @@
 #     there;
 # and for the library, in .../io/github/dibs/dibs/<version>/:
 #   - the javadoc jar has pages (index.html, dibs/Dibs.html), the sources jar has sources;
-#   - the main jar carries, at dibs/native/<platform>/<lib>, every library in
-#     target/natives/<platform>/<lib>, byte for byte;
-#   - the jar of each platform it carries holds the classes and that library alone, at most 2 MB.
+#   - the main jar carries every library in target/natives/<platform>/<lib>, byte for byte: at
+#     dibs/native/<platform>/<lib> (the glibc ones) or as its diff dibs/native/<platform>.diff,
+#     the same as target/natives/<platform>.diff (scripts/native-diff.py), never both; it is at
+#     most 6 MB with all 7 platforms;
+#   - the jar of each platform it carries holds the classes and that library alone, whole, at
+#     most 2 MB.
 # A SNAPSHOT version deploys with timestamped file names (dibs-1.2.3-20260101.120000-1.jar); the
 # names are read from the deployed maven-metadata.xml. Central itself would refuse a SNAPSHOT
 # as a release: that is printed as a note, since the version is set when releasing.
@@ -262,6 +265,7 @@ if [ -s "$base.jar" ]; then
     miss "main jar: no dibs/Dibs.class"
   fi
   in_jar=$(grep $'^dibs/native/[^/]*/[^/]*\t' <<<"$main_entries" || true)
+  diffs_in_jar=$(grep $'^dibs/native/[^/]*\.diff\t' <<<"$main_entries" || true)
   staged=()
   for lib in target/natives/*/libdibs.so target/natives/*/libdibs.dylib target/natives/*/dibs.dll; do
     [ -f "$lib" ] && staged+=("$lib")
@@ -269,26 +273,37 @@ if [ -s "$base.jar" ]; then
   if [ ${#staged[@]} -eq 0 ]; then
     note "target/natives holds no library (build them with scripts/build-natives.sh): nothing to compare the jar with"
   fi
+  present=()
   for lib in "${staged[@]}"; do
-    entry="dibs/native/${lib#target/natives/}"
+    rel=${lib#target/natives/}
+    p=${rel%%/*}
+    entry="dibs/native/$rel"
     want=$(sha256sum "$lib" | cut -d' ' -f1)
     got=$(awk -F'\t' -v e="$entry" '$1 == e { print $2 }' <<<"$in_jar")
-    if [ -z "$got" ]; then
-      miss "main jar: no $entry (target/natives has it)"
+    got_diff=$(awk -F'\t' -v e="dibs/native/$p.diff" '$1 == e { print $2 }' <<<"$diffs_in_jar")
+    if [ -n "$got" ] && [ -n "$got_diff" ]; then
+      miss "main jar: $entry both whole and as dibs/native/$p.diff"
     elif [ "$got" = "$want" ]; then
       ok "main jar: $entry ($(wc -c <"$lib" | tr -d ' ') bytes, same as $lib)"
-    else
+      present+=("$p")
+    elif [ -n "$got" ]; then
       miss "main jar: $entry differs from $lib"
+    elif [ -z "$got_diff" ]; then
+      miss "main jar: no $entry, nor dibs/native/$p.diff (target/natives has it)"
+    elif [ "$got_diff" = "$(sha256sum "target/natives/$p.diff" 2>/dev/null | cut -d' ' -f1)" ]; then
+      ok "main jar: dibs/native/$p.diff (same as target/natives/$p.diff, which makes $lib)"
+      present+=("$p")
+    else
+      miss "main jar: dibs/native/$p.diff differs from target/natives/$p.diff"
     fi
   done
   while IFS=$'\t' read -r entry _; do
     [ -n "$entry" ] || continue
     [ -f "target/natives/${entry#dibs/native/}" ] || note "main jar: $entry is not in target/natives (a stale build output?)"
-  done <<<"$in_jar"
-  present=()
+  done <<<"$in_jar"$'\n'"$diffs_in_jar"
   absent=()
   for p in "${ALL_PLATFORMS[@]}"; do
-    if grep -q "^dibs/native/$p/" <<<"$in_jar"; then present+=("$p"); else absent+=("$p"); fi
+    [[ " ${present[*]} " == *" $p "* ]] || absent+=("$p")
   done
   echo "   platforms in the jar: ${present[*]:-none}"
   if [ ${#absent[@]} -gt 0 ]; then
@@ -298,23 +313,30 @@ if [ -s "$base.jar" ]; then
       note "the jar has no library for ${absent[*]} (the release workflow assembles all ${#ALL_PLATFORMS[@]}; --all-platforms requires them)"
     fi
   fi
-  # The jar per platform: the classes and its own library alone, at most 2 MB, for each platform
-  # the main jar carries (scripts/check-platform-jars.sh then locks with one of them alone).
+  main_size=$(wc -c <"$base.jar" | tr -d ' ')
+  if $require_all && [ "$main_size" -gt 6000000 ]; then
+    miss "main jar: $main_size bytes with all ${#ALL_PLATFORMS[@]} platforms, over 6 MB"
+  fi
+  # The jar per platform: the classes and its own library alone, whole, at most 2 MB, for each
+  # platform the main jar carries (scripts/check-platform-jars.sh then locks with one of them alone).
   for p in "${present[@]}"; do
     jar="$base-$p.jar"
     [ -s "$jar" ] || continue # its own MISS above
     jar_entries=$(entries "$jar")
     libs=$(grep $'^dibs/native/[^/]*/[^/]*\t' <<<"$jar_entries" || true)
-    want=$(grep "^dibs/native/$p/" <<<"$in_jar")
+    lib=$(ls target/natives/"$p"/* | head -n 1)
+    want=$(printf 'dibs/native/%s\t%s' "${lib#target/natives/}" "$(sha256sum "$lib" | cut -d' ' -f1)")
     size=$(wc -c <"$jar" | tr -d ' ')
     if [ "$libs" != "$want" ]; then
-      miss "$p jar: its libraries are [${libs//$'\t'/ }], not the main jar's $p library alone"
+      miss "$p jar: its libraries are [${libs//$'\t'/ }], not the $p library of target/natives alone"
+    elif grep -q $'^dibs/native/[^/]*\.diff\t' <<<"$jar_entries"; then
+      miss "$p jar: it carries a diff"
     elif ! grep -q $'^dibs/Dibs\.class\t' <<<"$jar_entries"; then
       miss "$p jar: no dibs/Dibs.class"
     elif [ "$size" -gt $((2 * 1024 * 1024)) ]; then
       miss "$p jar: $size bytes, over 2 MB"
     else
-      ok "$p jar: $size bytes, the classes and the same $p library as the main jar, alone"
+      ok "$p jar: $size bytes, the classes and the $p library alone, the one the main jar carries"
     fi
   done
   echo "   the main jar: $(wc -c <"$base.jar" | tr -d ' ') bytes"

@@ -1,8 +1,6 @@
 package dibs;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.net.URL;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -75,6 +73,12 @@ final class NativeCopies {
      */
     private static final List<FileChannel> KEPT_OPEN = Collections.synchronizedList(new ArrayList<>());
 
+    /** The bundled library's bytes: read whole from the jar, or made from its diff. */
+    @FunctionalInterface
+    interface Source {
+        byte[] read() throws IOException;
+    }
+
     private NativeCopies() {}
 
     /**
@@ -82,7 +86,7 @@ final class NativeCopies {
      * and trusted (no read of the jar, no hashing), else one written now, after which the stale
      * copies in {@code dir} are removed. Locks the copy's lock file for the life of this JVM.
      */
-    static Path copyOf(URL url, NativeIndex.Library library, String version, Path dir) throws IOException {
+    static Path copyOf(Source source, NativeIndex.Library library, String version, Path dir) throws IOException {
         String base = COPY_PREFIX + version + "-" + library.sha256.substring(0, 16);
         String suffix = NativePlatform.librarySuffix();
         Path copy = dir.resolve(base + suffix);
@@ -94,7 +98,7 @@ final class NativeCopies {
         Path written = null;
         byte[] bytes;
         try {
-            bytes = read(url, library);
+            bytes = read(source, library);
             if (shared != null) {
                 Path part = dir.resolve(base + "." + unique() + PART_SUFFIX);
                 write(part, bytes);
@@ -202,13 +206,10 @@ final class NativeCopies {
      * The bundled library's bytes, checked against the indexed size. Not hashed here: in a cold
      * JVM, SHA-256 of a few MB costs hundreds of milliseconds, on every start where the temp dir
      * is new (a container's). That the index's hash is that of the library beside it is checked
-     * where both are made: scripts/check-natives.py --jar.
+     * where both are made: scripts/check-natives.py --jar, and NativeDiffTest for the diffs.
      */
-    private static byte[] read(URL url, NativeIndex.Library library) throws IOException {
-        byte[] bytes;
-        try (InputStream in = url.openStream()) {
-            bytes = in.readAllBytes();
-        }
+    private static byte[] read(Source source, NativeIndex.Library library) throws IOException {
+        byte[] bytes = source.read();
         if (bytes.length != library.size) {
             throw new IOException("the bundled library is " + bytes.length + " bytes, and the jar's "
                     + NativeLoader.INDEX + " says " + library.size + ": the jar was assembled from different builds");

@@ -1,6 +1,7 @@
 package dibs;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,7 +21,8 @@ import java.util.List;
  * in order:
  *
  * <ol>
- *   <li>the library bundled in the jar at {@code dibs/native/<platform>/<libname>}, as a copy in
+ *   <li>the library bundled in the jar at {@code dibs/native/<platform>/<libname>}, or made from
+ *       its diff {@code dibs/native/<platform>.diff} (see {@link NativeDiff}), as a copy in
  *       {@value #TMPDIR_PROPERTY} (default {@code java.io.tmpdir}) named by the version and the
  *       indexed hash, e.g. {@code dibs-0.1.0-3f2a9c0e11d2b4a7.so}, shared by every JVM that loads
  *       the same library;
@@ -30,7 +32,7 @@ import java.util.List;
  * <p>{@code <platform>} is {@code <os>-<arch>[-musl]}: {@code linux}, {@code macos} or
  * {@code windows}; {@code x86_64} or {@code aarch64}; {@code -musl} on a Linux whose running
  * process uses musl's dynamic loader (Alpine), told from {@code /proc/self/maps}, never from
- * {@code os.name}. {@code <libname>} is {@code System.mapLibraryName("dibs")}.
+ * {@code os.name}. {@code <libname>} is {@code libdibs.so}, {@code libdibs.dylib} or {@code dibs.dll}.
  *
  * <p>The platform is named by {@link NativePlatform}, the index read by {@link NativeIndex}, and
  * the copy made, trusted and cleaned up by {@link NativeCopies}.
@@ -103,7 +105,7 @@ final class NativeLoader {
                 osName, osArch, NativePlatform.isMusl(Paths.get("/proc/self/maps"), Paths.get("/lib")));
         List<String> tried = new ArrayList<>();
         String resource = NativePlatform.resourcePath(platform);
-        String why = loadResource(resource, index, platform);
+        String why = loadResource(index, platform);
         if (why == null) {
             return checked("classpath:" + resource, index.version);
         }
@@ -201,11 +203,11 @@ final class NativeLoader {
     }
 
     /** Loads the bundled library through its copy; returns null on success, else why it failed. */
-    private static String loadResource(String resource, NativeIndex index, String platform) {
-        ClassLoader cl = NativeLoader.class.getClassLoader();
-        URL url = cl == null ? ClassLoader.getSystemResource(resource) : cl.getResource(resource);
-        if (url == null) {
-            return "not on the class path (no build for this platform in the jar)";
+    private static String loadResource(NativeIndex index, String platform) {
+        NativeCopies.Source source = bundled(NativeLoader.class.getClassLoader(), platform);
+        if (source == null) {
+            return "not on the class path, nor its diff " + NativeDiff.resourcePath(platform)
+                    + " (no build for this platform in the jar)";
         }
         NativeIndex.Library library = index.library(platform);
         if (library == null) {
@@ -215,12 +217,72 @@ final class NativeLoader {
         Path dir = Paths.get(System.getProperty(TMPDIR_PROPERTY, System.getProperty("java.io.tmpdir")));
         Path file;
         try {
-            file = NativeCopies.copyOf(url, library, index.version, dir);
+            file = NativeCopies.copyOf(source, library, index.version, dir);
         } catch (IOException | RuntimeException e) {
             return "cannot extract it to " + dir + " (set -D" + TMPDIR_PROPERTY + " to a writable" + " directory): "
                     + e;
         }
         String why = loadFile(file);
         return why == null ? null : "extracted to " + file + " but " + why;
+    }
+
+    /**
+     * The bytes of {@code platform}'s bundled library: whole at {@link NativePlatform#resourcePath}
+     * (a platform's own jar, and the bases in the jar of every platform), else made from its
+     * {@link NativeDiff}. Null if {@code cl} has neither.
+     */
+    static NativeCopies.Source bundled(ClassLoader cl, String platform) {
+        URL whole = resource(cl, NativePlatform.resourcePath(platform));
+        if (whole != null) {
+            return new Whole(whole);
+        }
+        URL diff = resource(cl, NativeDiff.resourcePath(platform));
+        return diff == null ? null : new Diffed(cl, diff);
+    }
+
+    private static URL resource(ClassLoader cl, String name) {
+        return cl == null ? ClassLoader.getSystemResource(name) : cl.getResource(name);
+    }
+
+    /** A library carried whole. (Classes, not lambdas: a lambda's bootstrap costs a cold JVM.) */
+    private static final class Whole implements NativeCopies.Source {
+        private final URL url;
+
+        Whole(URL url) {
+            this.url = url;
+        }
+
+        @Override
+        public byte[] read() throws IOException {
+            try (InputStream in = url.openStream()) {
+                return in.readAllBytes();
+            }
+        }
+    }
+
+    /** A library carried as its diff from a base carried whole beside it. */
+    private static final class Diffed implements NativeCopies.Source, NativeDiff.Bases {
+        private final ClassLoader cl;
+        private final URL diff;
+
+        Diffed(ClassLoader cl, URL diff) {
+            this.cl = cl;
+            this.diff = diff;
+        }
+
+        @Override
+        public byte[] read() throws IOException {
+            try (InputStream in = diff.openStream()) {
+                return NativeDiff.apply(in, this);
+            } catch (IOException e) {
+                throw new IOException("cannot make the library from " + diff + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public byte[] read(String base) throws IOException {
+            URL url = resource(cl, NativePlatform.resourcePath(base));
+            return url == null ? null : new Whole(url).read();
+        }
     }
 }

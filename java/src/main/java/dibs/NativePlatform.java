@@ -83,7 +83,18 @@ final class NativePlatform {
 
     /** The class-path resource of the bundled library for a platform. */
     static String resourcePath(String platform) {
-        return NativeLoader.RESOURCE_DIR + "/" + platform + "/" + System.mapLibraryName(NativeLoader.LIBRARY);
+        return NativeLoader.RESOURCE_DIR + "/" + platform + "/" + libraryName(platform);
+    }
+
+    /**
+     * The file name of a platform's library, as scripts/build-natives.sh names it: that of its OS,
+     * whatever this JVM's OS (a diff's base may be another OS's library).
+     */
+    static String libraryName(String platform) {
+        if (platform.startsWith("windows-")) {
+            return NativeLoader.LIBRARY + ".dll";
+        }
+        return "lib" + NativeLoader.LIBRARY + (platform.startsWith("macos-") ? ".dylib" : ".so");
     }
 
     /** What follows the name in a library file name: {@code .so}, {@code .dylib} or {@code .dll}. */

@@ -1,5 +1,6 @@
 package dibs;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -373,6 +374,82 @@ class NativeLoaderProcessTest {
         }
         // The private copy goes on exit; the shared one stays for the next JVM.
         assertEquals(new TreeSet<>(List.of(copy + suffix(), copy + ".lck")), names(tmp));
+    }
+
+    /**
+     * The way the jar of every platform carries the musl, macOS and Windows libraries, end to end:
+     * scripts/native-diff.py writes this machine's library as its diff from another build of it (a
+     * copy with bytes changed throughout), and a child JVM whose class path carries that diff and
+     * that base, and not the library, makes it, extracts it, loads it and calls it. The copy is the
+     * built library, byte for byte. (Without scripts/build-natives.sh's bsdiff4, which a build of
+     * this machine's library alone does not install, the diff holds the library whole.)
+     */
+    @Test
+    void loadsTheLibraryMadeFromItsDiff() throws Exception {
+        String platform = NativePlatform.currentPlatform();
+        // A pair from the writer's table that is not this machine's: the diff is renamed to ours.
+        String base = platform.startsWith("linux-aarch64") ? "linux-x86_64" : "linux-aarch64";
+        Path natives = work.resolve("diff-natives");
+        byte[] built = Files.readAllBytes(builtLibrary);
+        byte[] otherBuild = built.clone();
+        for (int i = 4096; i < otherBuild.length; i += 4096) {
+            otherBuild[i] ^= 0x5a;
+        }
+        Path root = TestSupport.repositoryRoot();
+        String python = "python3";
+        try (DirectoryStream<Path> venvs =
+                Files.newDirectoryStream(root.resolve("target/cross-tools"), "venv-bsdiff4-*")) {
+            for (Path venv : venvs) {
+                python = venv.resolve("bin/python").toString();
+                Files.createDirectories(natives.resolve(base));
+                Files.write(natives.resolve(base + "/libdibs.so"), otherBuild);
+            }
+        } catch (java.nio.file.NoSuchFileException e) {
+            // no cross tools: the diff holds the library whole
+        }
+        Files.createDirectories(natives.resolve(base + "-musl"));
+        Files.write(natives.resolve(base + "-musl/libdibs.so"), built);
+        Process writer = new ProcessBuilder(
+                        python, root.resolve("scripts/native-diff.py").toString(), natives.toString())
+                .redirectErrorStream(true)
+                .start();
+        String written = new String(writer.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, writer.waitFor(), written);
+        boolean fromBase = Files.exists(natives.resolve(base + "/libdibs.so"));
+        assertTrue(
+                written.contains(base + "-musl.diff: ") && written.contains(fromBase ? "from " + base : "whole"),
+                written);
+
+        Path jar = work.resolve("diff-jar");
+        Files.createDirectories(jar.resolve(NativeLoader.RESOURCE_DIR));
+        Files.copy(natives.resolve(base + "-musl.diff"), jar.resolve(NativeDiff.resourcePath(platform)));
+        if (fromBase) {
+            Files.createDirectories(
+                    jar.resolve(NativePlatform.resourcePath(base)).getParent());
+            Files.write(jar.resolve(NativePlatform.resourcePath(base)), otherBuild);
+        }
+        Path tmp = Files.createDirectories(work.resolve("diff-tmp"));
+        List<String> lines = probe(
+                List.of(classes.toString(), index.toString(), jar.toString()),
+                "-Ddibs.native.tmpdir=" + tmp,
+                "-Djava.library.path=/nonexistent-dibs-dir");
+        assertEquals(DibsConnectionException.class.getName(), after(lines, "RESULT"), String.join("\n", lines));
+        String copy = "dibs-" + version + "-" + sha256(built).substring(0, 16);
+        assertArrayEquals(built, Files.readAllBytes(tmp.resolve(copy + suffix())), written);
+
+        // The same diff beside another build of its base is refused, naming why; nothing loads.
+        if (fromBase) {
+            Files.write(jar.resolve(NativePlatform.resourcePath(base)), built);
+            Path tmp2 = Files.createDirectories(work.resolve("diff-tmp2"));
+            lines = probe(
+                    List.of(classes.toString(), index.toString(), jar.toString()),
+                    "-Ddibs.native.tmpdir=" + tmp2,
+                    "-Djava.library.path=/nonexistent-dibs-dir");
+            String all = String.join("\n", lines);
+            assertEquals(UnsatisfiedLinkError.class.getName(), after(lines, "RESULT"), all);
+            assertTrue(all.contains("it was made from another build of the " + base + " library"), all);
+            assertEquals(new TreeSet<>(List.of(copy + ".lck")), names(tmp2), all);
+        }
     }
 
     /** The SHA-256 of {@code bytes}, 64 lower-case hex digits, as scripts/build-natives.sh writes it. */
