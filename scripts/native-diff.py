@@ -30,6 +30,7 @@ Usage: native-diff.py NATIVES (prints what it wrote; exit 1 on a malformed bsdif
 """
 
 import bz2
+import os
 import struct
 import sys
 import zlib
@@ -120,7 +121,9 @@ def main() -> int:
             print(f"  {out.name}: up to date")
             continue
         data = make(base_name, old, new)
-        out.write_bytes(data)
+        part = out.with_name(out.name + ".part")
+        part.write_bytes(data)
+        os.replace(part, out)  # whole or not there: the check above reads only the header
         deflated = len(zlib.compress(data, 6))
         print(f"  {out.name}: {len(new):,} bytes {'from ' + base_name if base_name else 'whole'},"
               f" {deflated:,} deflated (the library alone: {len(zlib.compress(new, 6)):,})")

@@ -82,6 +82,11 @@ final class NativeDiff {
             }
             ByteBuffer copied = added.duplicate();
             copied.position(added.position() + (int) addedSize);
+            if (addedSize + copied.remaining() != size) {
+                // Before anything is allocated for it: the size named must be what the diff carries.
+                throw new IOException(
+                        "it carries " + (addedSize + copied.remaining()) + " bytes for a library of " + size);
+            }
             byte[] base = base(bases, baseName, baseSize, baseCrc);
             byte[] out = new byte[(int) size];
             int newPos = 0;
@@ -106,8 +111,7 @@ final class NativeDiff {
                 oldPos += add + (long) seek;
             }
             if (newPos != size || copied.hasRemaining()) {
-                throw new IOException("its steps make " + newPos + " of the " + size + " bytes it names, and "
-                        + copied.remaining() + " bytes are left over");
+                throw new IOException("its steps make " + newPos + " of the " + size + " bytes it names");
             }
             if (crc32(out) != crc) {
                 throw new IOException("the library it makes is not the one it was made for (CRC-32)");
@@ -127,8 +131,8 @@ final class NativeDiff {
             throw new IOException("its base, the " + name + " library, is not on the class path");
         }
         if (base.length != size || crc32(base) != crc) {
-            throw new IOException("it was made from another build of the " + name + " library (" + size
-                    + " bytes, the jar's has " + base.length + "): the jar was assembled from different builds");
+            throw new IOException("it was made from another build of the " + name
+                    + " library (by size and CRC-32): the jar was assembled from different builds");
         }
         return base;
     }

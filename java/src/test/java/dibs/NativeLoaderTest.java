@@ -200,8 +200,15 @@ class NativeLoaderTest {
 
     @Test
     void resourcePathFollowsTheLayoutTheBuildsStage() {
-        String lib = System.mapLibraryName("dibs");
-        assertEquals("dibs/native/linux-x86_64/" + lib, NativePlatform.resourcePath("linux-x86_64"));
+        // Each platform's own file name, whatever this JVM's OS: a diff's base may be another OS's.
+        assertEquals("dibs/native/linux-x86_64/libdibs.so", NativePlatform.resourcePath("linux-x86_64"));
+        assertEquals("dibs/native/linux-aarch64-musl/libdibs.so", NativePlatform.resourcePath("linux-aarch64-musl"));
+        assertEquals("dibs/native/macos-aarch64/libdibs.dylib", NativePlatform.resourcePath("macos-aarch64"));
+        assertEquals("dibs/native/windows-x86_64/dibs.dll", NativePlatform.resourcePath("windows-x86_64"));
+        assertEquals(
+                System.mapLibraryName("dibs"),
+                NativePlatform.libraryName(NativePlatform.currentPlatform()),
+                "this JVM's own");
     }
 
     @Test
