@@ -200,20 +200,24 @@ write_diffs() {
   "$python" scripts/native-diff.py "$OUT"
 }
 
+# What every run ends with: NativeLoader's index, then the diffs, for the libraries present.
+write_index_and_diffs() {
+  write_index
+  write_diffs
+}
+
 main() {
   if [ "${1:-}" = --list ] && [ $# -eq 1 ]; then
     echo "${ALL[*]}"
     return
   fi
   if [ "${1:-}" = index ] && [ $# -eq 1 ]; then
-    write_index
-    write_diffs
+    write_index_and_diffs
     return
   fi
   if [ "${1:-host}" = host ] && [ $# -le 1 ]; then
     build_host
-    write_index
-    write_diffs
+    write_index_and_diffs
     return
   fi
   local -a want=()
@@ -229,8 +233,7 @@ main() {
     esac
   done
   build_cross "${want[@]}"
-  write_index
-  write_diffs
+  write_index_and_diffs
 }
 
 main "$@"

@@ -110,7 +110,7 @@ final class NativeDiff {
                 newPos += add + copy;
                 oldPos += add + (long) seek;
             }
-            if (newPos != size || copied.hasRemaining()) {
+            if (newPos != size) { // the bytes it carries make exactly the size it names, checked above
                 throw new IOException("its steps make " + newPos + " of the " + size + " bytes it names");
             }
             if (crc32(out) != crc) {

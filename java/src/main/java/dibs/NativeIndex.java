@@ -2,6 +2,7 @@ package dibs;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URL;
 import java.util.Locale;
 import java.util.Properties;
 
@@ -20,14 +21,13 @@ final class NativeIndex {
 
     static NativeIndex read(ClassLoader cl) throws IndexException {
         Properties p = new Properties();
-        try (InputStream in = cl == null
-                ? ClassLoader.getSystemResourceAsStream(NativeLoader.INDEX)
-                : cl.getResourceAsStream(NativeLoader.INDEX)) {
-            if (in == null) {
-                throw new IndexException("the dibs jar carries no " + NativeLoader.INDEX + ", which names the native"
-                        + " library version it needs and the bundled libraries' hashes: build the jar with"
-                        + " its pom.xml or build.gradle.kts, which run scripts/build-natives.sh to write it");
-            }
+        URL url = NativeLoader.resource(cl, NativeLoader.INDEX);
+        if (url == null) {
+            throw new IndexException("the dibs jar carries no " + NativeLoader.INDEX + ", which names the native"
+                    + " library version it needs and the bundled libraries' hashes: build the jar with"
+                    + " its pom.xml or build.gradle.kts, which run scripts/build-natives.sh to write it");
+        }
+        try (InputStream in = url.openStream()) {
             p.load(in);
         } catch (IOException | IllegalArgumentException e) {
             throw new IndexException("cannot read the dibs jar's " + NativeLoader.INDEX + ": " + e);

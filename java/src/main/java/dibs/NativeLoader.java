@@ -240,7 +240,8 @@ final class NativeLoader {
         return diff == null ? null : new Diffed(cl, diff);
     }
 
-    private static URL resource(ClassLoader cl, String name) {
+    /** The resource {@code name} of {@code cl}, the system class loader's where it is null. */
+    static URL resource(ClassLoader cl, String name) {
         return cl == null ? ClassLoader.getSystemResource(name) : cl.getResource(name);
     }
 

@@ -70,17 +70,14 @@ class NativeDiffTest {
 
     @Test
     void everyDiffMakesTheLibraryTheIndexNames() throws Exception {
-        Properties index = new Properties();
-        try (InputStream in = resource(NativeLoader.INDEX).openStream()) {
-            index.load(in);
-        }
+        NativeIndex index = NativeIndex.read(NativeDiffTest.class.getClassLoader());
         for (String platform : diffedPlatforms()) {
             byte[] made = apply(bytes(NativeDiff.resourcePath(platform)));
             byte[] whole = bytes(NativePlatform.resourcePath(platform));
             assertNotNull(whole, platform + ": the build stages each library whole too");
             assertArrayEquals(whole, made, platform);
-            assertEquals(index.getProperty(platform + ".sha256"), NativeLoaderProcessTest.sha256(made), platform);
-            assertEquals(index.getProperty(platform + ".size"), String.valueOf(made.length), platform);
+            assertEquals(index.library(platform).sha256, NativeLoaderProcessTest.sha256(made), platform);
+            assertEquals(index.library(platform).size, made.length, platform);
         }
     }
 
