@@ -79,6 +79,18 @@ final class NativeCopies {
         byte[] read() throws IOException;
     }
 
+    /**
+     * The jar's library is not the one its index names (another build's, or a diff that does not
+     * make it): no directory would help, unlike the other {@link IOException}s of {@link #copyOf}.
+     */
+    static final class NotTheIndexedLibrary extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        NotTheIndexedLibrary(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     private NativeCopies() {}
 
     /**
@@ -211,8 +223,10 @@ final class NativeCopies {
     private static byte[] read(Source source, NativeIndex.Library library) throws IOException {
         byte[] bytes = source.read();
         if (bytes.length != library.size) {
-            throw new IOException("the bundled library is " + bytes.length + " bytes, and the jar's "
-                    + NativeLoader.INDEX + " says " + library.size + ": the jar was assembled from different builds");
+            throw new NotTheIndexedLibrary(
+                    "the bundled library is " + bytes.length + " bytes, and the jar's " + NativeLoader.INDEX + " says "
+                            + library.size + ": the jar was assembled from different builds",
+                    null);
         }
         return bytes;
     }

@@ -218,6 +218,8 @@ final class NativeLoader {
         Path file;
         try {
             file = NativeCopies.copyOf(source, library, index.version, dir);
+        } catch (NativeCopies.NotTheIndexedLibrary e) {
+            return e.getMessage();
         } catch (IOException | RuntimeException e) {
             return "cannot extract it to " + dir + " (set -D" + TMPDIR_PROPERTY + " to a writable" + " directory): "
                     + e;
@@ -276,7 +278,8 @@ final class NativeLoader {
             try (InputStream in = diff.openStream()) {
                 return NativeDiff.apply(in, this);
             } catch (IOException e) {
-                throw new IOException("cannot make the library from " + diff + ": " + e.getMessage(), e);
+                throw new NativeCopies.NotTheIndexedLibrary(
+                        "cannot make the library from " + diff + ": " + e.getMessage(), e);
             }
         }
 

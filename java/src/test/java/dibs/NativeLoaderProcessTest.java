@@ -275,6 +275,7 @@ class NativeLoaderProcessTest {
         assertEquals(UnsatisfiedLinkError.class.getName(), after(lines, "RESULT"), all);
         assertTrue(
                 all.contains("and the jar's " + NativeLoader.INDEX + " says " + (Files.size(builtLibrary) + 1)), all);
+        assertFalse(all.contains("writable directory"), "no directory would help: " + all);
         assertFalse(names(tmp).stream().anyMatch(n -> n.endsWith(suffix())), "nothing loadable written: " + names(tmp));
     }
 
@@ -448,6 +449,7 @@ class NativeLoaderProcessTest {
             String all = String.join("\n", lines);
             assertEquals(UnsatisfiedLinkError.class.getName(), after(lines, "RESULT"), all);
             assertTrue(all.contains("it was made from another build of the " + base + " library"), all);
+            assertFalse(all.contains("writable directory"), "no directory would help: " + all);
             assertEquals(new TreeSet<>(List.of(copy + ".lck")), names(tmp2), all);
         }
     }
