@@ -1,8 +1,8 @@
 //! Looking at the locks and jobs of a conn, and an operator's forced release: inspect, history,
-//! jobs, locks, heldLock, forceRelease, and the job of a lock name.
+//! jobs, locks, heldLock, forceRelease, the job of a lock name, and whether the conn records runs.
 
 use jni::objects::{JClass, JObject, JString, JValue};
-use jni::sys::{jint, jlong, jobject, jstring};
+use jni::sys::{jboolean, jint, jlong, jobject, jstring};
 use jni::JNIEnv;
 
 use super::{read_string, string_table};
@@ -120,7 +120,7 @@ pub extern "system" fn Java_dibs_NativeLib_jobs<'l>(
     })
 }
 
-/// The held locks matching `pattern`, found within `budgetMs`: a listing's head, then 6 fields
+/// The held locks matching `pattern`, found within `budgetMs`: a listing's head, then 7 fields
 /// each (see `dibs.HeldLock`).
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_locks<'l>(
@@ -176,7 +176,7 @@ pub extern "system" fn Java_dibs_NativeLib_heldLock<'l>(
     })
 }
 
-/// A listing of held locks as `locks`'s table: the listing's head, then 6 fields a lock.
+/// A listing of held locks as `locks`'s table: the listing's head, then 7 fields a lock.
 fn held_locks_table(
     env: &mut JNIEnv,
     locks: Listing<dibs_core::HeldLock>,
@@ -186,7 +186,10 @@ fn held_locks_table(
     string_table(env, &cells)
 }
 
-fn held_lock_cells(lock: dibs_core::HeldLock) -> [Option<String>; 6] {
+/// A held lock's cells; the last says whether a run holds it (`HeldLock::is_running`: a lock
+/// kept for the rest of atLeast, or a tick's done-mark, is held by none).
+fn held_lock_cells(lock: dibs_core::HeldLock) -> [Option<String>; 7] {
+    let running = if lock.is_running() { "1" } else { "0" };
     let holder = lock.state.holder;
     [
         Some(lock.name),
@@ -195,6 +198,7 @@ fn held_lock_cells(lock: dibs_core::HeldLock) -> [Option<String>; 6] {
         holder.as_ref().map(|h| h.acquired_at_unix_ms.to_string()),
         lock.state.remaining_ms.map(|ms| ms.to_string()),
         lock.token,
+        Some(running.to_owned()),
     ]
 }
 
@@ -220,6 +224,18 @@ pub extern "system" fn Java_dibs_NativeLib_forceRelease<'l>(
                 ForcedRelease::OtherHolder => -1,
             },
         )
+    })
+}
+
+/// Whether the conn's releases record their runs in the history (`dibs_core::Locker::keeps_history`).
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_keepsHistory<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jboolean {
+    entry(&mut env, |_| {
+        Ok(jboolean::from(handles::locker(handle)?.keeps_history()))
     })
 }
 

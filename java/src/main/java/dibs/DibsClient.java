@@ -286,6 +286,20 @@ public final class DibsClient implements AutoCloseable {
     }
 
     /**
+     * Whether this client's releases record their runs in the history: the conn's
+     * {@code history} ({@link DibsOptions.Builder#history}), true by default. Where it is false,
+     * this instance's runs are missing from {@link #history}, so no absence of a run there proves
+     * that the job did not run. No I/O.
+     *
+     * @return whether each release records its run
+     * @throws IllegalStateException if this client is closed
+     */
+    public boolean keepsHistory() {
+        checkOpen("keepsHistory", this);
+        return NativeLib.keepsHistory(handle);
+    }
+
+    /**
      * The jobs with a recorded run, fleet-wide, the most recently run first, with the time of
      * their last record: found by {@code SCAN} over the history's keys, for at most 5 seconds
      * (on every master of a Cluster); a scan cut short says so ({@link DibsListing#complete}).

@@ -13,7 +13,7 @@ import java.util.OptionalLong;
  * {@link DibsClient#forceRelease} takes; {@link #toString()} never shows it.
  */
 public final class HeldLock {
-    private static final int FIELDS = 6;
+    private static final int FIELDS = 7;
 
     private final String name;
     private final String host;
@@ -21,6 +21,7 @@ public final class HeldLock {
     private final long acquiredAtMs;
     private final long remainingMs;
     private final String token;
+    private final boolean running;
 
     private HeldLock(String[] f, int at) {
         name = f[at];
@@ -29,6 +30,7 @@ public final class HeldLock {
         acquiredAtMs = f[at + 3] == null ? -1 : Long.parseLong(f[at + 3]);
         remainingMs = f[at + 4] == null ? -1 : Long.parseLong(f[at + 4]);
         token = f[at + 5];
+        running = "1".equals(f[at + 6]);
     }
 
     /** Reads the native side's table from cell {@code from}: {@value #FIELDS} cells per lock. */
@@ -70,10 +72,18 @@ public final class HeldLock {
         return Optional.ofNullable(token);
     }
 
+    /**
+     * @return whether a run holds it now; false for a lock kept for the rest of its atLeast after
+     *     its run ended, for a tick's done-mark, and for a value dibs did not write
+     */
+    public boolean running() {
+        return running;
+    }
+
     @Override
     public String toString() {
         return "HeldLock[" + name + ", host=" + (host == null ? "?" : host) + ", pid="
                 + (pid < 0 ? "?" : Long.toString(pid)) + ", remaining="
-                + remaining().map(Duration::toString).orElse("none") + "]";
+                + remaining().map(Duration::toString).orElse("none") + (running ? ", running" : "") + "]";
     }
 }

@@ -239,4 +239,7 @@ final class NativeLib {
 
     /** The job a lock name belongs to (the one rule of the history, the meters, the expectations). */
     static native String jobOf(String lockName);
+
+    /** Whether the handle's releases record their runs in the history (the conn's {@code history}). */
+    static native boolean keepsHistory(long handle);
 }

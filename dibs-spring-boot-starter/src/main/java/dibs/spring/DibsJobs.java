@@ -21,13 +21,19 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The fleet view: each job's last runs on any instance, from the run history in Redis, and
- * whether a job with an expected period ({@link DibsExpectations}) is overdue: no instance holds
- * its lock now, and its lock has been free for longer than its period plus a grace
+ * whether a job with an expected period ({@link DibsExpectations}) is overdue: no run holds its
+ * lock now (a lock kept for the rest of its atLeast after its run is held by none), and its lock
+ * has been free for longer than its period plus a grace
  * ({@code dibs.jobs.grace}, by default half the period and at most an hour) since its last run
  * that succeeded, or since this instance began to expect it when none is recorded. A lock is
  * free from its run's release, or, for a job locked by its own name, from the end of the run's
  * atLeast (no run could start before): so a job whose atLeast exceeds its period, or whose run
- * outlasts it, is not called overdue while it does just that. Read every
+ * outlasts it, is not called overdue while it does just that. A late job is {@code unknown}
+ * rather than overdue where a run may be missing from the history: none recorded and the history
+ * incomplete over the window, or this instance's own runs not recorded at all (its conn's
+ * {@code history} false, {@link DibsClient#keepsHistory}). A job's last success is suspect when
+ * it took less than its minimum duration, and, for an expected job, is not older than the window.
+ * Read every
  * {@code dibs.jobs.refresh} (10 s by default) by a daemon thread: two round trips per expected
  * job. Feeds the {@code dibs.job.*} gauges, the {@code dibsJobs} health and
  * {@code /actuator/dibs}.
@@ -41,6 +47,9 @@ public final class DibsJobs implements AutoCloseable {
     private final DibsExpectations expectations;
     private final Duration grace;
     private final DibsProperties.Jobs rules;
+    /** Whether this instance's runs are recorded: if not, no absence in the history proves anything. */
+    private final boolean keepsHistory;
+
     private final Clock clock;
     private final ScheduledExecutorService refresher;
     private volatile Map<String, Job> view = Map.of();
@@ -53,6 +62,7 @@ public final class DibsJobs implements AutoCloseable {
         this.expectations = expectations;
         this.grace = properties.grace();
         this.rules = properties;
+        this.keepsHistory = client.keepsHistory();
         this.clock = clock;
         this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "dibs-jobs");
@@ -166,25 +176,26 @@ public final class DibsJobs implements AutoCloseable {
         Boolean tooLong = maxDuration == null
                 ? null
                 : running.stream().anyMatch(l -> age(l, now).compareTo(maxDuration) > 0);
-        Duration minDuration = rules.minDuration().get(name);
-        Boolean suspect = minDuration == null || lastSuccess == null
-                ? null
-                : lastSuccess.duration().compareTo(minDuration) < 0;
+        // Whether the last success is older than the window: then it says nothing of the window.
+        boolean stale = false;
         if (expected != null) {
             allowed = expected.every().plus(graceFor(expected.every()));
-            // A job locked by its own name runs now if its lock is held; with a grace after
+            // A job locked by its own name runs now if a run holds its lock; with a grace after
             // start, any run of it excuses it, for that long after its start.
-            held = client.heldLock(name);
+            held = client.heldLock(name).filter(HeldLock::running);
             boolean excused = graceAfterStart == null
                     ? held.isPresent()
                     : running.stream().anyMatch(l -> age(l, now).compareTo(graceAfterStart) <= 0);
-            boolean late = !excused
-                    && Duration.between(freeSince(name, lastSuccess, expected), now)
-                                    .compareTo(allowed)
-                            > 0;
-            // Late with no success recorded proves nothing where a run of the window may be
-            // missing from the history (trimmed, expired, or dropped with its job's stream).
-            if (late && lastSuccess == null && proof.completeSince().isAfter(now.minus(allowed))) {
+            stale = Duration.between(freeSince(name, lastSuccess, expected), now)
+                            .compareTo(allowed)
+                    > 0;
+            boolean late = !excused && stale;
+            if (late && !keepsHistory) {
+                unknown = "this instance records no runs (its conn's history is false), so the history"
+                        + " cannot prove that the job did not run";
+            } else if (late && lastSuccess == null && proof.completeSince().isAfter(now.minus(allowed))) {
+                // Late with no success recorded proves nothing where a run of the window may be
+                // missing from the history (trimmed, expired, or dropped with its job's stream).
                 unknown = "no success of it is recorded, but the history holds every run only since "
                         + proof.completeSince()
                         + proof.evictedAt()
@@ -194,6 +205,10 @@ public final class DibsJobs implements AutoCloseable {
             }
             overdue = late && unknown == null;
         }
+        Duration minDuration = rules.minDuration().get(name);
+        Boolean suspect = minDuration == null || lastSuccess == null
+                ? null
+                : !stale && lastSuccess.duration().compareTo(minDuration) < 0;
         return new Job(
                 name,
                 runs,
@@ -261,10 +276,11 @@ public final class DibsJobs implements AutoCloseable {
      * @param overdueOrNull whether it is proven overdue; null without an expected period
      * @param unknown why the history cannot tell whether a late job ran (a run may be missing
      *     from it); then it is not called overdue
-     * @param held its lock, when held now by some instance (a job locked by its own name)
+     * @param held its lock, when a run holds it now (a job locked by its own name)
      * @param readAt when it was read
-     * @param suspectOrNull whether its last success took less than its minimum duration; null
-     *     without one (or without a success)
+     * @param suspectOrNull whether its last success took less than its minimum duration (for an
+     *     expected job, a success older than the window is not judged); null without a minimum
+     *     (or without a success)
      * @param tooLongOrNull whether a run has held its lock longer than its maximum duration; null
      *     without one
      * @param running the runs holding its locks now (read only with a maximum duration or a

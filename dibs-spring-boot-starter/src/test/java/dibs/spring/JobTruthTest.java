@@ -1,0 +1,218 @@
+package dibs.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dibs.DibsCli;
+import dibs.DibsClient;
+import dibs.DibsLease;
+import dibs.HeldLock;
+import dibs.RedisServer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.context.ApplicationContext;
+
+/**
+ * The fleet view says only what the history proves, where it meets the lock's other features,
+ * each case with every signal a user reads (the {@code dibsJobs} health and its details, the
+ * gauges, {@code /actuator/dibs}) and, where the same question can be put to it, {@code dibs
+ * check}'s exit code. Against a real redis-server.
+ */
+class JobTruthTest {
+    @RegisterExtension
+    static final RedisServer redis = RedisServer.perTestClass();
+
+    /** Long enough for a read of the view (every 100 ms) to see each state, in seconds. */
+    private static final long AWAIT_S = 10;
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(AWAIT_S);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    private static DibsJobs.Job job(ApplicationContext c, String name) {
+        return c.getBean(DibsJobs.class).expected().get(name);
+    }
+
+    private static DibsEndpoint.JobView view(ApplicationContext c, String name) {
+        return c.getBean(DibsEndpoint.class).locks().jobs().stream()
+                .filter(j -> j.name().equals(name))
+                .findFirst()
+                .orElseThrow();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> healthOf(DibsJobsHealthCheck.Result result, String name) {
+        return (Map<String, Object>) ((Map<String, Object>) result.details().get("jobs")).get(name);
+    }
+
+    private static int check(String... args) throws Exception {
+        DibsCli out = DibsCli.run("redis://127.0.0.1:" + redis.port(), args);
+        System.out.println("dibs " + String.join(" ", args) + ": " + out);
+        return out.exitCode();
+    }
+
+    /**
+     * A failed run keeps its lock for the rest of its atLeast: no run holds it, so it neither
+     * excuses the late job nor shows as running. The job is overdue in every signal, as {@code
+     * dibs check} says. Before, the kept lock read as a run in progress: UP, {@code running}.
+     * And a short success older than the window is not judged suspect while a run of a later
+     * tick has its grace after start: {@code dibs check} says running (0); before, the starter
+     * said suspect (OUT_OF_SERVICE).
+     */
+    @Test
+    void aKeptLockIsNoRunAndAStaleSuccessIsNotSuspect() {
+        Contexts.runner()
+                .withPropertyValues(
+                        "spring.data.redis.port=" + redis.port(),
+                        "dibs.jobs.refresh=100ms",
+                        "dibs.jobs.grace=1s",
+                        "dibs.jobs.expect-every.nightly=100ms",
+                        "dibs.jobs.expect-every.report=2s",
+                        "dibs.jobs.min-duration.report=300ms",
+                        "dibs.jobs.grace-after-start.report=1h")
+                .run(context -> {
+                    DibsClient dibs = context.getBean(DibsClient.class);
+                    assertThat(dibs.keepsHistory()).isTrue();
+                    DibsJobsHealthCheck health = context.getBean(DibsJobsHealthCheck.class);
+                    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+                    context.getBean(DibsJobsMeters.class).bindTo(meters);
+
+                    // The only run of nightly fails; its lock is kept for 60 s more.
+                    boolean[] ranAsRunning = {false};
+                    IllegalStateException boom = new IllegalStateException("boom");
+                    assertThatThrownBy(() -> dibs.execute("nightly", 120, 60, () -> {
+                                ranAsRunning[0] = dibs.heldLock("nightly")
+                                        .map(HeldLock::running)
+                                        .orElse(false);
+                                throw boom;
+                            }))
+                            .isSameAs(boom);
+                    assertThat(ranAsRunning[0])
+                            .as("the lock reads as running while its run runs")
+                            .isTrue();
+                    HeldLock kept = dibs.heldLock("nightly").orElseThrow();
+                    assertThat(kept.running()).as("%s", kept).isFalse();
+                    assertThat(kept.remaining())
+                            .hasValueSatisfying(r -> assertThat(r).isPositive());
+
+                    await(
+                            "nightly is overdue",
+                            () -> job(context, "nightly") != null
+                                    && job(context, "nightly").overdue());
+                    assertThat(job(context, "nightly").held()).isEmpty();
+                    assertThat(meters.get("dibs.job.overdue")
+                                    .tag("lock", "nightly")
+                                    .gauge()
+                                    .value())
+                            .isEqualTo(1);
+                    DibsJobsHealthCheck.Result result = health.check();
+                    assertThat(result.status()).isEqualTo("OUT_OF_SERVICE");
+                    assertThat(result.details().get("overdue")).isEqualTo(List.of("nightly"));
+                    assertThat(healthOf(result, "nightly").get("running")).isEqualTo(false);
+                    assertThat(view(context, "nightly").overdue()).isTrue();
+                    assertThat(view(context, "nightly").runningOn()).isNull();
+                    assertThat(check("check", "nightly", "--within", "1100ms")).isEqualTo(1);
+
+                    // report: a success of a few ms, below its 300 ms minimum, is suspect while
+                    // it is the window's.
+                    assertThat(dibs.execute("report", 10, 0, () -> {})).isTrue();
+                    await(
+                            "report is suspect",
+                            () -> job(context, "report") != null
+                                    && job(context, "report").suspect());
+                    // A tick of report starts, within its hour of grace after start.
+                    try (DibsLease tick = dibs.tryLock("report@2026-12-06T02:00", Duration.ofMinutes(1), Duration.ZERO)
+                            .orElseThrow()) {
+                        // 2 s of period and 1 s of grace after the success, a read sees it stale.
+                        await(
+                                "report's success is older than its window",
+                                () -> job(context, "report")
+                                                .lastSuccessAge()
+                                                .map(age -> age.compareTo(Duration.ofMillis(3_000)) > 0)
+                                                .orElse(false)
+                                        && job(context, "report").running().size() == 1);
+                        DibsJobs.Job report = job(context, "report");
+                        assertThat(report.suspect()).as("%s", report).isFalse();
+                        assertThat(report.overdue()).as("%s", report).isFalse();
+                        assertThat(meters.get("dibs.job.suspect")
+                                        .tag("lock", "report")
+                                        .gauge()
+                                        .value())
+                                .isZero();
+                        assertThat(health.check().details().get("suspect")).isNull();
+                        assertThat(view(context, "report").suspect()).isFalse();
+                        assertThat(check(
+                                        "check",
+                                        "report",
+                                        "--within",
+                                        "3s",
+                                        "--min-duration",
+                                        "300ms",
+                                        "--grace-after-start",
+                                        "1h"))
+                                .isZero();
+                    }
+                });
+    }
+
+    /**
+     * With {@code dibs.history=false}, this instance's runs are not recorded, so a late job's
+     * absence from the history proves nothing: it is {@code unknown} (UP, with why), never
+     * overdue. Before, every expected job went OUT_OF_SERVICE once its period and grace passed,
+     * however often it ran.
+     */
+    @Test
+    void withTheHistoryOffALateJobIsUnknownNotOverdue() {
+        Contexts.runner()
+                .withPropertyValues(
+                        "spring.data.redis.port=" + redis.port(),
+                        "dibs.history=false",
+                        "dibs.jobs.refresh=100ms",
+                        "dibs.jobs.grace=50ms",
+                        "dibs.jobs.expect-every.quiet=100ms")
+                .run(context -> {
+                    DibsClient dibs = context.getBean(DibsClient.class);
+                    assertThat(dibs.keepsHistory()).isFalse();
+                    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+                    context.getBean(DibsJobsMeters.class).bindTo(meters);
+                    assertThat(dibs.execute("quiet", 10, 0, () -> {})).isTrue();
+                    assertThat(dibs.history("quiet", 5).size())
+                            .as("nothing recorded")
+                            .isZero();
+
+                    await(
+                            "quiet is late and unknown",
+                            () -> job(context, "quiet") != null
+                                    && job(context, "quiet").unknown().isPresent());
+                    DibsJobs.Job quiet = job(context, "quiet");
+                    assertThat(quiet.overdue()).isFalse();
+                    assertThat(quiet.unknown().orElseThrow()).contains("history is false");
+                    assertThat(meters.get("dibs.job.overdue")
+                                    .tag("lock", "quiet")
+                                    .gauge()
+                                    .value())
+                            .isZero();
+                    assertThat(meters.get("dibs.job.unknown")
+                                    .tag("lock", "quiet")
+                                    .gauge()
+                                    .value())
+                            .isEqualTo(1);
+                    DibsJobsHealthCheck.Result result =
+                            context.getBean(DibsJobsHealthCheck.class).check();
+                    assertThat(result.status()).isEqualTo("UP");
+                    assertThat(result.details().get("unknown")).isEqualTo(List.of("quiet"));
+                    assertThat(view(context, "quiet").overdue()).isFalse();
+                    assertThat(view(context, "quiet").unknown()).contains("history is false");
+                });
+    }
+}
