@@ -86,12 +86,36 @@ pub struct Judgement<'h> {
     /// With no success within the window: the run that started within the grace after start and
     /// runs now, which excuses the job.
     pub starting: Option<&'h HeldLock>,
+    /// The rule whose answer a run missing from a scan cut short could change: then the job's
+    /// standing is unknown, never ok, running or overdue on a guess.
+    pub unproven: Option<Unproven>,
+}
+
+/// A rule that the runs found holding their locks cannot settle, their scan cut short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unproven {
+    /// No run found has held its lock longer than the maximum duration, but one may be missing.
+    TooLong,
+    /// The job is late and no run found started within the grace after start, but one may be
+    /// missing.
+    Starting,
 }
 
 impl Judgement<'_> {
     /// How the job stands, the worst first: too long, overdue, suspect, unknown, ok (see
-    /// [`Standing`]).
+    /// [`Standing`]); unknown where a scan cut short leaves a rule unproven.
     pub fn standing(&self) -> Standing {
+        if !self.too_long.is_empty() {
+            Standing::TooLong
+        } else if self.unproven.is_some() {
+            Standing::Unknown
+        } else {
+            self.proven_standing()
+        }
+    }
+
+    /// The standing by what was found, as if every run holding its lock had been.
+    fn proven_standing(&self) -> Standing {
         if !self.too_long.is_empty() {
             Standing::TooLong
         } else if self.starting.is_some() {
@@ -117,7 +141,8 @@ pub enum Standing {
     Overdue,
     /// The window's newest success took less than the minimum duration.
     Suspect,
-    /// No success recorded within the window, and the history cannot prove there was none.
+    /// No success recorded within the window, and the history cannot prove there was none; or a
+    /// rule that the runs found holding their locks cannot settle ([`Unproven`]).
     Unknown,
     /// No success within the window, but a run started within the grace after start runs now.
     Running,
@@ -134,10 +159,12 @@ pub fn held_for(lock: &HeldLock, now_unix_ms: u64) -> Option<Duration> {
 
 impl History {
     /// [`History::check`], with the runs of the job holding their locks now (see
-    /// [`crate::Locker::running`]) and the further rules.
+    /// [`crate::Locker::running`]), whether `running` holds every one of them (false when their
+    /// scan was cut short), and the further rules.
     pub fn judge<'h>(
         &'h self,
         running: &'h [HeldLock],
+        all_running: bool,
         now_unix_ms: u64,
         within: Duration,
         rules: &Rules,
@@ -161,12 +188,25 @@ impl History {
                 .iter()
                 .find(|lock| held_for(lock, now_unix_ms).is_some_and(|age| age <= grace)),
         };
-        Judgement {
+        let mut judgement = Judgement {
             verdict,
             suspect,
             too_long,
             starting,
+            unproven: None,
+        };
+        if !all_running {
+            // A missing run could only make it worse than ok or running (too long), or excuse
+            // its being overdue (started within the grace): a suspect success is proven.
+            judgement.unproven = match judgement.proven_standing() {
+                Standing::Overdue if rules.grace_after_start.is_some() => Some(Unproven::Starting),
+                Standing::Ok | Standing::Running if rules.max_duration.is_some() => {
+                    Some(Unproven::TooLong)
+                }
+                _ => None,
+            };
         }
+        judgement
     }
 }
 
@@ -246,12 +286,18 @@ mod tests {
         quick.duration_ms = 200;
         let ok = history(vec![quick], 0);
         let off = Rules::default();
-        assert_eq!(ok.judge(&[], now, hour, &off).standing(), Standing::Ok);
+        assert_eq!(
+            ok.judge(&[], true, now, hour, &off).standing(),
+            Standing::Ok
+        );
         let min = Rules {
             min_duration: Some(Duration::from_secs(1)),
             ..off
         };
-        assert_eq!(ok.judge(&[], now, hour, &min).standing(), Standing::Suspect);
+        assert_eq!(
+            ok.judge(&[], true, now, hour, &min).standing(),
+            Standing::Suspect
+        );
         // Running for 2 minutes: too long past a 1-minute maximum, whatever else holds.
         let running = [held("job", now - 120_000)];
         let max = Rules {
@@ -259,13 +305,13 @@ mod tests {
             ..min
         };
         assert_eq!(
-            ok.judge(&running, now, hour, &max).standing(),
+            ok.judge(&running, true, now, hour, &max).standing(),
             Standing::TooLong
         );
         // No success in the window: overdue, unless a run started within the grace runs now.
         let late = history(vec![run(now - 2 * 3_600_000, TaskResult::Succeeded)], 0);
         assert_eq!(
-            late.judge(&running, now, hour, &off).standing(),
+            late.judge(&running, true, now, hour, &off).standing(),
             Standing::Overdue
         );
         let graced = |secs| Rules {
@@ -273,12 +319,58 @@ mod tests {
             ..off
         };
         assert_eq!(
-            late.judge(&running, now, hour, &graced(300)).standing(),
+            late.judge(&running, true, now, hour, &graced(300))
+                .standing(),
             Standing::Running
         );
         assert_eq!(
-            late.judge(&running, now, hour, &graced(60)).standing(),
+            late.judge(&running, true, now, hour, &graced(60))
+                .standing(),
             Standing::Overdue
         );
+    }
+
+    #[test]
+    fn a_scan_cut_short_leaves_unproven_what_a_missing_run_could_change() {
+        let hour = Duration::from_secs(3600);
+        let now = 10 * 3_600_000;
+        let minute = Duration::from_secs(60);
+        let ok = history(vec![run(now - 1_000, TaskResult::Succeeded)], 0);
+        let late = history(vec![run(now - 2 * 3_600_000, TaskResult::Succeeded)], 0);
+        let max = Rules {
+            max_duration: Some(minute),
+            ..Rules::default()
+        };
+        let grace = Rules {
+            grace_after_start: Some(minute),
+            ..Rules::default()
+        };
+        let judged = |h: &History, running: &[HeldLock], rules: &Rules| {
+            let j = h.judge(running, false, now, hour, rules);
+            (j.standing(), j.unproven)
+        };
+        // Ok, but a run too long may be missing.
+        assert_eq!(
+            judged(&ok, &[], &max),
+            (Standing::Unknown, Some(Unproven::TooLong))
+        );
+        // Overdue, but a run that excuses it may be missing.
+        assert_eq!(
+            judged(&late, &[], &grace),
+            (Standing::Unknown, Some(Unproven::Starting))
+        );
+        // What was found settles it: a run too long, a run within its grace (as for no rule
+        // that needs the runs).
+        let long = [held("job", now - 120_000)];
+        assert_eq!(judged(&ok, &long, &max), (Standing::TooLong, None));
+        let starting = [held("job", now - 1_000)];
+        assert_eq!(judged(&late, &starting, &grace), (Standing::Running, None));
+        assert_eq!(judged(&late, &[], &max), (Standing::Overdue, None));
+        assert_eq!(judged(&ok, &[], &Rules::default()), (Standing::Ok, None));
+        let min = Rules {
+            min_duration: Some(Duration::from_secs(1)),
+            ..max
+        };
+        assert_eq!(judged(&ok, &[], &min), (Standing::Suspect, None));
     }
 }

@@ -34,7 +34,7 @@ mod script;
 mod sweeper;
 mod tls;
 
-pub use check::{held_for, Judgement, Rules, Standing, Verdict};
+pub use check::{held_for, Judgement, Rules, Standing, Unproven, Verdict};
 pub use connspec::{
     Address, ClientCert, ConnKey, ConnSpec, Durable, Pem, SpecValue, CONN_KEYS, CONN_MAP_KEYS,
     DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_KEY_PREFIX,

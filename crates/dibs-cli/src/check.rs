@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use dibs::{held_for, Error, HeldLock, Listing, Locker, Matched, Rules, Run, Standing, Verdict};
+use dibs::{
+    held_for, Error, HeldLock, Listing, Locker, Matched, Rules, Run, Standing, Unproven, Verdict,
+};
 
 use crate::cli::CheckArgs;
 use crate::connect::locker;
@@ -61,7 +63,8 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
         _ => String::new(),
     };
     let held: &[HeldLock] = running.as_ref().map_or(&[], |r| &r.items);
-    let judgement = history.judge(held, now, within, &rules);
+    let all_running = running.as_ref().is_none_or(|r| r.complete);
+    let judgement = history.judge(held, all_running, now, within, &rules);
     let partial = match &running {
         Some(r) if !r.complete => format!(
             "; the scan for its running locks was partial (--budget {}): scanned about {} of {} keys",
@@ -87,6 +90,38 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
             lines.join(", ")
         );
         return Ok(EX_TOO_LONG);
+    }
+    if let Some(unproven) = judgement.unproven {
+        let (found, missing) = match unproven {
+            Unproven::TooLong => (
+                match judgement.starting {
+                    Some(lock) => format!(
+                        "a run started within the grace after start runs now: {}",
+                        held_line(lock)
+                    ),
+                    None => judgement.verdict.last_success().map_or_else(
+                        || "no success of it is recorded".to_owned(),
+                        |run| format!("it ran {} ago on {}", ago(run), instance(run)),
+                    ),
+                },
+                format!(
+                    "a run holding its lock longer than --max-duration {}",
+                    human(max_duration.unwrap_or_default())
+                ),
+            ),
+            Unproven::Starting => (
+                format!(
+                    "it has not run to success within {window}; {}",
+                    last(judgement.verdict.last_success())
+                ),
+                format!(
+                    "a run started within the grace after start ({})",
+                    human(grace_after_start.unwrap_or_default())
+                ),
+            ),
+        };
+        println!("unknown: {subject}: {found}, but {missing} may be missing{partial}");
+        return Ok(EX_INCOMPLETE);
     }
     if let (Standing::Running, Some(lock)) = (standing, judgement.starting) {
         println!(
@@ -140,7 +175,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
             println!(
                 "unknown: no success of {subject} is recorded within {window}, but the \
                  history holds every run only since {} UTC{}: an earlier one may be \
-                 missing from it; {}{}",
+                 missing from it; {}{}{partial}",
                 utc(complete_since_unix_ms),
                 evicted(&history),
                 last(last_success),

@@ -48,7 +48,9 @@ Exit codes, the worst first: 5 a run has held its lock longer than --max-duratio
 did not run to success within --within (unless a run that started within --grace-after-start
 runs now: 0); 4 its newest success there took less than --min-duration (suspect); 3 the history
 cannot tell (it holds every run only since a time within the window: an earlier one may be
-missing); 0 it ran to success within --within; 64 bad usage, 69 Redis unreachable or refusing.";
+missing), or the scan for running locks was cut short (--budget) where a run it missed could
+change the answer of --max-duration or --grace-after-start; 0 it ran to success within --within;
+64 bad usage, 69 Redis unreachable or refusing.";
 
 const LOCKS_EXIT: &str = "\
 Exit codes: 0 the list is complete, 3 it is partial (--budget), 64 bad usage, 69 Redis

@@ -295,3 +295,73 @@ fn check_flags_a_suspect_success_a_run_too_long_and_gives_a_started_run_its_grac
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }
+
+/// A scan for running locks cut short by `--budget` (here among 100,000 other keys) settles no
+/// rule that a run it missed could change: "ok" under `--max-duration` and "overdue" under
+/// `--grace-after-start` become unknown (3). Before, they exited 0 and 1, a guess said as a
+/// proof. A complete scan answers as before.
+#[test]
+fn check_on_a_scan_cut_short_says_unknown_where_a_missed_run_could_change_the_answer() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let mut admin = server.admin();
+    let _: () = redis::cmd("EVAL")
+        .arg("for i = 1, 100000 do redis.call('SET', 'cache:' .. i, 'x') end")
+        .arg(0)
+        .query(&mut admin)
+        .unwrap();
+    let ok = run(&uri, "export", "10s", &["--", "true"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let failed = run(&uri, "sync", "10s", &["--", "false"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed.stderr));
+    let check = |job: &str, rule: &str, budget: &str| {
+        ops(
+            &uri,
+            &[
+                "check", job, "--within", "1h", rule, "1h", "--budget", budget,
+            ],
+        )
+    };
+
+    let out = check("export", "--max-duration", "1ms");
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(said.starts_with("unknown: job 'export': it ran "), "{said}");
+    assert!(
+        said.contains("but a run holding its lock longer than --max-duration 1 h 0 min may be missing; the scan for its running locks was partial (--budget 1 ms)"),
+        "{said}"
+    );
+    let out = check("sync", "--grace-after-start", "1ms");
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(
+        said.starts_with("unknown: job 'sync': it has not run to success within 1 h 0 min; no success of it is recorded, but a run started within the grace after start (1 h 0 min) may be missing; the scan"),
+        "{said}"
+    );
+
+    assert_eq!(
+        check("export", "--max-duration", "60s").status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        check("sync", "--grace-after-start", "60s").status.code(),
+        Some(1)
+    );
+    // A suspect success is proven whatever the scan missed.
+    let out = ops(
+        &uri,
+        &[
+            "check",
+            "export",
+            "--within",
+            "1h",
+            "--min-duration",
+            "1h",
+            "--max-duration",
+            "1h",
+            "--budget",
+            "1ms",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stdout));
+}

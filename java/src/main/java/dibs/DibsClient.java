@@ -352,8 +352,28 @@ public final class DibsClient implements AutoCloseable {
      * @throws DibsException if Redis could not be read
      */
     public DibsListing<HeldLock> running(String job) {
+        return running(job, Duration.ofMillis(SCAN_BUDGET_MS));
+    }
+
+    /**
+     * {@link #running(String)}, scanning for at most {@code budget}: more than 5 seconds where
+     * the keyspace is too large for them (a scan cut short may miss a run).
+     *
+     * @param job the job
+     * @param budget how long the scan may take: more than 0, at most 1 hour
+     * @return the running locks, by name; {@link DibsListing#complete} says whether the scan
+     *     reached the end
+     * @throws IllegalArgumentException on a bad job name or budget (before I/O)
+     * @throws DibsException if Redis could not be read
+     */
+    public DibsListing<HeldLock> running(String job, Duration budget) {
         checkOpen(job, this);
-        String[] cells = NativeIo.running(handle, job, SCAN_BUDGET_MS);
+        Lifecycle.checkNotNull(budget, "budget");
+        if (budget.isNegative() || budget.isZero() || budget.compareTo(Duration.ofHours(1)) > 0) {
+            throw new DibsArgumentException("budget", "budget must be more than 0 and at most 1 h, got " + budget);
+        }
+        // Rounded up to whole milliseconds, as the scan counts them.
+        String[] cells = NativeIo.running(handle, job, Math.max(1, budget.toMillis()));
         return DibsListing.of(HeldLock.fromTable(cells, DibsListing.HEAD), cells);
     }
 

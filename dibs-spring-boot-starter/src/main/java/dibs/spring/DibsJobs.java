@@ -31,7 +31,9 @@ import java.util.concurrent.TimeUnit;
  * outlasts it, is not called overdue while it does just that. A late job is {@code unknown}
  * rather than overdue where a run may be missing from the history: none recorded and the history
  * incomplete over the window, or this instance's own runs not recorded at all (its conn's
- * {@code history} false, {@link DibsClient#keepsHistory}). A job's last success is suspect when
+ * {@code history} false, {@link DibsClient#keepsHistory}); and where the scan for its running
+ * locks ({@code dibs.jobs.scan-budget}) was cut short, so that a run it missed could excuse it
+ * (a grace after start) or run too long (a maximum duration). A job's last success is suspect when
  * it took less than its minimum duration, and, for an expected job, is not older than the window.
  * Read every
  * {@code dibs.jobs.refresh} (10 s by default) by a daemon thread: two round trips per expected
@@ -63,6 +65,11 @@ public final class DibsJobs implements AutoCloseable {
         this.grace = properties.grace();
         this.rules = properties;
         this.keepsHistory = client.keepsHistory();
+        Duration budget = properties.scanBudget();
+        if (budget.isNegative() || budget.isZero() || budget.compareTo(Duration.ofHours(1)) > 0) {
+            throw new DibsStartupException(
+                    "dibs.jobs.scan-budget", "must be more than 0 and at most 1h, got " + budget);
+        }
         this.clock = clock;
         this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "dibs-jobs");
@@ -170,9 +177,12 @@ public final class DibsJobs implements AutoCloseable {
         Duration maxDuration = rules.maxDuration().get(name);
         Duration graceAfterStart = rules.graceAfterStart().get(name);
         // The runs holding the job's locks now, its ticks' included: a scan, only for the rules.
-        List<HeldLock> running = maxDuration != null || graceAfterStart != null
-                ? client.running(name).stream().toList()
-                : List.of();
+        DibsListing<HeldLock> scan =
+                maxDuration != null || graceAfterStart != null ? client.running(name, rules.scanBudget()) : null;
+        List<HeldLock> running = scan == null ? List.of() : scan.stream().toList();
+        // A run the scan missed could excuse the job, or run too long: then neither is proven.
+        String missed =
+                scan == null || scan.complete() ? null : "; the scan for its running locks was " + scan.partialNote();
         Boolean tooLong = maxDuration == null
                 ? null
                 : running.stream().anyMatch(l -> age(l, now).compareTo(maxDuration) > 0);
@@ -193,6 +203,9 @@ public final class DibsJobs implements AutoCloseable {
             if (late && !keepsHistory) {
                 unknown = "this instance records no runs (its conn's history is false), so the history"
                         + " cannot prove that the job did not run";
+            } else if (late && missed != null && graceAfterStart != null) {
+                unknown =
+                        "it is late, but a run of it that started within its grace after start may be missing" + missed;
             } else if (late && lastSuccess == null && proof.completeSince().isAfter(now.minus(allowed))) {
                 // Late with no success recorded proves nothing where a run of the window may be
                 // missing from the history (trimmed, expired, or dropped with its job's stream).
@@ -209,6 +222,15 @@ public final class DibsJobs implements AutoCloseable {
         Boolean suspect = minDuration == null || lastSuccess == null
                 ? null
                 : !stale && lastSuccess.duration().compareTo(minDuration) < 0;
+        if (unknown == null
+                && missed != null
+                && maxDuration != null
+                && !tooLong
+                && !Boolean.TRUE.equals(overdue)
+                && !Boolean.TRUE.equals(suspect)) {
+            unknown = "no run of it found has held its lock longer than its maximum duration, but one may be missing"
+                    + missed;
+        }
         return new Job(
                 name,
                 runs,
@@ -274,8 +296,9 @@ public final class DibsJobs implements AutoCloseable {
      * @param expected its expected period, if any
      * @param allowed the period plus the grace: the longest time without a success
      * @param overdueOrNull whether it is proven overdue; null without an expected period
-     * @param unknown why the history cannot tell whether a late job ran (a run may be missing
-     *     from it); then it is not called overdue
+     * @param unknown why dibs cannot judge the job: the history cannot tell whether a late job
+     *     ran (a run may be missing from it), or the scan for its running locks was cut short
+     *     where a run it missed could change the answer; then it is not called overdue
      * @param held its lock, when a run holds it now (a job locked by its own name)
      * @param readAt when it was read
      * @param suspectOrNull whether its last success took less than its minimum duration (for an

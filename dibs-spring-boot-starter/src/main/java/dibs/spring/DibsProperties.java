@@ -65,6 +65,9 @@ public record DibsProperties(
      * @param graceAfterStart How long a run that started may take to finish before its late job
      *     is overdue anyway, by job name (dibs.jobs.grace-after-start.backup=3h). Unset, a run in
      *     progress under the job's own lock name excuses it for as long as it runs.
+     * @param scanBudget How long each read of a job's running locks (for its maximum duration or
+     *     grace after start) may scan the keyspace. A scan cut short settles no rule that a run it
+     *     missed could change: the job is unknown.
      */
     public record Jobs(
             @DefaultValue Map<String, Duration> expectEvery,
@@ -73,7 +76,8 @@ public record DibsProperties(
             @DefaultValue("OUT_OF_SERVICE") String overdueStatus,
             @DefaultValue Map<String, Duration> minDuration,
             @DefaultValue Map<String, Duration> maxDuration,
-            @DefaultValue Map<String, Duration> graceAfterStart) {}
+            @DefaultValue Map<String, Duration> graceAfterStart,
+            @DefaultValue("5s") Duration scanBudget) {}
 
     /**
      * {@code dibs.actuator.*}.
