@@ -1,5 +1,8 @@
 package dibs.spring;
 
+import static dibs.spring.FleetViews.await;
+import static dibs.spring.FleetViews.job;
+import static dibs.spring.FleetViews.view;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsClient;
@@ -8,11 +11,8 @@ import dibs.RedisServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.context.ApplicationContext;
 
 /**
  * The dead-man's switch's further rules in the starter (issue 33, 2), each with its signal: the
@@ -25,27 +25,8 @@ class JobRulesTest {
     @RegisterExtension
     static final RedisServer redis = RedisServer.perTestClass();
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
-            Thread.sleep(20);
-        }
-    }
-
-    private static DibsJobs.Job job(ApplicationContext c, String name) {
-        return c.getBean(DibsJobs.class).expected().get(name);
-    }
-
     private static double gauge(SimpleMeterRegistry meters, String gauge, String job) {
         return meters.get(gauge).tag("lock", job).gauge().value();
-    }
-
-    private static DibsEndpoint.JobView view(ApplicationContext c, String name) {
-        return c.getBean(DibsEndpoint.class).locks().jobs().stream()
-                .filter(j -> j.name().equals(name))
-                .findFirst()
-                .orElseThrow();
     }
 
     @Test

@@ -1,5 +1,8 @@
 package dibs.spring;
 
+import static dibs.spring.FleetViews.await;
+import static dibs.spring.FleetViews.job;
+import static dibs.spring.FleetViews.view;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -12,11 +15,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.context.ApplicationContext;
 
 /**
  * The fleet view says only what the history proves, where it meets the lock's other features,
@@ -27,28 +27,6 @@ import org.springframework.context.ApplicationContext;
 class JobTruthTest {
     @RegisterExtension
     static final RedisServer redis = RedisServer.perTestClass();
-
-    /** Long enough for a read of the view (every 100 ms) to see each state, in seconds. */
-    private static final long AWAIT_S = 10;
-
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(AWAIT_S);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
-            Thread.sleep(20);
-        }
-    }
-
-    private static DibsJobs.Job job(ApplicationContext c, String name) {
-        return c.getBean(DibsJobs.class).expected().get(name);
-    }
-
-    private static DibsEndpoint.JobView view(ApplicationContext c, String name) {
-        return c.getBean(DibsEndpoint.class).locks().jobs().stream()
-                .filter(j -> j.name().equals(name))
-                .findFirst()
-                .orElseThrow();
-    }
 
     @SuppressWarnings("unchecked")
     private static Map<String, Object> healthOf(DibsJobsHealthCheck.Result result, String name) {

@@ -1,5 +1,8 @@
 package dibs.spring;
 
+import static dibs.spring.FleetViews.await;
+import static dibs.spring.FleetViews.job;
+import static dibs.spring.FleetViews.view;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsCli;
@@ -7,12 +10,9 @@ import dibs.DibsClient;
 import dibs.RedisServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.context.ApplicationContext;
 
 /**
  * A scan for running locks cut short (100,000 other keys, {@code dibs.jobs.scan-budget=1ms})
@@ -25,18 +25,6 @@ import org.springframework.context.ApplicationContext;
 class PartialScanTest {
     @RegisterExtension
     static final RedisServer redis = RedisServer.perTestClass();
-
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
-            Thread.sleep(20);
-        }
-    }
-
-    private static DibsJobs.Job job(ApplicationContext c, String name) {
-        return c.getBean(DibsJobs.class).expected().get(name);
-    }
 
     private static int check(String... args) throws Exception {
         DibsCli out = DibsCli.run(redis.uri(), args);
@@ -95,12 +83,7 @@ class PartialScanTest {
                     assertThat(result.details().get("unknown"))
                             .asInstanceOf(InstanceOfAssertFactories.LIST)
                             .containsExactlyInAnyOrder("sync", "backup");
-                    assertThat(context.getBean(DibsEndpoint.class).locks().jobs().stream()
-                                    .filter(j -> j.name().equals("sync"))
-                                    .findFirst()
-                                    .orElseThrow()
-                                    .unknown())
-                            .contains("may be missing");
+                    assertThat(view(context, "sync").unknown()).contains("may be missing");
 
                     assertThat(check("check", "sync", "--within", "1s", "--grace-after-start", "1h", "--budget", "1ms"))
                             .isEqualTo(3);
