@@ -365,6 +365,15 @@ mod tests {
         assert_eq!(judged(&ok, &long, &max), (Standing::TooLong, None));
         let starting = [held("job", now - 1_000)];
         assert_eq!(judged(&late, &starting, &grace), (Standing::Running, None));
+        // Running within its grace, but a run too long may be missing.
+        let both = Rules {
+            max_duration: Some(Duration::from_secs(3600)),
+            ..grace
+        };
+        assert_eq!(
+            judged(&late, &starting, &both),
+            (Standing::Unknown, Some(Unproven::TooLong))
+        );
         assert_eq!(judged(&late, &[], &max), (Standing::Overdue, None));
         assert_eq!(judged(&ok, &[], &Rules::default()), (Standing::Ok, None));
         let min = Rules {

@@ -364,6 +364,7 @@ public final class DibsClient implements AutoCloseable {
      * @return the running locks, by name; {@link DibsListing#complete} says whether the scan
      *     reached the end
      * @throws IllegalArgumentException on a bad job name or budget (before I/O)
+     * @throws IllegalStateException if this client is closed
      * @throws DibsException if Redis could not be read
      */
     public DibsListing<HeldLock> running(String job, Duration budget) {
@@ -372,7 +373,7 @@ public final class DibsClient implements AutoCloseable {
         if (budget.isNegative() || budget.isZero() || budget.compareTo(Duration.ofHours(1)) > 0) {
             throw new DibsArgumentException("budget", "budget must be more than 0 and at most 1 h, got " + budget);
         }
-        // Rounded up to whole milliseconds, as the scan counts them.
+        // In whole milliseconds, as the scan counts them; at least 1.
         String[] cells = NativeIo.running(handle, job, Math.max(1, budget.toMillis()));
         return DibsListing.of(HeldLock.fromTable(cells, DibsListing.HEAD), cells);
     }

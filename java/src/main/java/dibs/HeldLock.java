@@ -9,7 +9,8 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * A lock held now, fleet-wide, as {@link DibsClient#locks} or {@link DibsClient#heldLock} found it. Its token is what
+ * A lock held now, fleet-wide, as {@link DibsClient#locks}, {@link DibsClient#running} or
+ * {@link DibsClient#heldLock} found it. Its token is what
  * {@link DibsClient#forceRelease} takes; {@link #toString()} never shows it.
  */
 public final class HeldLock {

@@ -163,11 +163,12 @@ public final class DibsEndpoint {
      * @param name the job (a lock name without its per-tick part)
      * @param expectEveryMs its expected period, if any
      * @param overdue whether it is proven overdue; null without an expected period
-     * @param unknown why the history cannot tell whether a late job ran; null when it can
+     * @param unknown why dibs cannot judge the job (a run may be missing from the history, or
+     *     from a scan cut short); null when it can
      * @param lastSuccessAt when its last successful run was recorded
      * @param lastSuccessAgeMs how long ago
      * @param runningOn the holder of its lock now ({@code host pid N}), for a job locked by its own
-     *     name; null when free
+     *     name, while a run holds it; null when free, or kept after its run
      * @param suspect whether its last success took less than its minimum duration; null without one
      * @param runningTooLong whether a run has held its lock longer than its maximum duration; null
      *     without one

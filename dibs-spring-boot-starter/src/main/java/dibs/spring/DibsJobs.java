@@ -44,6 +44,9 @@ public final class DibsJobs implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("dibs.spring");
     /** Runs read per job. */
     static final int RUNS = 5;
+    /** Why nothing the history lacks proves anything, where this instance records no runs. */
+    private static final String NOT_RECORDED =
+            "this instance records no runs (its conn's history is false), so the history cannot prove what it lacks";
 
     private final DibsClient client;
     private final DibsExpectations expectations;
@@ -201,11 +204,7 @@ public final class DibsJobs implements AutoCloseable {
                     > 0;
             boolean late = !excused && stale;
             if (late && !keepsHistory) {
-                unknown = "this instance records no runs (its conn's history is false), so the history"
-                        + " cannot prove that the job did not run";
-            } else if (late && missed != null && graceAfterStart != null) {
-                unknown =
-                        "it is late, but a run of it that started within its grace after start may be missing" + missed;
+                unknown = NOT_RECORDED;
             } else if (late && lastSuccess == null && proof.completeSince().isAfter(now.minus(allowed))) {
                 // Late with no success recorded proves nothing where a run of the window may be
                 // missing from the history (trimmed, expired, or dropped with its job's stream).
@@ -214,7 +213,11 @@ public final class DibsJobs implements AutoCloseable {
                         + proof.evictedAt()
                                 .map(at -> " (it dropped the runs of the least " + "recently run job at " + at
                                         + ", to keep within its jobs)")
-                                .orElse("");
+                                .orElse("")
+                        + (missed == null ? "" : missed);
+            } else if (late && missed != null && graceAfterStart != null) {
+                unknown =
+                        "it is late, but a run of it that started within its grace after start may be missing" + missed;
             }
             overdue = late && unknown == null;
         }
@@ -222,6 +225,11 @@ public final class DibsJobs implements AutoCloseable {
         Boolean suspect = minDuration == null || lastSuccess == null
                 ? null
                 : !stale && lastSuccess.duration().compareTo(minDuration) < 0;
+        if (Boolean.TRUE.equals(suspect) && !keepsHistory) {
+            // A later success of this instance, long enough, would be missing from the history.
+            suspect = false;
+            unknown = unknown == null ? NOT_RECORDED : unknown;
+        }
         if (unknown == null
                 && missed != null
                 && maxDuration != null
@@ -297,8 +305,9 @@ public final class DibsJobs implements AutoCloseable {
      * @param allowed the period plus the grace: the longest time without a success
      * @param overdueOrNull whether it is proven overdue; null without an expected period
      * @param unknown why dibs cannot judge the job: the history cannot tell whether a late job
-     *     ran (a run may be missing from it), or the scan for its running locks was cut short
-     *     where a run it missed could change the answer; then it is not called overdue
+     *     ran, or whether a success was too short (a run may be missing from it), or the scan for
+     *     its running locks was cut short where a run it missed could change the answer; then it
+     *     is neither overdue nor suspect
      * @param held its lock, when a run holds it now (a job locked by its own name)
      * @param readAt when it was read
      * @param suspectOrNull whether its last success took less than its minimum duration (for an

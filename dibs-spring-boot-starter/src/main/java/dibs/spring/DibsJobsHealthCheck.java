@@ -10,7 +10,8 @@ import java.util.function.Predicate;
  * overdue, and none is suspect or running too long (the rules {@code dibs.jobs.min-duration},
  * {@code max-duration}), {@code dibs.jobs.overdue-status} ({@code OUT_OF_SERVICE} by default)
  * while one is (a
- * late job whose history cannot prove it did not run is listed as {@code unknown}, and stays UP), with each
+ * job that dibs cannot judge, where a run may be missing from the history or from a scan cut short,
+ * is listed as {@code unknown}, and stays UP), with each
  * overdue job and how long it has gone without a successful run on any instance. Boot's
  * liveness and readiness groups do not include it: a pod is not restarted or taken out of a
  * load balancer because a job is late, but {@code /actuator/health} says so.
@@ -57,7 +58,7 @@ public final class DibsJobsHealthCheck {
         }
         List<String> unknown = names(j -> j.unknown().isPresent());
         if (!unknown.isEmpty()) {
-            details.put("unknown", unknown); // late, but the history cannot prove it did not run
+            details.put("unknown", unknown); // a run may be missing: from the history, or a scan
         }
         Map<String, List<String>> flagged = new LinkedHashMap<>();
         flagged.put("overdue", overdue.stream().map(DibsJobs.Job::name).toList());

@@ -13,7 +13,8 @@ import java.util.function.Predicate;
  * (Prometheus keeps a {@code job} label of its own): {@code dibs.job.last.run.age} (seconds since
  * its last successful run on any instance was recorded; NaN before one is) and
  * {@code dibs.job.overdue} (1 while proven overdue, else 0) and {@code dibs.job.unknown} (1 while
- * late but with a history that cannot prove it did not run), {@code dibs.job.suspect} (1 while its
+ * dibs cannot judge it: late, or with a short success, where a run may be missing from the
+ * history; or with a rule that a run missed by a scan cut short could change), {@code dibs.job.suspect} (1 while its
  * last success took less than {@code dibs.jobs.min-duration.<job>}) and
  * {@code dibs.job.running.too.long} (1 while a run has held its lock longer than
  * {@code dibs.jobs.max-duration.<job>}). Registered as each job becomes known.

@@ -66,8 +66,8 @@ public record DibsProperties(
      *     is overdue anyway, by job name (dibs.jobs.grace-after-start.backup=3h). Unset, a run in
      *     progress under the job's own lock name excuses it for as long as it runs.
      * @param scanBudget How long each read of a job's running locks (for its maximum duration or
-     *     grace after start) may scan the keyspace. A scan cut short settles no rule that a run it
-     *     missed could change: the job is unknown.
+     *     grace after start) may scan the keyspace: more than 0, at most 1 hour; 5 s by default. A
+     *     scan cut short settles no rule that a run it missed could change: the job is unknown.
      */
     public record Jobs(
             @DefaultValue Map<String, Duration> expectEvery,
