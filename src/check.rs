@@ -105,9 +105,8 @@ impl Judgement<'_> {
     /// How the job stands, the worst first: too long, overdue, suspect, unknown, ok (see
     /// [`Standing`]); unknown where a scan cut short leaves a rule unproven.
     pub fn standing(&self) -> Standing {
-        if !self.too_long.is_empty() {
-            Standing::TooLong
-        } else if self.unproven.is_some() {
+        // Never with a run too long: `judge` leaves a rule unproven only where none was found.
+        if self.unproven.is_some() {
             Standing::Unknown
         } else {
             self.proven_standing()

@@ -369,13 +369,24 @@ public final class DibsClient implements AutoCloseable {
      */
     public DibsListing<HeldLock> running(String job, Duration budget) {
         checkOpen(job, this);
+        checkScanBudget(budget);
+        // In whole milliseconds, as the scan counts them; at least 1.
+        String[] cells = NativeIo.running(handle, job, Math.max(1, budget.toMillis()));
+        return DibsListing.of(HeldLock.fromTable(cells, DibsListing.HEAD), cells);
+    }
+
+    /**
+     * Checks a scan's budget as {@link #running(String, Duration)} does, without I/O: for a
+     * setting read before any scan.
+     *
+     * @param budget how long a scan may take
+     * @throws IllegalArgumentException unless it is more than 0 and at most 1 hour
+     */
+    public static void checkScanBudget(Duration budget) {
         Lifecycle.checkNotNull(budget, "budget");
         if (budget.isNegative() || budget.isZero() || budget.compareTo(Duration.ofHours(1)) > 0) {
             throw new DibsArgumentException("budget", "budget must be more than 0 and at most 1 h, got " + budget);
         }
-        // In whole milliseconds, as the scan counts them; at least 1.
-        String[] cells = NativeIo.running(handle, job, Math.max(1, budget.toMillis()));
-        return DibsListing.of(HeldLock.fromTable(cells, DibsListing.HEAD), cells);
     }
 
     /**

@@ -36,8 +36,9 @@ import java.util.concurrent.TimeUnit;
  * (a grace after start) or run too long (a maximum duration). A job's last success is suspect when
  * it took less than its minimum duration, and, for an expected job, is not older than the window.
  * Read every
- * {@code dibs.jobs.refresh} (10 s by default) by a daemon thread: two round trips per expected
- * job. Feeds the {@code dibs.job.*} gauges, the {@code dibsJobs} health and
+ * {@code dibs.jobs.refresh} (10 s by default) by a daemon thread: per expected job, a round
+ * trip for its runs (two when its last few failed) and one for its lock, or a scan of its running
+ * locks where it has a rule that needs them. Feeds the {@code dibs.job.*} gauges, the {@code dibsJobs} health and
  * {@code /actuator/dibs}.
  */
 public final class DibsJobs implements AutoCloseable {
@@ -68,10 +69,10 @@ public final class DibsJobs implements AutoCloseable {
         this.grace = properties.grace();
         this.rules = properties;
         this.keepsHistory = client.keepsHistory();
-        Duration budget = properties.scanBudget();
-        if (budget.isNegative() || budget.isZero() || budget.compareTo(Duration.ofHours(1)) > 0) {
-            throw new DibsStartupException(
-                    "dibs.jobs.scan-budget", "must be more than 0 and at most 1h, got " + budget);
+        try {
+            DibsClient.checkScanBudget(properties.scanBudget());
+        } catch (IllegalArgumentException e) {
+            throw new DibsStartupException("dibs.jobs.scan-budget", "cannot be used: " + e.getMessage(), e);
         }
         this.clock = clock;
         this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -195,7 +196,10 @@ public final class DibsJobs implements AutoCloseable {
             allowed = expected.every().plus(graceFor(expected.every()));
             // A job locked by its own name runs now if a run holds its lock; with a grace after
             // start, any run of it excuses it, for that long after its start.
-            held = client.heldLock(name).filter(HeldLock::running);
+            // A complete scan found the lock of its own name already (as one of its running locks).
+            held = scan != null && scan.complete()
+                    ? running.stream().filter(l -> l.name().equals(name)).findFirst()
+                    : client.heldLock(name).filter(HeldLock::running);
             boolean excused = graceAfterStart == null
                     ? held.isPresent()
                     : running.stream().anyMatch(l -> age(l, now).compareTo(graceAfterStart) <= 0);
@@ -230,6 +234,7 @@ public final class DibsJobs implements AutoCloseable {
             suspect = false;
             unknown = unknown == null ? NOT_RECORDED : unknown;
         }
+        // The twin of the core's Judgement::unproven (src/check.rs): change both together.
         if (unknown == null
                 && missed != null
                 && maxDuration != null

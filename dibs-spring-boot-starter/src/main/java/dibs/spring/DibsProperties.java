@@ -77,6 +77,7 @@ public record DibsProperties(
             @DefaultValue Map<String, Duration> minDuration,
             @DefaultValue Map<String, Duration> maxDuration,
             @DefaultValue Map<String, Duration> graceAfterStart,
+            // DibsClient.running(job)'s budget: an annotation takes no other constant.
             @DefaultValue("5s") Duration scanBudget) {}
 
     /**

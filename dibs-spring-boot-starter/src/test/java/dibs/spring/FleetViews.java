@@ -2,11 +2,16 @@ package dibs.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dibs.DibsCli;
+import dibs.RedisServer;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.springframework.context.ApplicationContext;
 
-/** What the fleet view's tests share: waiting for a read of the view, and a job in it. */
+/**
+ * What the fleet view's tests share: waiting for a read of the view, a job in it, and what
+ * {@code dibs check} says of it.
+ */
 final class FleetViews {
     /**
      * How long a test waits for a state of the view: with {@code dibs.jobs.refresh=100ms}, a read
@@ -28,6 +33,13 @@ final class FleetViews {
     /** The job {@code name} in the view as last read, or null. */
     static DibsJobs.Job job(ApplicationContext context, String name) {
         return context.getBean(DibsJobs.class).expected().get(name);
+    }
+
+    /** {@code dibs ARGS} against {@code redis}, printed: its exit code. */
+    static int check(RedisServer redis, String... args) throws Exception {
+        DibsCli out = DibsCli.run(redis.uri(), args);
+        System.out.println("dibs " + String.join(" ", args) + ": " + out);
+        return out.exitCode();
     }
 
     /** The job {@code name} in {@code /actuator/dibs}. */

@@ -1,13 +1,13 @@
 package dibs.spring;
 
 import static dibs.spring.FleetViews.await;
+import static dibs.spring.FleetViews.check;
 import static dibs.spring.FleetViews.job;
 import static dibs.spring.FleetViews.view;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dibs.Dibs;
-import dibs.DibsCli;
 import dibs.DibsClient;
 import dibs.DibsLease;
 import dibs.HeldLock;
@@ -33,12 +33,6 @@ class JobTruthTest {
     @SuppressWarnings("unchecked")
     private static Map<String, Object> healthOf(DibsJobsHealthCheck.Result result, String name) {
         return (Map<String, Object>) ((Map<String, Object>) result.details().get("jobs")).get(name);
-    }
-
-    private static int check(String... args) throws Exception {
-        DibsCli out = DibsCli.run("redis://127.0.0.1:" + redis.port(), args);
-        System.out.println("dibs " + String.join(" ", args) + ": " + out);
-        return out.exitCode();
     }
 
     /**
@@ -104,7 +98,8 @@ class JobTruthTest {
                     assertThat(healthOf(result, "nightly").get("running")).isEqualTo(false);
                     assertThat(view(context, "nightly").overdue()).isTrue();
                     assertThat(view(context, "nightly").runningOn()).isNull();
-                    assertThat(check("check", "nightly", "--within", "1100ms")).isEqualTo(1);
+                    assertThat(check(redis, "check", "nightly", "--within", "1100ms"))
+                            .isEqualTo(1);
 
                     // report: a success of a few ms, below its 300 ms minimum, is suspect while
                     // it is the window's.
@@ -135,6 +130,7 @@ class JobTruthTest {
                         assertThat(health.check().details().get("suspect")).isNull();
                         assertThat(view(context, "report").suspect()).isFalse();
                         assertThat(check(
+                                        redis,
                                         "check",
                                         "report",
                                         "--within",

@@ -1,11 +1,11 @@
 package dibs.spring;
 
 import static dibs.spring.FleetViews.await;
+import static dibs.spring.FleetViews.check;
 import static dibs.spring.FleetViews.job;
 import static dibs.spring.FleetViews.view;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dibs.DibsCli;
 import dibs.DibsClient;
 import dibs.RedisServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -25,12 +25,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class PartialScanTest {
     @RegisterExtension
     static final RedisServer redis = RedisServer.perTestClass();
-
-    private static int check(String... args) throws Exception {
-        DibsCli out = DibsCli.run(redis.uri(), args);
-        System.out.println("dibs " + String.join(" ", args) + ": " + out);
-        return out.exitCode();
-    }
 
     @Test
     void aRuleThatAMissedRunCouldChangeIsUnknown() throws Exception {
@@ -85,14 +79,32 @@ class PartialScanTest {
                             .containsExactlyInAnyOrder("sync", "backup");
                     assertThat(view(context, "sync").unknown()).contains("may be missing");
 
-                    assertThat(check("check", "sync", "--within", "1s", "--grace-after-start", "1h", "--budget", "1ms"))
+                    assertThat(check(
+                                    redis,
+                                    "check",
+                                    "sync",
+                                    "--within",
+                                    "1s",
+                                    "--grace-after-start",
+                                    "1h",
+                                    "--budget",
+                                    "1ms"))
                             .isEqualTo(3);
-                    assertThat(check("check", "backup", "--within", "1h", "--max-duration", "1h", "--budget", "1ms"))
+                    assertThat(check(
+                                    redis,
+                                    "check",
+                                    "backup",
+                                    "--within",
+                                    "1h",
+                                    "--max-duration",
+                                    "1h",
+                                    "--budget",
+                                    "1ms"))
                             .isEqualTo(3);
                     // A complete scan settles both, in the CLI as in the starter's rules.
-                    assertThat(check("check", "sync", "--within", "1s", "--grace-after-start", "1h"))
+                    assertThat(check(redis, "check", "sync", "--within", "1s", "--grace-after-start", "1h"))
                             .isEqualTo(1);
-                    assertThat(check("check", "backup", "--within", "1h", "--max-duration", "1h"))
+                    assertThat(check(redis, "check", "backup", "--within", "1h", "--max-duration", "1h"))
                             .isZero();
                     assertThat(dibs.running("backup", java.time.Duration.ofSeconds(30))
                                     .complete())
