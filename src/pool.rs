@@ -29,6 +29,8 @@ pub(crate) struct Pool {
     replicas: AtomicI64,
     count_replicas: AtomicBool,
     wait_refused: AtomicBool,
+    /// Whether a fencing token of 0 (the ACL refused `TIME`) was warned about.
+    time_refused: AtomicBool,
     /// Whether the server is known to have the acquire's script cached (see `lock::trip`):
     /// false at first, and again once its connections were found dead (a restart, a failover).
     scripts_cached: AtomicBool,
@@ -59,6 +61,7 @@ impl Pool {
             replicas: AtomicI64::new(-1),
             count_replicas: AtomicBool::new(false),
             wait_refused: AtomicBool::new(false),
+            time_refused: AtomicBool::new(false),
             scripts_cached: AtomicBool::new(false),
         })
     }
@@ -110,6 +113,12 @@ impl Pool {
     /// Records that the server refuses `WAIT`; true the first time, to warn once.
     pub(crate) fn refuse_wait(&self) -> bool {
         !self.wait_refused.swap(true, Ordering::Relaxed)
+    }
+
+    /// Records that the server refused `TIME` (every fencing token is then 0); true the first
+    /// time, to warn once.
+    pub(crate) fn refuse_time(&self) -> bool {
+        !self.time_refused.swap(true, Ordering::Relaxed)
     }
 
     /// The most one [`run`](Pool::run) of a single command waits once it has a connection: a

@@ -113,6 +113,63 @@ fn acl_users_and_permission_errors() {
 }
 
 #[test]
+fn an_acl_without_time_is_warned_about_once_and_every_token_is_0() {
+    let server = RedisServer::start();
+    // The README's minimal ACL less +time: the lock works, but its token cannot be minted.
+    let _: () = redis::cmd("ACL")
+        .arg(&[
+            "SETUSER",
+            "no-time",
+            "on",
+            ">pw",
+            "resetkeys",
+            "~dibs:*",
+            "-@all",
+            "+set",
+            "+get",
+            "+evalsha",
+            "+eval",
+            "+pexpire",
+            "+del",
+            "+info",
+            "+wait",
+            "+ping",
+            "+hello",
+            "+select",
+        ])
+        .query(&mut server.admin())
+        .unwrap();
+    let uri = format!("redis://no-time:pw@127.0.0.1:{}", server.port);
+    let locker = Locker::new(ConnSpec::from_uri(&uri).unwrap()).unwrap();
+    let mut first = locker.acquire(&params("no-time")).unwrap().expect("won");
+    assert_eq!(first.fence(), 0);
+    let warning = first.take_warning().expect("a warning");
+    assert!(
+        warning.contains("refused TIME") && warning.contains("+time"),
+        "{warning}"
+    );
+    assert!(!warning.contains("pw@"), "{warning}");
+    assert_eq!(first.release().ended, Ended::Released);
+    let mut second = locker.acquire(&params("no-time")).unwrap().expect("won");
+    assert_eq!(second.fence(), 0);
+    assert_eq!(second.take_warning(), None, "warned once");
+    let _ = second.release();
+    // With +time, a token and no warning.
+    let _: () = redis::cmd("ACL")
+        .arg(&["SETUSER", "no-time", "+time"])
+        .query(&mut server.admin())
+        .unwrap();
+    let mut third = Locker::new(ConnSpec::from_uri(&uri).unwrap())
+        .unwrap()
+        .acquire(&params("no-time"))
+        .unwrap()
+        .expect("won");
+    assert!(third.fence() > 0);
+    assert_eq!(third.take_warning(), None);
+    let _ = third.release();
+}
+
+#[test]
 fn unix_socket() {
     let sock = std::env::temp_dir().join(format!("dibs-{}.sock", std::process::id()));
     let sock = sock.to_str().unwrap().to_owned();

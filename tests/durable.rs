@@ -405,6 +405,7 @@ fn an_acl_without_info_is_warned_about_once_and_the_lock_taken_without_wait() {
     );
     assert!(!warning.contains("pw@"), "{warning}");
     assert_eq!(first.fence(), 0, "TIME refused too: no token");
+    assert!(warning.contains("refused TIME"), "{warning}");
     let _ = first.release();
     let mut second = locker
         .acquire(&ms("no-info", 10_000))

@@ -364,3 +364,40 @@ fn a_server_that_refuses_the_history_still_releases_and_says_so_once() {
     assert_eq!(second.warning(), None, "said once");
     assert!(!server.exists("dibs:job"));
 }
+
+#[test]
+fn an_instance_id_reads_back_as_written_and_one_with_a_semicolon_is_refused() {
+    let server = RedisServer::start();
+    // A `;` would split the record into other fields: the run of `report-2026-12-06` read back as
+    // "forced by pod-7" under the name `;report-2026-12-06`, and `dibs check` called it overdue.
+    let refused = ConnSpec::from_map(&[
+        ("uri".to_owned(), SpecValue::Str(server.uri())),
+        (
+            "instance-id".to_owned(),
+            SpecValue::Str("eu-west;pod-7".into()),
+        ),
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(refused.contains("'instance-id'"), "{refused}");
+    assert!(refused.contains("';'"), "{refused}");
+
+    // Everything else an operator may put in a pod's name reads back as written.
+    let id = "eu-west/pod-7 @1:2,=é";
+    let locker = locker_with(&server, &[("instance-id", SpecValue::Str(id.into()))]);
+    let lease = locker
+        .acquire(&ms("report-2026-12-06", 10_000, 0))
+        .unwrap()
+        .unwrap();
+    assert_eq!(lease.release().ended, Ended::Released);
+    let history = locker.history("report-2026-12-06", 10).unwrap();
+    let run = &history.runs[0];
+    assert_eq!(run.instance.as_deref(), Some(id));
+    assert_eq!(run.name, "report-2026-12-06");
+    assert_eq!(run.ended, RunEnded::Released);
+    assert!(run.succeeded(), "{run:?}");
+    assert!(matches!(
+        history.check(run.recorded_at_unix_ms, Duration::from_secs(60)),
+        Verdict::Ran(_)
+    ));
+}

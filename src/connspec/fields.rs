@@ -149,11 +149,15 @@ impl Fields {
             ));
         }
         if let Some(id) = &self.instance_id {
-            if id.is_empty() || id.len() > MAX_INSTANCE_ID_BYTES || id.chars().any(char::is_control)
+            // A `;` would split the run's record (`history::record`) into other fields: refused,
+            // so that a record always reads back as written.
+            if id.is_empty()
+                || id.len() > MAX_INSTANCE_ID_BYTES
+                || id.chars().any(|c| c.is_control() || c == ';')
             {
                 return Err(ParseError::invalid(
                     "instance-id",
-                    format!("'instance-id' must be 1 to {MAX_INSTANCE_ID_BYTES} bytes without control characters"),
+                    format!("'instance-id' must be 1 to {MAX_INSTANCE_ID_BYTES} bytes without ';' or control characters"),
                 ));
             }
         }

@@ -42,7 +42,7 @@ pub const CONN_KEYS: &[ConnKey] = &[
     key("keep-alive", "true or false", "extend the lock every atMost / 3 while the task runs (false)"),
     key("durable", "auto, off, N, aof or aof:N", "what an acquire waits for, so that a failover cannot lose the lock (auto)"),
     key("history", "true or false", "record each run in its job's history (true)"),
-    key("instance-id", "1 to 128 bytes", "names this instance in the history, beside host and pid"),
+    key("instance-id", "1 to 128 bytes, no ';'", "names this instance in the history, beside host and pid"),
     key("retry-failed-ticks", "true or false", "let a failed tick's lock go at once, for a later fire to run it (false)"),
     key("sentinels", "host:port,host:port", "the Sentinels to ask for the master"),
     key("master-name", "a string", "the name the Sentinels know the master by"),

@@ -142,16 +142,25 @@ impl Locker {
             }
             _ => None,
         };
+        // The script answers 0 only where `TIME` was refused: the lock is ours, but no guarded
+        // write will accept its token, and the task cannot tell that from being a stale holder.
+        let fence_warning = (fence == 0 && self.pool.refuse_time()).then(|| {
+            format!(
+                "{} refused TIME, so every fencing token is 0 and a write guarded by it is \
+                 refused: grant +time",
+                self.spec.endpoint()
+            )
+        });
         let acquired = Instant::now();
         let schedule_warning = if self.spec.keep_alive() {
             self.schedule_warning(name, params.at_most_ms)
         } else {
             None
         };
-        let warning = match (durability_warning, schedule_warning) {
-            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-            (a, b) => a.or(b),
-        };
+        let warning = [durability_warning, fence_warning, schedule_warning]
+            .into_iter()
+            .flatten()
+            .reduce(|a, b| format!("{a}; {b}"));
         let keep_alive = if self.spec.keep_alive() {
             KeepAlive::start(
                 self.pool.clone(),

@@ -130,10 +130,11 @@ public final class DibsLease implements AutoCloseable {
      * <p>It is the Redis server's clock, in microseconds, read in the acquire's own script, so it
      * needs no key of its own. It holds as long as that clock does not step back past an
      * earlier token (a clock set back, a failover to a server whose clock is behind by more than
-     * the time since the last acquisition). 0 when the server's ACL refuses {@code TIME} (no
-     * guarded write then accepts it). Kept after the release. No network I/O.
+     * the time since the last acquisition). 0 when the server's ACL refuses {@code TIME}: no
+     * guarded write then accepts it, and dibs logs a warning naming {@code +time} once per
+     * connection spec. Kept after the release. No network I/O.
      *
-     * @return the token, &gt; 0
+     * @return the token: &gt; 0, or 0 where the server refuses {@code TIME}
      */
     public long fencingToken() {
         return state.fencingToken;

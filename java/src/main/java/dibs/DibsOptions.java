@@ -320,7 +320,7 @@ public final class DibsOptions {
 
         /**
          * @param instanceId names this instance in the run history, beside its host and pid
-         *     (1 to 128 bytes, no control characters): a pod name, a deployment slot
+         *     (1 to 128 bytes, no {@code ;} and no control characters): a pod name, a deployment slot
          * @return this builder
          */
         public Builder instanceId(String instanceId) {
