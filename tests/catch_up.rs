@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::{Arc, Barrier};
 use std::thread;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::RedisServer;
 use dibs::{
@@ -212,12 +212,22 @@ fn catch_up_refuses_what_it_cannot_prove_before_any_io() {
         arg(locker.tick_state(&plain, now_ms()).unwrap_err()),
         "tick"
     );
-    let old = now_ms() - MAX_CATCH_UP_AGE.as_millis() as u64 - 60_000;
     let params = tick("report", "2026-10-01");
+    let far = now_ms() + MAX_CATCH_UP_AGE.as_millis() as u64 + 60_000;
     assert_eq!(
-        arg(locker.acquire_unrun(&params, old, true).err().unwrap()),
+        arg(locker.acquire_unrun(&params, far, true).err().unwrap()),
         "due"
     );
+    // Beyond the look back: no error, no I/O (nobody listens on the port), not run.
+    let old = now_ms() - MAX_CATCH_UP_AGE.as_millis() as u64 - 60_000;
+    assert_eq!(
+        locker.tick_state(&params, old).unwrap(),
+        TickState::BeyondReach
+    );
+    assert!(matches!(
+        locker.acquire_unrun(&params, old, true).unwrap(),
+        TickAcquire::BeyondReach
+    ));
     let off = nowhere(&[("history", SpecValue::Bool(false))]);
     assert_eq!(
         arg(off.acquire_unrun(&params, now_ms(), true).err().unwrap()),
@@ -252,4 +262,40 @@ fn a_tick_before_the_jobs_first_recorded_run_was_not_missed() {
         locker.tick_state(&earlier, after).unwrap(),
         TickState::Missed
     );
+}
+
+#[test]
+fn a_window_of_the_longest_length_never_keeps_the_tick_due_now_from_running() {
+    // A tick listed by a window of exactly MAX_CATCH_UP_AGE is past it by the time it is looked
+    // at (a few ms): it was an argument error, and every fire then ran nothing, the tick due
+    // now included, until the history expired.
+    let server = RedisServer::start();
+    let locker = locker_with(&server, &[]);
+    let lease = locker
+        .acquire_unrun(&tick("monthly", "2026-10-01"), now_ms(), false)
+        .unwrap();
+    let TickAcquire::Won(lease) = lease else {
+        panic!("a first tick is won")
+    };
+    drop(lease.release());
+    let oldest = now_ms() - MAX_CATCH_UP_AGE.as_millis() as u64;
+    thread::sleep(Duration::from_millis(5));
+    let edge = tick("monthly", "2026-11-05");
+    assert_eq!(
+        locker.tick_state(&edge, oldest).unwrap(),
+        TickState::BeyondReach
+    );
+    assert!(matches!(
+        locker.acquire_unrun(&edge, oldest, true).unwrap(),
+        TickAcquire::BeyondReach
+    ));
+    assert!(!server.exists(&key(&edge)), "not taken");
+    // The tick due now runs.
+    let TickAcquire::Won(lease) = locker
+        .acquire_unrun(&tick("monthly", "2026-12-06"), now_ms(), false)
+        .unwrap()
+    else {
+        panic!("the tick due now runs")
+    };
+    drop(lease.release());
 }

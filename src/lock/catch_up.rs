@@ -5,8 +5,11 @@
 //! A tick ran when its lock is there or its job's history has a run of it, whatever the run's
 //! ending. A tick due before the job's first recorded run (a new job's) is not a missed one. A
 //! holder that died mid-run recorded nothing: once its lock expires, its tick counts as missed.
-//! When the history cannot prove either way (trimmed past the tick, dropped, or a tick older
-//! than [`MAX_CATCH_UP_AGE`]), the tick's state is unknown, and it is not run.
+//! When the history cannot prove either way (trimmed past the tick, or dropped), the tick's
+//! state is unknown, and it is not run. A tick due longer than [`MAX_CATCH_UP_AGE`] ago is
+//! beyond catch-up's reach: not looked at, and not run, without an error, so that a window of
+//! the longest length, whose oldest tick passes the limit while the ticks are looked at, never
+//! keeps the ticks after it from running.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -46,6 +49,8 @@ pub enum TickState {
     /// the history's 40 days), or a tick that predates its first run. Not a tick it missed: a new
     /// job's first deploy runs no backlog, even when its first run is recorded meanwhile.
     BeforeFirstRun,
+    /// Due longer than [`MAX_CATCH_UP_AGE`] ago: catch-up looks back no further, and did not look.
+    BeyondReach,
 }
 
 /// What the acquire of a tick found.
@@ -61,6 +66,8 @@ pub enum TickAcquire {
     Ran,
     /// The history cannot prove that it did not run: not tried.
     Unknown,
+    /// Due longer than [`MAX_CATCH_UP_AGE`] ago: not looked at, not tried.
+    BeyondReach,
 }
 
 /// The warning for a tick whose state is unknown: it is not run, and an operator should know.
@@ -94,7 +101,9 @@ impl Locker {
     /// Whether the tick of `params` (made with [`LockParams::for_tick`]), due at `due_unix_ms`,
     /// ran. One round trip; it changes nothing.
     pub fn tick_state(&self, params: &LockParams, due_unix_ms: u64) -> Result<TickState> {
-        let check = self.tick_check(params, due_unix_ms)?;
+        let Some(check) = self.tick_check(params, due_unix_ms)? else {
+            return Ok(TickState::BeyondReach);
+        };
         let key = self.key(&params.name);
         let keys = [key.as_str(), check.stream.as_str(), check.evicted.as_str()];
         let look = |conn: &mut crate::conn::Conn| {
@@ -128,21 +137,27 @@ impl Locker {
         due_unix_ms: u64,
         catch_up: bool,
     ) -> Result<TickAcquire> {
-        let check = TickCheck {
-            catch_up,
-            ..self.tick_check(params, due_unix_ms)?
+        let found = match self.tick_check(params, due_unix_ms)? {
+            Some(check) => {
+                let check = TickCheck { catch_up, ..check };
+                self.acquire_checked(params, Some(&check))?
+            }
+            None => TickAcquire::BeyondReach,
         };
-        match self.acquire_checked(params, Some(&check))? {
-            TickAcquire::Unknown if !catch_up => Ok(match self.acquire(params)? {
-                Some(lease) => TickAcquire::Won(lease),
-                None => TickAcquire::Taken,
-            }),
+        match found {
+            TickAcquire::Unknown | TickAcquire::BeyondReach if !catch_up => {
+                Ok(match self.acquire(params)? {
+                    Some(lease) => TickAcquire::Won(lease),
+                    None => TickAcquire::Taken,
+                })
+            }
             found => Ok(found),
         }
     }
 
-    /// Validates a catch-up's request, before any network I/O.
-    fn tick_check(&self, params: &LockParams, due_unix_ms: u64) -> Result<TickCheck> {
+    /// Validates a catch-up's request, before any network I/O; `None` for a tick beyond
+    /// catch-up's reach.
+    fn tick_check(&self, params: &LockParams, due_unix_ms: u64) -> Result<Option<TickCheck>> {
         if !params.tick {
             return Err(Error::invalid(
                 "tick",
@@ -169,25 +184,27 @@ impl Locker {
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let oldest = now_ms.saturating_sub(MAX_CATCH_UP_AGE.as_millis() as u64);
-        if due_unix_ms < oldest || due_unix_ms > now_ms + MAX_CATCH_UP_AGE.as_millis() as u64 {
+        let reach = MAX_CATCH_UP_AGE.as_millis() as u64;
+        if due_unix_ms > now_ms + reach {
             return Err(Error::invalid(
                 "due",
                 format!(
-                    "tick '{}' is due at Unix ms {due_unix_ms}, more than {} days from now: \
-                     catch-up looks back at most that far",
+                    "tick '{}' is due at Unix ms {due_unix_ms}, more than {} days from now",
                     params.name,
                     MAX_CATCH_UP_AGE.as_secs() / 86_400
                 ),
             ));
         }
+        if due_unix_ms < now_ms.saturating_sub(reach) {
+            return Ok(None);
+        }
         let prefix = self.spec.key_prefix();
-        Ok(TickCheck {
+        Ok(Some(TickCheck {
             stream: history::stream_key(prefix, params.job()),
             evicted: history::evicted_key(prefix),
             name: params.name.clone(),
             due_unix_ms,
             catch_up: false,
-        })
+        }))
     }
 }

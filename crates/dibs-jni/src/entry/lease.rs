@@ -81,7 +81,8 @@ fn tell(
 /// (`dibs_core::Locker::acquire_unrun`): won only when its lock is free and the history proves
 /// that it did not run; `catch_up`: the run is recorded as a catch-up's. `facts` as
 /// [`Java_dibs_NativeLib_acquire`]'s, then the tick's state: 0 won or taken, 1 ran (by the
-/// history), 2 unknown (the history cannot prove it; the warning says so). `due_ms`: when the
+/// history), 2 unknown (the history cannot prove it; the warning says so), 4 beyond catch-up's
+/// reach (not tried). `due_ms`: when the
 /// tick was due, Unix ms.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 7 arguments
@@ -108,6 +109,7 @@ pub extern "system" fn Java_dibs_NativeLib_acquireUnrun<'l>(
             Ok(TickAcquire::Taken) => ([0; 4], None),
             Ok(TickAcquire::Ran) => ([0, 0, 0, 1], None),
             Ok(TickAcquire::Unknown) => ([0, 0, 0, 2], Some(unknown_tick(params.name()))),
+            Ok(TickAcquire::BeyondReach) => ([0, 0, 0, 4], None),
             Err(Error::Unconfirmed(message)) => ([0, 1, 0, 0], Some(message)),
             Err(e) => return Err(e.into()),
         };
@@ -117,7 +119,8 @@ pub extern "system" fn Java_dibs_NativeLib_acquireUnrun<'l>(
 
 /// Whether the tick of the job `job` due at `due_ms` (Unix ms) ran
 /// (`dibs_core::Locker::tick_state`): 0 missed, 1 ran, 2 unknown, 3 before the job's first
-/// recorded run (a new job). Changes nothing.
+/// recorded run (a new job), 4 beyond catch-up's reach (due more than 30 days ago, not looked
+/// at). Changes nothing.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_tickState<'l>(
     mut env: JNIEnv<'l>,
@@ -136,6 +139,7 @@ pub extern "system" fn Java_dibs_NativeLib_tickState<'l>(
             TickState::Ran => 1,
             TickState::Unknown => 2,
             TickState::BeforeFirstRun => 3,
+            TickState::BeyondReach => 4,
         })
     })
 }

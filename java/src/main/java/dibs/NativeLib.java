@@ -78,6 +78,8 @@ final class NativeLib {
     static final int TICK_UNKNOWN = 2;
     /** Due before the job's first recorded run: not a tick it missed, nor any before it. */
     static final int TICK_BEFORE_FIRST_RUN = 3;
+    /** Due longer ago than catch-up looks back (30 days): not looked at, and not run. */
+    static final int TICK_BEYOND_REACH = 4;
 
     /** Where {@link #release} puts the {@link Ending} code. */
     static final int RELEASED_ENDING = 0;
