@@ -10,7 +10,7 @@ use redis::{RedisResult, Value};
 
 use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::history::{self, HeldLock, Job, Run};
+use crate::history::{self, HeldLock, Job, Run, RunEnded};
 use crate::holder::Holder;
 use crate::lock::{validate_name, Locker};
 use crate::script;
@@ -42,7 +42,9 @@ pub struct History {
     /// before it, runs may be missing from them: trimmed (a stream keeps the last
     /// [`HISTORY_LENGTH`](crate::HISTORY_LENGTH)), expired (a stream outlives its last entry
     /// by [`HISTORY_TTL`](crate::HISTORY_TTL)), or dropped with their job's stream to stay
-    /// within [`HISTORY_JOBS`](crate::HISTORY_JOBS) jobs.
+    /// within [`HISTORY_JOBS`](crate::HISTORY_JOBS) jobs. And every success since then is
+    /// known: it is just after the newest run whose outcome dibs did not see
+    /// ([`Run::outcome_unknown`]), which may have succeeded.
     pub complete_since_unix_ms: u64,
     /// When the history last dropped a job's stream to stay within its jobs, if it did within
     /// its TTL.
@@ -126,14 +128,43 @@ impl Locker {
         let evicted_at_unix_ms = evicted
             .and_then(|v| String::from_utf8(v).ok())
             .and_then(|v| v.parse().ok());
+        let mut runs: Vec<Run> = entries
+            .iter()
+            .filter_map(|(id, fields)| Run::parse(id, fields))
+            .collect();
+        self.running_starts(&mut runs)?;
         Ok(Read {
             full: entries.len() >= count,
-            runs: entries
-                .iter()
-                .filter_map(|(id, fields)| Run::parse(id, fields))
-                .collect(),
+            runs,
             evicted_at_unix_ms,
         })
+    }
+
+    /// Tells the runs of which only the start is recorded that still run (their holder holds
+    /// their lock: [`RunEnded::Running`]) from those whose end was never recorded (left
+    /// [`RunEnded::Unended`]): one read of each such lock, most often none.
+    fn running_starts(&self, runs: &mut [Run]) -> Result<()> {
+        for run in runs.iter_mut().filter(|r| r.ended == RunEnded::Unended) {
+            let key = self.key(&run.name);
+            let read = |conn: &mut Conn| redis::cmd("GET").arg(&key).query::<Option<Vec<u8>>>(conn);
+            let name = &run.name;
+            let value = self
+                .pool
+                .run(&format_args!("reading lock '{name}'"), read, read)?;
+            let holds = value
+                .as_deref()
+                .and_then(Holder::parse_with_token)
+                .is_some_and(|(holder, token)| {
+                    !crate::holder::is_spent(token)
+                        && holder.pid == run.pid
+                        && holder.host == run.host
+                        && holder.acquired_at_unix_ms == run.started_at_unix_ms
+                });
+            if holds {
+                run.ended = RunEnded::Running;
+            }
+        }
+        Ok(())
     }
 
     /// The jobs with a recorded run, the most recently recorded first, at most `limit` of them:
@@ -353,7 +384,7 @@ impl Locker {
                 history::field(by)
             );
             let stream = history::stream_key(self.spec.key_prefix(), &job);
-            place.write(&self.pool, name, &stream, &entry);
+            place.write(&self.pool, name, &stream, &entry, None);
         }
         Ok(ForcedRelease::Released)
     }
@@ -386,6 +417,11 @@ impl Read {
         if runs.len() > limit {
             since = since.max(runs[limit - 1].recorded_at_unix_ms);
             runs.truncate(limit);
+        }
+        // A run whose outcome dibs did not see (its end never recorded, or its task's ending
+        // not told) may have succeeded: what the history proves of successes starts after it.
+        if let Some(unseen) = runs.iter().find(|r| r.outcome_unknown()) {
+            since = since.max(unseen.recorded_at_unix_ms + 1);
         }
         History {
             matched,

@@ -23,6 +23,12 @@
 //! An entry is one field, `run`: `ended;task;ms;least;fence;start;pid;host;instance;by;name`
 //! (`least` is the run's atLeast, in ms), the name last since it alone may hold a `;`. The
 //! `task` of a catch-up's run ends in `+catch-up` (`ok+catch-up`).
+//!
+//! A tick's run has an entry from its start, `started;unknown;0;least;fence;start;...;name`,
+//! written with its acquire (`script::TICK_ACQUIRE`) and deleted when its ending's entry is
+//! written: an entry of a start alone is a run that runs now ([`RunEnded::Running`], while its
+//! holder's lock is there), or one whose end was never recorded ([`RunEnded::Unended`]: its
+//! holder died, or its release failed).
 
 use std::fmt;
 use std::time::Duration;
@@ -81,20 +87,27 @@ pub(crate) fn job_of_key<'k>(prefix: &str, key: &'k str) -> Option<&'k str> {
     key.strip_prefix(prefix)?.strip_prefix(STREAM)
 }
 
-/// A run's record after its ending, as the release script stores it (see the module docs).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn record(
-    task: &str,
-    ms: u64,
-    least: u64,
-    fence: u64,
+/// Who ran a run, as its record ends: `;start;pid;host;instance;;name` (see the module docs),
+/// the part after the fencing token.
+pub(crate) fn record_tail(
     start: &str,
     pid: &str,
     host: &str,
     instance: &str,
     name: &str,
 ) -> String {
-    format!("{task};{ms};{least};{fence};{start};{pid};{host};{instance};;{name}")
+    format!(";{start};{pid};{host};{instance};;{name}")
+}
+
+/// A run's record after its ending, as the release script stores it (see the module docs).
+pub(crate) fn record(task: &str, ms: u64, least: u64, fence: u64, tail: &str) -> String {
+    format!("{task};{ms};{least};{fence}{tail}")
+}
+
+/// A run's start's entry before its fencing token (which the acquire's script mints), after the
+/// word `started`: its task unknown, no duration yet.
+pub(crate) fn started_head(least: u64, catch_up: bool) -> String {
+    format!("{};0;{least};", task_field(TaskResult::Unknown, catch_up))
 }
 
 /// The record's `task` field: how the task ended, and `+catch-up` for a run of a tick that
@@ -127,6 +140,9 @@ pub enum TaskResult {
     Succeeded,
     /// It threw, panicked, or (for `dibs run`) exited non-zero.
     Failed,
+    /// dibs did not see how it ended: a lock released by a caller that did not say (ShedLock's
+    /// bare `LockProvider`, `DibsLease.release()`), or a run whose end was never recorded.
+    Unknown,
 }
 
 impl TaskResult {
@@ -134,9 +150,13 @@ impl TaskResult {
         match self {
             TaskResult::Succeeded => "ok",
             TaskResult::Failed => "failed",
+            TaskResult::Unknown => "unknown",
         }
     }
 }
+
+/// The word of a run's start's entry (see the module docs).
+const STARTED: &str = "started";
 
 /// What became of the lock of a recorded run: [`crate::Ended`] as the release script found it,
 /// and an operator's forced release.
@@ -152,6 +172,12 @@ pub enum RunEnded {
     Unproven,
     /// Deleted by an operator (`dibs release`, the actuator).
     Forced,
+    /// Only its start is recorded, and its holder holds its lock now: it runs.
+    Running,
+    /// Only its start is recorded, and its lock is gone or another's: its holder died, or its
+    /// release failed (the network, a failover). How its task ended is unknown; a tick's
+    /// catch-up counts it as run (see `retry-unended-ticks`).
+    Unended,
 }
 
 impl RunEnded {
@@ -163,10 +189,16 @@ impl RunEnded {
             RunEnded::LostWhileRunning => "lost",
             RunEnded::Unproven => "unproven",
             RunEnded::Forced => "forced",
+            RunEnded::Running => "running",
+            RunEnded::Unended => "unended",
         }
     }
 
+    /// The word in the record; a start's entry reads as unended until its lock is looked at.
     fn parse(s: &str) -> Option<RunEnded> {
+        if s == STARTED {
+            return Some(RunEnded::Unended);
+        }
         [
             RunEnded::Released,
             RunEnded::KeptForAtLeast,
@@ -240,6 +272,13 @@ impl Run {
         self.task == Some(TaskResult::Succeeded)
     }
 
+    /// Whether this run may have succeeded without the history saying so: its task's ending
+    /// unseen by dibs, or its end never recorded. A run that runs now is not one: it has not
+    /// succeeded yet.
+    pub fn outcome_unknown(&self) -> bool {
+        self.task == Some(TaskResult::Unknown) && self.ended != RunEnded::Running
+    }
+
     /// Reads one stream entry (`XREVRANGE`'s id and fields); `None` when it is not dibs's.
     pub(crate) fn parse(id: &str, fields: &[String]) -> Option<Run> {
         let recorded_at_unix_ms = id.split('-').next()?.parse().ok()?;
@@ -257,6 +296,7 @@ impl Run {
         let task = match task_field.strip_suffix(CATCH_UP_MARK).unwrap_or(task_field) {
             "ok" => Some(TaskResult::Succeeded),
             "failed" => Some(TaskResult::Failed),
+            "unknown" => Some(TaskResult::Unknown),
             _ => None,
         };
         let number = |v: &str| v.parse::<u64>().unwrap_or(0);
@@ -390,20 +430,8 @@ mod tests {
 
     #[test]
     fn entries_parse_back() {
-        let run = format!(
-            "kept;{}",
-            record(
-                "failed",
-                7,
-                5000,
-                99,
-                "1000",
-                "42",
-                "h1",
-                "i-1",
-                "report;2026-12-01"
-            )
-        );
+        let tail = record_tail("1000", "42", "h1", "i-1", "report;2026-12-01");
+        let run = format!("kept;{}", record("failed", 7, 5000, 99, &tail));
         let fields = vec!["run".to_owned(), run];
         let run = Run::parse("1764547200123-0", &fields).expect("parses");
         assert_eq!(run.recorded_at_unix_ms, 1_764_547_200_123);
@@ -415,6 +443,21 @@ mod tests {
         assert_eq!(run.name, "report;2026-12-01", "a name may hold a ';'");
         assert_eq!(run.forced_by, None);
         assert!(!run.succeeded());
+        assert!(!run.outcome_unknown());
         assert_eq!(Run::parse("1-0", &["x".to_owned(), "y".to_owned()]), None);
+    }
+
+    #[test]
+    fn a_start_reads_as_unended_with_its_task_unknown() {
+        let tail = record_tail("1000", "42", "h1", "", "report@2026-12-01");
+        // As `script::tick`'s `started` writes it: the head, the token, the tail.
+        let run = format!("started;{}77{tail}", started_head(5000, true));
+        let run = Run::parse("5-0", &["run".to_owned(), run]).expect("parses");
+        assert_eq!(run.ended, RunEnded::Unended);
+        assert_eq!(run.task, Some(TaskResult::Unknown));
+        assert!(run.catch_up);
+        assert_eq!((run.fence, run.duration_ms, run.at_least_ms), (77, 0, 5000));
+        assert_eq!(run.name, "report@2026-12-01");
+        assert!(run.outcome_unknown() && !run.succeeded());
     }
 }

@@ -2,6 +2,8 @@
 //! reshard, MOVED and ASK, TLS with client certificates, the run history, the previous version,
 //! a master frozen during the SET.
 
+#[path = "common/cluster.rs"]
+mod cluster;
 mod common;
 #[path = "common/topology.rs"]
 mod topology;
@@ -10,18 +12,11 @@ use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+use cluster::{cluster_locker, cluster_ok, owner_of, start_cluster, start_cluster_over};
 use common::pki::Pki;
 use common::RedisServer;
 use dibs::{ConnSpec, Ended, Ending, LockParams, Locker, Outcome};
 use topology::{spec_with, wait_until};
-
-fn cluster_ok(node: &RedisServer) -> bool {
-    let info: String = redis::cmd("CLUSTER")
-        .arg("INFO")
-        .query(&mut node.admin())
-        .unwrap();
-    info.contains("cluster_state:ok")
-}
 
 #[test]
 fn cluster_locks_spread_over_the_slots_and_survive_a_reshard() {
@@ -218,83 +213,6 @@ fn on_a_cluster_the_previous_version_and_this_one_exclude_each_other() {
     assert!(race.previous_ran > 0 && race.current_ran > 0, "{race:?}");
 }
 
-/// Three masters made into a cluster by `redis-cli --cluster create`; `extra` goes to each node.
-fn start_cluster(extra: &[&str], auth: Option<&str>) -> (Vec<RedisServer>, Vec<String>) {
-    start_cluster_over(None, extra, auth)
-}
-
-/// The same, over TLS when `pki` is given: to clients, on the cluster bus and for replication,
-/// client certificates required.
-fn start_cluster_over(
-    pki: Option<&Pki>,
-    extra: &[&str],
-    auth: Option<&str>,
-) -> (Vec<RedisServer>, Vec<String>) {
-    let mut args = vec!["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"];
-    args.extend_from_slice(extra);
-    let nodes: Vec<RedisServer> = (0..3)
-        .map(|_| match pki {
-            Some(pki) => {
-                let mut args = args.clone();
-                args.extend(["--tls-cluster", "yes", "--tls-replication", "yes"]);
-                RedisServer::start_tls_with(pki, &args)
-            }
-            None => RedisServer::start_with(&args),
-        })
-        .collect();
-    let addrs: Vec<String> = nodes
-        .iter()
-        .map(|n| format!("127.0.0.1:{}", n.port))
-        .collect();
-    let mut create = Command::new(common::redis_cli());
-    create.args(nodes[0].cli_args());
-    if let Some(pw) = auth {
-        create.args(["-a", pw, "--no-auth-warning"]);
-    }
-    let status = create
-        .args(["--cluster", "create"])
-        .args(&addrs)
-        .args(["--cluster-replicas", "0", "--cluster-yes"])
-        .stdout(Stdio::null())
-        .status()
-        .expect("redis-cli (apt-get install redis-tools)");
-    assert!(status.success());
-    // With a password too: `admin` signs in with the node's `--requirepass`.
-    wait_until("the cluster to be ok", || nodes.iter().all(cluster_ok));
-    (nodes, addrs)
-}
-
-/// A locker for the cluster through its first seed, over TLS with `pki`'s keys when given.
-fn cluster_locker(addrs: &[String], pki: Option<&Pki>) -> Locker {
-    let scheme = if pki.is_some() {
-        "rediss+cluster"
-    } else {
-        "redis+cluster"
-    };
-    Locker::new(spec_with(&format!("{scheme}://{}", addrs[0]), pki, &[])).unwrap()
-}
-
-/// The node (index into `nodes`) that serves `slot`, read from `CLUSTER NODES`.
-fn owner_of(nodes: &[RedisServer], slot: u16) -> usize {
-    let text: String = redis::cmd("CLUSTER")
-        .arg("NODES")
-        .query(&mut nodes[0].admin())
-        .unwrap();
-    for line in text.lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let port: u16 = fields[1].split(['@', ':']).nth(1).unwrap().parse().unwrap();
-        for range in &fields[8..] {
-            let (lo, hi) = range.split_once('-').unwrap_or((range, range));
-            if let (Ok(lo), Ok(hi)) = (lo.parse::<u16>(), hi.parse::<u16>()) {
-                if (lo..=hi).contains(&slot) {
-                    return nodes.iter().position(|n| n.port == port).unwrap();
-                }
-            }
-        }
-    }
-    panic!("no node serves slot {slot}")
-}
-
 #[test]
 fn a_free_lock_in_a_migrating_slot_is_taken_by_following_ask() {
     migrating_slot(None);
@@ -444,4 +362,97 @@ fn a_cluster_master_frozen_during_the_set_leaves_no_orphan_lock_after_the_thaw()
         matches!(locker.execute(&params, || ()).unwrap(), Outcome::Ran { .. }),
         "the next call runs"
     );
+}
+
+/// Catch-up on a Cluster, where a tick's lock and its job's history live in different slots:
+/// three instances race for a tick that all missed and one runs it; a tick whose holder died
+/// (its release never came, as after a failed release) is run by none of them, nor once its
+/// lock's master was killed and replaced by a new one that never saw its done-mark.
+#[test]
+fn on_a_cluster_catch_up_runs_a_missed_tick_once_and_never_one_that_started() {
+    let (mut nodes, addrs) = start_cluster(&[], None);
+    let instances: Vec<Locker> = (0..3).map(|_| cluster_locker(&addrs, None)).collect();
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    // The job's first run, so that later misses can be proven.
+    let first = LockParams::for_tick("settle", "2026-12-01", 60_000, 1).unwrap();
+    let dibs::TickAcquire::Won(lease) = instances[0]
+        .acquire_unrun(&first, now() - 5_000, false)
+        .unwrap()
+    else {
+        panic!("the first tick is won")
+    };
+    drop(lease.release());
+
+    // A tick due after that run that nobody ran: all three race; one runs it.
+    let missed = LockParams::for_tick("settle", "2026-12-02", 60_000, 1).unwrap();
+    let due = now();
+    let won: Vec<bool> = std::thread::scope(|scope| {
+        let racers: Vec<_> = instances
+            .iter()
+            .map(|locker| {
+                scope.spawn(|| match locker.acquire_unrun(&missed, due, true).unwrap() {
+                    dibs::TickAcquire::Won(lease) => {
+                        drop(lease.release());
+                        true
+                    }
+                    _ => false,
+                })
+            })
+            .collect();
+        racers.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    assert_eq!(won.iter().filter(|w| **w).count(), 1, "{won:?}");
+    let runs = instances[1].history("settle@2026-12-02", 10).unwrap().runs;
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert!(runs[0].succeeded() && runs[0].catch_up, "{runs:?}");
+
+    // A tick whose holder died mid-run: its start is in the history, on another master than its
+    // lock (the slots are chosen so); its lock's master is then killed, and the cluster goes on
+    // without its slots' done-marks: no instance runs the tick again.
+    let slot = |key: &str| -> u16 {
+        redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(key)
+            .query(&mut nodes[0].admin())
+            .unwrap()
+    };
+    let history_owner = owner_of(&nodes, slot("dibs:\u{1f}{history}:settle"));
+    let day = (3..40)
+        .map(|d| format!("2026-12-{d:02}"))
+        .find(|d| owner_of(&nodes, slot(&format!("dibs:settle@{d}"))) != history_owner)
+        .expect("a tick whose lock is on another master than the history");
+    let died = LockParams::for_tick("settle", &day, 2_000, 1).unwrap();
+    let dibs::TickAcquire::Won(lease) = instances[0].acquire_unrun(&died, now(), false).unwrap()
+    else {
+        panic!("won")
+    };
+    std::mem::forget(lease); // as a SIGKILL: no release
+    let lock_owner = owner_of(&nodes, slot(&format!("dibs:settle@{day}")));
+    nodes[lock_owner].kill();
+    nodes[lock_owner].restart(); // empty: no persistence, as a master replaced by a new node
+    wait_until("the restarted master to serve again", || {
+        instances[2]
+            .inspect(&format!("settle@{day}"))
+            .is_ok_and(|state| state.is_none())
+    });
+    for instance in &instances {
+        assert!(
+            matches!(
+                instance.acquire_unrun(&died, now(), true).unwrap(),
+                dibs::TickAcquire::Ran
+            ),
+            "a tick that started is not caught up"
+        );
+    }
+    let runs = instances[1]
+        .history(&format!("settle@{day}"), 10)
+        .unwrap()
+        .runs;
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0].ended, dibs::RunEnded::Unended);
 }

@@ -39,6 +39,7 @@ pub(super) struct Fields {
     pub(super) history: Option<bool>,
     pub(super) instance_id: Option<String>,
     pub(super) retry_failed_ticks: Option<bool>,
+    pub(super) retry_unended_ticks: Option<bool>,
     pub(super) sentinels: Option<Vec<(String, u16)>>,
     pub(super) master_name: Option<String>,
     pub(super) cluster_nodes: Option<Vec<(String, u16)>>,
@@ -202,6 +203,7 @@ impl Fields {
             history: self.history.unwrap_or(true),
             instance_id: self.instance_id,
             retry_failed_ticks: self.retry_failed_ticks.unwrap_or(false),
+            retry_unended_ticks: self.retry_unended_ticks.unwrap_or(false),
         })
     }
 }

@@ -44,6 +44,7 @@ pub const CONN_KEYS: &[ConnKey] = &[
     key("history", "true or false", "record each run in its job's history (true)"),
     key("instance-id", "1 to 128 bytes, no ';'", "names this instance in the history, beside host and pid"),
     key("retry-failed-ticks", "true or false", "let a failed tick's lock go at once, for a later fire to run it (false)"),
+    key("retry-unended-ticks", "true or false", "let catch-up run again a tick whose run never recorded its end (false)"),
     key("sentinels", "host:port,host:port", "the Sentinels to ask for the master"),
     key("master-name", "a string", "the name the Sentinels know the master by"),
     key("sentinel-username", "a string", "the Sentinels' own ACL user"),

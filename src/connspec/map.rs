@@ -104,6 +104,7 @@ impl Fields {
                 "history" => f.history = get_bool(key, v)?,
                 "instance-id" => f.instance_id = get_str(key, v)?,
                 "retry-failed-ticks" => f.retry_failed_ticks = get_bool(key, v)?,
+                "retry-unended-ticks" => f.retry_unended_ticks = get_bool(key, v)?,
                 "sentinels" | "cluster-nodes" => {
                     let default_port = if key == "sentinels" {
                         DEFAULT_SENTINEL_PORT

@@ -125,6 +125,10 @@ pub struct ConnSpec {
     /// A tick whose task failed lets go of its done-mark, so that a later fire may run it
     /// (`retry-failed-ticks`); off by default: a tick is run once, however it ended.
     retry_failed_ticks: bool,
+    /// Catch-up runs again a tick whose run started but whose end was never recorded (its
+    /// holder died, or its release failed) (`retry-unended-ticks`); off by default: a tick that
+    /// started is run at most once.
+    retry_unended_ticks: bool,
 }
 
 /// The connection part of a spec: all that a pool needs, and all that tells two pools apart.
@@ -255,6 +259,13 @@ impl ConnSpec {
     /// tick runs it.
     pub fn retry_failed_ticks(&self) -> bool {
         self.retry_failed_ticks
+    }
+
+    /// Whether catch-up runs again a missed tick whose run started but never recorded its end
+    /// (`retry-unended-ticks`): its holder died mid-run, or its release failed. Off by default,
+    /// since that run may have done its work.
+    pub fn retry_unended_ticks(&self) -> bool {
+        self.retry_unended_ticks
     }
 
     /// Connections to the server, at most.
@@ -395,6 +406,7 @@ impl fmt::Debug for ConnSpec {
             .field("history", &self.history)
             .field("instance_id", &self.instance_id)
             .field("retry_failed_ticks", &self.retry_failed_ticks)
+            .field("retry_unended_ticks", &self.retry_unended_ticks)
             .field("max_total", &self.server.max_total)
             .field("max_idle", &self.server.max_idle)
             .field("idle_timeout", &self.server.idle_timeout)

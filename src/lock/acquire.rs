@@ -17,6 +17,7 @@ use crate::sweeper;
 use super::catch_up::{TickAcquire, TickCheck, RAN};
 use super::lease::Lease;
 use super::params::LockParams;
+use super::tick_start::{Acquired, TickStart};
 use super::Locker;
 
 impl Locker {
@@ -40,6 +41,13 @@ impl Locker {
         check: Option<&TickCheck>,
     ) -> Result<TickAcquire> {
         let key = self.key(&params.name);
+        let record = self.record(params.job());
+        let catch_up = check.is_some_and(|c| c.catch_up);
+        // A tick's run is recorded from its start: in the acquire's own script, or on a Cluster,
+        // whose history lives in another slot, by a claim on that slot once the lock is won.
+        let start = TickStart::of(params, record.as_ref(), catch_up);
+        let apart = self.history_apart();
+        let in_script = start.as_ref().filter(|_| !apart).map(|s| (s, check));
         let first_value = holder::new_value();
         // Decided on the connection the acquire uses: a new one has just counted the replicas.
         let wait = std::cell::Cell::new(None);
@@ -55,7 +63,7 @@ impl Locker {
                 retry,
                 wait.get(),
                 &self.pool,
-                check,
+                in_script,
             );
             if reply.as_ref().is_err_and(|e| e.is_timeout()) {
                 // No answer in time: the SET may still run when a frozen server thaws, and hold
@@ -93,7 +101,7 @@ impl Locker {
             set_again,
         )?;
         let value = retry_value.into_inner().unwrap_or(first_value);
-        let fence = match found.fence {
+        let fence = match found.acquired.fence {
             Some(token) if token >= 0 => token as u64,
             Some(RAN) => return Ok(TickAcquire::Ran),
             Some(_) if check.is_some() => return Ok(TickAcquire::Unknown),
@@ -142,6 +150,13 @@ impl Locker {
             }
             _ => None,
         };
+        let mut started = found.acquired.started;
+        if let Some(start) = start.as_ref().filter(|_| apart) {
+            match self.claim(start, check, &key, &value, fence)? {
+                Ok(id) => started = id,
+                Err(verdict) => return Ok(verdict),
+            }
+        }
         // The script answers 0 only where `TIME` was refused: the lock is ours, but no guarded
         // write will accept its token, and the task cannot tell that from being a stale holder.
         let fence_warning = (fence == 0 && self.pool.refuse_time()).then(|| {
@@ -187,8 +202,9 @@ impl Locker {
             fence,
             tick: params.tick,
             retry_failed_tick: params.tick && self.spec.retry_failed_ticks(),
-            record: self.record(params.job()),
-            catch_up: check.is_some_and(|c| c.catch_up),
+            record,
+            started,
+            catch_up,
             released: false,
         }))
     }
@@ -225,7 +241,7 @@ impl Locker {
 
     /// Deletes a lock just won that durable acquire could not confirm (token-checked). Should
     /// that fail, the lock expires within atMost; the call reports it unconfirmed either way.
-    fn give_back(&self, name: &str, key: &str, value: &str) {
+    pub(super) fn give_back(&self, name: &str, key: &str, value: &str) {
         let release = |conn: &mut Conn| script::RELEASE.run::<i64>(conn, key, value, 0);
         let _ = self.pool.run(
             &format_args!("giving back unconfirmed lock '{name}'"),
@@ -250,8 +266,8 @@ impl Locker {
 /// acquire's acknowledgement (replicas, or an error reply when the server refused the command).
 struct Trip {
     /// The script's answer: the fencing token when won, `None` when taken, and a catch-up's
-    /// verdicts below zero (see `script::CATCH_UP_ACQUIRE`).
-    fence: Option<i64>,
+    /// verdicts below zero (see `script::CATCH_UP_ACQUIRE`); the id of a tick's start's entry.
+    acquired: Acquired,
     acked: Option<RedisResult<Acked>>,
 }
 
@@ -322,9 +338,9 @@ impl Wait {
     }
 }
 
-/// The acquire's round trip: [`script::ACQUIRE`] (with a `check`,
-/// [`script::CATCH_UP_ACQUIRE`]), then `WAIT`/`WAITAOF` when `wait` says so, pipelined; EVAL
-/// again on NOSCRIPT. `retry`: a key already holding `value` is won too.
+/// The acquire's round trip: [`script::ACQUIRE`] (for a `tick`'s lock [`script::TICK_ACQUIRE`],
+/// with a check [`script::CATCH_UP_ACQUIRE`]), then `WAIT`/`WAITAOF` when `wait` says so,
+/// pipelined; EVAL again on NOSCRIPT. `retry`: a key already holding `value` is won too.
 ///
 /// With a `WAIT`, the script goes as EVAL (its whole text) until the pool knows the server has
 /// it: after a NOSCRIPT the pipeline's `WAIT` has already waited, and with a lagging replica
@@ -338,32 +354,41 @@ fn trip(
     retry: bool,
     wait: Option<Wait>,
     pool: &Pool,
-    check: Option<&TickCheck>,
+    tick: Option<(&TickStart, Option<&TickCheck>)>,
 ) -> RedisResult<Trip> {
-    let script = |cached: bool| match check {
-        None => {
+    let script = |cached: bool| {
+        let Some((start, check)) = tick else {
             let mut cmd = script::ACQUIRE.call(cached, &[key], value.len() + 24);
             cmd.arg(value).arg(at_most_ms).arg(u8::from(retry));
-            cmd
-        }
-        Some(check) => {
-            let keys = [key, check.stream.as_str(), check.evicted.as_str()];
-            let mut cmd = script::CATCH_UP_ACQUIRE.call(cached, &keys, value.len() + 128);
-            cmd.arg(value).arg(at_most_ms).arg(u8::from(retry));
+            return cmd;
+        };
+        let [stream, index, evicted] = start.keys();
+        let keys = [key, stream, index, evicted];
+        let script = match check {
+            Some(_) => &script::CATCH_UP_ACQUIRE,
+            None => &script::TICK_ACQUIRE,
+        };
+        let mut cmd = script.call(cached, &keys, value.len() + 256);
+        cmd.arg(value).arg(at_most_ms).arg(u8::from(retry));
+        if let Some(check) = check {
             check.args(&mut cmd, false);
-            cmd
         }
+        start.args(&mut cmd, value);
+        cmd
     };
     let Some(wait) = wait else {
         let cmd = script(true);
-        let fence: Option<i64> = match cmd.query(conn) {
+        let reply: redis::Value = match cmd.query(conn) {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 script(false).query(conn)?
             }
             other => other?,
         };
         pool.set_scripts_cached(true);
-        return Ok(Trip { fence, acked: None });
+        return Ok(Trip {
+            acquired: Acquired::read(reply)?,
+            acked: None,
+        });
     };
     let first = if pool.scripts_cached() {
         &[true, false][..]
@@ -388,20 +413,21 @@ fn trip(
             // once more without the WAIT: the script's own answer tells the two apart.
             Err(e) if !conn.keeps_each_reply() && refusal(&e) => {
                 let _ = script::RELEASE.run::<i64>(conn, key, value, 0);
-                let fence = trip(conn, key, value, at_most_ms, retry, None, pool, check)?.fence;
+                let acquired =
+                    trip(conn, key, value, at_most_ms, retry, None, pool, tick)?.acquired;
                 return Ok(Trip {
-                    fence,
+                    acquired,
                     acked: Some(Err(e)),
                 });
             }
             replies => replies?,
         };
         let acked = replies.pop().unwrap_or(Ok(redis::Value::Nil));
-        let fence = match replies.pop().unwrap_or(Ok(redis::Value::Nil)) {
+        let acquired = match replies.pop().unwrap_or(Ok(redis::Value::Nil)) {
             Err(e) if cached && e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 continue
             }
-            fence => redis::from_redis_value::<Option<i64>>(fence?)?,
+            reply => Acquired::read(reply?)?,
         };
         pool.set_scripts_cached(true);
         let acked = acked.and_then(|v| {
@@ -416,7 +442,7 @@ fn trip(
             }
         });
         return Ok(Trip {
-            fence,
+            acquired,
             acked: Some(acked),
         });
     }

@@ -13,7 +13,6 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::connspec::Address;
 use crate::error::{Error, Result};
 use crate::history;
 use crate::script;
@@ -81,19 +80,26 @@ pub fn unknown_tick(name: &str) -> String {
 /// What the script needs for the history's look (see `script::CATCH_UP_ACQUIRE`).
 pub(super) struct TickCheck {
     pub(super) stream: String,
+    pub(super) index: String,
     pub(super) evicted: String,
     name: String,
     due_unix_ms: u64,
     /// The run is a catch-up's: recorded as such.
     pub(super) catch_up: bool,
+    /// A run whose task failed does not count as the tick's (`retry-failed-ticks`).
+    retry_failed: bool,
+    /// Nor does a start whose end was never recorded (`retry-unended-ticks`).
+    retry_unended: bool,
 }
 
 impl TickCheck {
-    /// The script's `ARGV[4..6]`.
+    /// The script's `ARGV[4..8]` (`CATCH_UP_ACQUIRE`'s, and `CLAIM`'s).
     pub(super) fn args(&self, cmd: &mut redis::Cmd, look_only: bool) {
         cmd.arg(&self.name)
             .arg(self.due_unix_ms)
-            .arg(u8::from(look_only));
+            .arg(u8::from(look_only))
+            .arg(u8::from(self.retry_failed))
+            .arg(u8::from(self.retry_unended));
     }
 }
 
@@ -105,17 +111,46 @@ impl Locker {
             return Ok(TickState::BeyondReach);
         };
         let key = self.key(&params.name);
-        let keys = [key.as_str(), check.stream.as_str(), check.evicted.as_str()];
-        let look = |conn: &mut crate::conn::Conn| {
-            script::CATCH_UP_ACQUIRE.run_with::<Option<i64>>(conn, &keys, 128, |cmd| {
-                cmd.arg("").arg(0).arg(0);
-                check.args(cmd, true);
-            })
-        };
         let name = &params.name;
-        let found = self
-            .pool
-            .run(&format_args!("looking up tick '{name}'"), look, look)?;
+        let found = if self.history_apart() {
+            // The lock's slot, then the history's (see `script::CLAIM`).
+            let exists =
+                |conn: &mut crate::conn::Conn| redis::cmd("EXISTS").arg(&key).query::<i64>(conn);
+            let exists =
+                self.pool
+                    .run(&format_args!("looking up tick '{name}'"), exists, exists)?;
+            if exists == 1 {
+                return Ok(TickState::Ran);
+            }
+            let keys = [
+                check.stream.as_str(),
+                check.index.as_str(),
+                check.evicted.as_str(),
+            ];
+            let look = |conn: &mut crate::conn::Conn| {
+                script::CLAIM.run_with::<Option<i64>>(conn, &keys, 128, |cmd| {
+                    cmd.arg(0).arg(0).arg(0);
+                    check.args(cmd, true);
+                })
+            };
+            self.pool
+                .run(&format_args!("looking up tick '{name}'"), look, look)?
+        } else {
+            let keys = [
+                key.as_str(),
+                check.stream.as_str(),
+                check.index.as_str(),
+                check.evicted.as_str(),
+            ];
+            let look = |conn: &mut crate::conn::Conn| {
+                script::CATCH_UP_ACQUIRE.run_with::<Option<i64>>(conn, &keys, 128, |cmd| {
+                    cmd.arg("").arg(0).arg(0);
+                    check.args(cmd, true);
+                })
+            };
+            self.pool
+                .run(&format_args!("looking up tick '{name}'"), look, look)?
+        };
         Ok(match found {
             Some(MISSED) => TickState::Missed,
             Some(BEFORE_FIRST_RUN) => TickState::BeforeFirstRun,
@@ -174,13 +209,6 @@ impl Locker {
                  the conn's 'history' is off",
             ));
         }
-        if matches!(self.spec.address(), Address::Cluster { .. }) {
-            return Err(Error::invalid(
-                "catchUp",
-                "catch-up is not available on a Redis Cluster: a tick's lock and its job's \
-                 history live in different slots, so no one script can check and take it",
-            ));
-        }
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
@@ -201,10 +229,13 @@ impl Locker {
         let prefix = self.spec.key_prefix();
         Ok(Some(TickCheck {
             stream: history::stream_key(prefix, params.job()),
+            index: history::index_key(prefix),
             evicted: history::evicted_key(prefix),
             name: params.name.clone(),
             due_unix_ms,
             catch_up: false,
+            retry_failed: self.spec.retry_failed_ticks(),
+            retry_unended: self.spec.retry_unended_ticks(),
         }))
     }
 }

@@ -53,6 +53,9 @@ pub struct Lease {
     pub(super) retry_failed_tick: bool,
     /// Where the release records the run; `None` with the history off.
     pub(super) record: Option<Record>,
+    /// The id of a tick's run's start's entry (`script::TICK_ACQUIRE`), which the release
+    /// deletes with the ending's written.
+    pub(super) started: Option<String>,
     /// A run of a tick after its time ([`Locker::acquire_unrun`]): recorded as a catch-up.
     pub(super) catch_up: bool,
     pub(super) released: bool,
@@ -89,14 +92,23 @@ impl HistoryPlace {
 
     /// Writes a run's whole entry apart from its release (see `script::RECORD`): false when
     /// the server refused it.
-    pub(crate) fn write(&self, pool: &Pool, name: &str, stream: &str, entry: &str) -> bool {
+    /// `started`: the id of the run's start's entry, deleted with it.
+    pub(crate) fn write(
+        &self,
+        pool: &Pool,
+        name: &str,
+        stream: &str,
+        entry: &str,
+        started: Option<&str>,
+    ) -> bool {
         let keys = [stream, self.index.as_str(), self.evicted.as_str()];
         let write = |conn: &mut Conn, retry: bool| -> RedisResult<i64> {
-            script::RECORD.run_with(conn, &keys, entry.len() + 48, |cmd| {
+            script::RECORD.run_with(conn, &keys, entry.len() + 80, |cmd| {
                 cmd.arg(entry)
                     .arg(history::HISTORY_LENGTH)
                     .arg(history::HISTORY_TTL.as_millis() as u64)
-                    .arg(u8::from(retry));
+                    .arg(u8::from(retry))
+                    .arg(started.unwrap_or_default());
             })
         };
         pool.run(
@@ -273,7 +285,8 @@ impl Lease {
                     .arg(u8::from(lost))
                     .arg(history::HISTORY_LENGTH)
                     .arg(history::HISTORY_TTL.as_millis() as u64)
-                    .arg(run);
+                    .arg(run)
+                    .arg(self.started.as_deref().unwrap_or_default());
             })
         };
         // The retry follows a first try whose reply was lost: what it cannot prove is 3.
@@ -296,7 +309,11 @@ impl Lease {
             (record.filter(|r| r.place.apart), &run, RunEnded::of(&ended))
         {
             let entry = [ended.as_str(), ";", run].concat();
-            history_refused = !record.place.write(&self.pool, name, &record.stream, &entry);
+            let started = self.started.as_deref();
+            history_refused =
+                !record
+                    .place
+                    .write(&self.pool, name, &record.stream, &entry, started);
         }
         let advice = if ended == Ended::Released && !self.tick {
             ending::per_tick_advice(&self.name, self.at_least_ms, elapsed)
@@ -321,23 +338,13 @@ impl Lease {
 
     /// The run's record without its ending (`history::record`).
     fn run(&self, record: &Record, task: TaskResult, elapsed: Duration) -> String {
-        // `host;pid;start` from the value: `token;host;pid;acquired-at-unix-ms`.
-        let mut holder = self.value.splitn(4, ';').skip(1);
-        let (host, pid, start) = (
-            holder.next().unwrap_or_default(),
-            holder.next().unwrap_or_default(),
-            holder.next().unwrap_or_default(),
-        );
+        let instance = record.place.instance.as_deref().unwrap_or_default();
         history::record(
             &history::task_field(task, self.catch_up),
             elapsed.as_millis() as u64,
             self.at_least_ms,
             self.fence,
-            start,
-            pid,
-            host,
-            record.place.instance.as_deref().unwrap_or_default(),
-            &self.name,
+            &super::tick_start::record_tail(&self.value, instance, &self.name),
         )
     }
 }

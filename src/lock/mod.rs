@@ -20,6 +20,7 @@ mod acquire;
 mod catch_up;
 mod lease;
 mod params;
+mod tick_start;
 
 pub use catch_up::{unknown_tick, TickAcquire, TickState, CLOCK_SKEW, MAX_CATCH_UP_AGE};
 pub(crate) use lease::HistoryPlace;

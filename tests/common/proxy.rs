@@ -3,6 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
@@ -18,6 +19,8 @@ struct Upstream {
 pub struct Proxy {
     pub port: u16,
     conns: Arc<Mutex<Vec<Arc<Mutex<Upstream>>>>>,
+    /// While set, a new connection is closed at once, as by a host cut off from the server.
+    refusing: Arc<AtomicBool>,
 }
 
 impl Proxy {
@@ -37,9 +40,15 @@ impl Proxy {
         let port = listener.local_addr().unwrap().port();
         let conns: Arc<Mutex<Vec<Arc<Mutex<Upstream>>>>> = Arc::default();
         let all = conns.clone();
+        let refusing = Arc::new(AtomicBool::new(false));
+        let refuse = refusing.clone();
         thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { return };
+                if refuse.load(Ordering::SeqCst) {
+                    let _ = client.shutdown(Shutdown::Both);
+                    continue;
+                }
                 let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
                     continue;
                 };
@@ -101,7 +110,18 @@ impl Proxy {
                 });
             }
         });
-        Proxy { port, conns }
+        Proxy {
+            port,
+            conns,
+            refusing,
+        }
+    }
+
+    /// Cuts the path: what the open connections send is held back (and never reaches the
+    /// server unless [`Proxy::let_through`]), and new connections are closed at once.
+    pub fn cut(&self) {
+        self.refusing.store(true, Ordering::SeqCst);
+        self.hold_open_connections();
     }
 
     pub fn uri(&self) -> String {
@@ -134,6 +154,7 @@ impl Proxy {
 
     /// Forwards what was held back, and lets everything pass again.
     pub fn let_through(&self) {
+        self.refusing.store(false, Ordering::SeqCst);
         for up in self.conns.lock().unwrap().iter() {
             let mut up = up.lock().unwrap();
             if let Some(held) = up.held.take() {

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use dibs::{
-    held_for, Error, HeldLock, Listing, Locker, Matched, Rules, Run, Standing, Unproven, Verdict,
+    held_for, Error, HeldLock, Listing, Locker, Matched, Rules, Run, RunEnded, Standing, Unproven,
+    Verdict,
 };
 
 use crate::cli::CheckArgs;
@@ -172,6 +173,28 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
             latest: newest,
             complete_since_unix_ms,
         } => {
+            // The newest run whose outcome dibs did not see, where the history cannot tell past
+            // it (see `History::complete_since_unix_ms`).
+            let unseen = history.runs.iter().find(|run| {
+                run.outcome_unknown() && run.recorded_at_unix_ms + 1 == complete_since_unix_ms
+            });
+            if let Some(run) = unseen {
+                println!(
+                    "unknown: no success of {subject} is recorded within {window}, but how its \
+                     run of {} ago on {} ({}) ended is not known: {}; {}{}{partial}",
+                    ago(run),
+                    instance(run),
+                    run.name,
+                    if run.ended == RunEnded::Unended {
+                        "its end was never recorded (its holder died, or its release failed)"
+                    } else {
+                        "its task's outcome was not told to dibs"
+                    },
+                    last(last_success),
+                    latest(newest)
+                );
+                return Ok(EX_INCOMPLETE);
+            }
             println!(
                 "unknown: no success of {subject} is recorded within {window}, but the \
                  history holds every run only since {} UTC{}: an earlier one may be \

@@ -120,5 +120,6 @@ pub fn task_word(task: TaskResult) -> &'static str {
     match task {
         TaskResult::Succeeded => "ok",
         TaskResult::Failed => "failed",
+        TaskResult::Unknown => "unknown",
     }
 }

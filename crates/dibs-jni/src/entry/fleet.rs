@@ -76,7 +76,12 @@ pub extern "system" fn Java_dibs_NativeLib_history<'l>(
                 Some(run.duration_ms.to_string()),
                 Some(run.fence.to_string()),
                 Some(run.ended.as_str().to_owned()),
-                run.task.map(|t| (t == TaskResult::Succeeded).to_string()),
+                // true, false, or none: not told (a forced release, an unknown outcome).
+                match run.task {
+                    Some(TaskResult::Succeeded) => Some("true".to_owned()),
+                    Some(TaskResult::Failed) => Some("false".to_owned()),
+                    Some(TaskResult::Unknown) | None => None,
+                },
                 run.forced_by,
                 Some(run.at_least_ms.to_string()),
                 Some(run.catch_up.to_string()),

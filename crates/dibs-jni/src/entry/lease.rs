@@ -146,21 +146,22 @@ pub extern "system" fn Java_dibs_NativeLib_tickState<'l>(
 
 /// Releases a lease and says how the call ended: `facts` gets the ending's code and the
 /// milliseconds held; the return value is the ending's warning, or null when all went well.
-/// `task_failed`: the task threw, for the run history.
+/// `task`: how the task ended, for the run history: 0 succeeded, 1 failed (it threw), 2 unknown
+/// (the caller did not say).
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_release<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     lease: jlong,
-    task_failed: jboolean,
+    task: jint,
     facts: JLongArray<'l>,
 ) -> jstring {
     entry(&mut env, |env| {
         let lease = leases::take(lease)?;
-        let ending = lease.release_after(if task_failed == 0 {
-            TaskResult::Succeeded
-        } else {
-            TaskResult::Failed
+        let ending = lease.release_after(match task {
+            0 => TaskResult::Succeeded,
+            1 => TaskResult::Failed,
+            _ => TaskResult::Unknown,
         });
         let held_ms = i64::try_from(ending.elapsed.as_millis()).unwrap_or(i64::MAX);
         env.set_long_array_region(&facts, 0, &[i64::from(ending.code()), held_ms])?;

@@ -262,17 +262,19 @@ public final class DibsLease implements AutoCloseable {
      * Releases the lock: if still ours, kept for the rest of atLeast (token spent), else
      * {@code DEL}; if no longer ours, nothing is touched and a warning is logged. A failed
      * release (Redis unreachable) is logged too, and the lock expires by itself within atMost.
+     * dibs did not see how the work ended, so the run history records its task as unknown
+     * ({@code dibs check} then cannot call the job ok on it): {@link #release(Throwable)} says.
      *
      * @return true if the lock was ours until this release
      * @throws IllegalStateException if the lease was released already
      */
     public boolean release() {
-        return releaseRecording(false);
+        return releaseRecording(NativeLib.TASK_UNKNOWN);
     }
 
     /**
      * {@link #release()}, telling the run history how the task ended: a lease's caller knows,
-     * dibs does not ({@link #release()} records it as succeeded).
+     * dibs does not.
      *
      * @param taskFailure what the task threw, or null when it succeeded (only whether there is
      *     one is recorded, never its message)
@@ -280,17 +282,17 @@ public final class DibsLease implements AutoCloseable {
      * @throws IllegalStateException if the lease was released already
      */
     public boolean release(Throwable taskFailure) {
-        return releaseRecording(taskFailure != null);
+        return releaseRecording(taskFailure == null ? NativeLib.TASK_SUCCEEDED : NativeLib.TASK_FAILED);
     }
 
-    /** The release, recording in the run history whether the task threw. */
-    boolean releaseRecording(boolean taskFailed) {
+    /** The release, recording in the run history how the task ended ({@code NativeLib.TASK_*}). */
+    boolean releaseRecording(int task) {
         LeaseState s = state;
         s.guard.lock();
         try {
             s.checkHeld();
             try {
-                s.release(taskFailed);
+                s.release(task);
             } finally {
                 cleanable.clean(); // unregisters; its action finds the lease released
             }
@@ -307,7 +309,7 @@ public final class DibsLease implements AutoCloseable {
         s.guard.lock();
         try {
             if (!s.released) {
-                releaseRecording(false);
+                releaseRecording(NativeLib.TASK_UNKNOWN);
             }
         } finally {
             s.guard.unlock();

@@ -338,6 +338,17 @@ public final class DibsOptions {
             return put("retry-failed-ticks", retryFailedTicks);
         }
 
+        /**
+         * @param retryUnendedTicks whether catch-up ({@link DibsCatchUp}) runs again a missed
+         *     tick whose run started but never recorded its end: its instance died mid-run, or
+         *     its release failed (default false: that run may have done its work, and a tick
+         *     that started runs at most once)
+         * @return this builder
+         */
+        public Builder retryUnendedTicks(boolean retryUnendedTicks) {
+            return put("retry-unended-ticks", retryUnendedTicks);
+        }
+
         /** @param timeout the connect timeout (whole milliseconds, at least 1) @return this builder */
         public Builder connectTimeout(Duration timeout) {
             return put("conn-timeout-ms", millis(timeout, "connectTimeout"));

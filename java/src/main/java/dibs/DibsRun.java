@@ -104,8 +104,10 @@ public final class DibsRun {
 
     /**
      * @return what became of the lock: {@code released}, {@code kept} (for the rest of atLeast),
-     *     {@code no-longer-ours}, {@code lost} (keep-alive saw it taken), {@code unproven}, or
-     *     {@code forced} (an operator's forced release)
+     *     {@code no-longer-ours}, {@code lost} (keep-alive saw it taken), {@code unproven},
+     *     {@code forced} (an operator's forced release); for a tick's run of which only the
+     *     start is recorded, {@code running} (its holder holds its lock now) or {@code unended}
+     *     (its holder died, or its release failed: how it ended is unknown)
      */
     public String ended() {
         return ended;
@@ -116,9 +118,22 @@ public final class DibsRun {
         return "released".equals(ended) || "kept".equals(ended);
     }
 
-    /** @return whether the task ran to success: false when it threw, and for a forced release */
+    /**
+     * @return whether the task ran to success: false when it threw, when dibs did not see how it
+     *     ended (see {@link #failed()}), and for a forced release
+     */
     public boolean succeeded() {
         return Boolean.TRUE.equals(taskSucceeded);
+    }
+
+    /**
+     * @return whether the task threw (or exited non-zero); false when it succeeded, when dibs did
+     *     not see how it ended (a lease released without saying, ShedLock's bare provider, a run
+     *     whose end was never recorded: neither this nor {@link #succeeded()}), and for a forced
+     *     release
+     */
+    public boolean failed() {
+        return Boolean.FALSE.equals(taskSucceeded);
     }
 
     /**
@@ -139,7 +154,9 @@ public final class DibsRun {
     public String toString() {
         return "DibsRun[" + lockName + " at " + recordedAt + " on " + host + " pid " + pid
                 + (instanceId == null ? "" : " (" + instanceId + ")") + ", took " + duration.toMillis()
-                + " ms, task " + (taskSucceeded == null ? "-" : taskSucceeded ? "ok" : "failed") + ", lock "
+                + " ms, task "
+                + (taskSucceeded == null ? "forced".equals(ended) ? "-" : "unknown" : taskSucceeded ? "ok" : "failed")
+                + ", lock "
                 + ended + (forcedBy == null ? "" : " by " + forcedBy) + (catchUp ? ", catch-up" : "") + "]";
     }
 }

@@ -135,7 +135,7 @@ final class LeaseState implements Runnable {
      * The one release: tells {@code finished} unless the task did, releases in Rust, logs the
      * warning Rust wrote and tells how it ended. Once, with {@link #guard} held.
      */
-    void release(boolean taskFailed) {
+    void release(int task) {
         released = true;
         holder = null;
         if (interrupted == Thread.currentThread() && !interruptedBefore) {
@@ -150,7 +150,7 @@ final class LeaseState implements Runnable {
         }
         String warning;
         try {
-            warning = NativeIo.release(id, taskFailed, facts);
+            warning = NativeIo.release(id, task, facts);
         } catch (Throwable e) { // the JVM failing (out of memory) or a broken lease
             ending = Ending.RELEASE_FAILED;
             Events.ended(listener, lockName, Ending.RELEASE_FAILED, Duration.ZERO);
@@ -175,7 +175,7 @@ final class LeaseState implements Runnable {
                 if (watched) {
                     LostWatch.unwatch(id);
                 }
-                NativeIo.release(id, true, facts);
+                NativeIo.release(id, NativeLib.TASK_FAILED, facts);
             }
         } catch (Throwable e) {
             cause.addSuppressed(e);
@@ -192,7 +192,7 @@ final class LeaseState implements Runnable {
             if (!released) {
                 Log.warning(
                         "a DibsLease of lock '" + lockName + "' was garbage collected without release(); released now");
-                release(true);
+                release(NativeLib.TASK_UNKNOWN); // how its work ended, nobody said
             }
         } finally {
             guard.unlock();

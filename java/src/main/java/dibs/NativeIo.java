@@ -50,11 +50,11 @@ final class NativeIo {
         return offload(() -> NativeLib.tickState(handle, job, tick, dueMs));
     }
 
-    static String release(long lease, boolean taskFailed, long[] facts) {
+    static String release(long lease, int task, long[] facts) {
         if (!isVirtual()) {
-            return NativeLib.release(lease, taskFailed, facts);
+            return NativeLib.release(lease, task, facts);
         }
-        return offload(() -> NativeLib.release(lease, taskFailed, facts));
+        return offload(() -> NativeLib.release(lease, task, facts));
     }
 
     static boolean extend(long lease, long atMostMs, long atLeastMs) {

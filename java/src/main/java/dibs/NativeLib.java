@@ -136,13 +136,21 @@ final class NativeLib {
      * Stops keep-alive and releases a lease with the token-checked script, then says how the
      * call ended. A lease is released once: its id is then unknown.
      *
-     * @param taskFailed whether the task threw, for the run history
+     * @param task how the task ended, for the run history: {@link #TASK_SUCCEEDED}, {@link
+     *     #TASK_FAILED} or {@link #TASK_UNKNOWN}
      * @param facts receives {@code [}{@link Ending} code{@code , milliseconds held]} (see
      *     {@link #RELEASED_ENDING})
      * @return the ending's warning for the log, or null when the lock was ours to the end
      * @throws IllegalStateException when the lease was released already
      */
-    static native String release(long lease, boolean taskFailed, long[] facts);
+    static native String release(long lease, int task, long[] facts);
+
+    /** {@link #release}'s {@code task}: it ran to success. */
+    static final int TASK_SUCCEEDED = 0;
+    /** It threw. */
+    static final int TASK_FAILED = 1;
+    /** dibs did not see how it ended (the caller did not say): recorded as unknown. */
+    static final int TASK_UNKNOWN = 2;
 
     /**
      * If the lease's lock is still ours, sets its expiry to {@code atMostMs} from now and counts

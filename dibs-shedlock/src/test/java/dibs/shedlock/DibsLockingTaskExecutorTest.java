@@ -7,10 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dibs.Dibs;
+import dibs.DibsCli;
+import dibs.DibsRun;
 import dibs.RedisServer;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -59,6 +63,48 @@ class DibsLockingTaskExecutorTest extends ProviderFixture {
                 config(name, Duration.ofSeconds(30), ZERO));
         assertTrue(heldInside.get(), "the lock is held while the task runs");
         assertFalse(keyExists(name), "released after");
+    }
+
+    /**
+     * A bare provider never hears how its task ended (ShedLock's executor releases in a {@code
+     * finally}): the run is recorded as unknown, never as a success, and {@code dibs check} says
+     * it cannot tell (exit 3), where it said ok before.
+     */
+    @Test
+    void aTaskThatThrowsThroughABareProviderIsRecordedUnknownNotAsASuccess() throws Exception {
+        String name = name("threw");
+        IllegalStateException thrown = new IllegalStateException("export failed");
+        IllegalStateException caught = assertThrows(
+                IllegalStateException.class,
+                () -> executor.executeWithLock(
+                        (Runnable) () -> {
+                            throw thrown;
+                        },
+                        config(name, Duration.ofSeconds(30), ZERO)));
+        assertSame(thrown, caught);
+        List<DibsRun> runs = client.history(Dibs.jobOf(name), 10);
+        assertEquals(1, runs.size(), runs.toString());
+        DibsRun run = runs.get(0);
+        assertFalse(run.succeeded(), run.toString());
+        assertFalse(run.failed(), "dibs did not see it throw: " + run);
+        assertEquals("released", run.ended());
+        assertTrue(run.toString().contains("task unknown"), run.toString());
+        DibsCli check = DibsCli.run(redis.uri(), "check", name, "--within", "1h");
+        assertEquals(3, check.exitCode(), check.output());
+        assertTrue(check.output().contains("not told to dibs"), check.output());
+        // Through dibs's own executor the outcome is seen, and recorded.
+        String seen = name("seen");
+        assertThrows(
+                IllegalStateException.class,
+                () -> new DibsLockingTaskExecutor(client)
+                        .executeWithLock(
+                                (Runnable) () -> {
+                                    throw thrown;
+                                },
+                                config(seen, Duration.ofSeconds(30), ZERO)));
+        assertTrue(client.history(Dibs.jobOf(seen), 1).get(0).failed());
+        assertEquals(
+                1, DibsCli.run(redis.uri(), "check", seen, "--within", "1h").exitCode());
     }
 
     @Test

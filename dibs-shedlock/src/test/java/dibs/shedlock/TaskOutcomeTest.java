@@ -8,11 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dibs.DibsHistory;
-import dibs.DibsRun;
 import dibs.RedisServer;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
 import java.util.List;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -35,9 +35,12 @@ class TaskOutcomeTest extends ProviderFixture {
         return "1".equals(redis.command("EXISTS", RedisServer.lockKey(name)));
     }
 
+    /** How each run's task ended, the newest first: true succeeded, false failed, null not seen. */
     private static List<Boolean> outcomes(String name) {
         DibsHistory runs = client.history(name, 10);
-        return runs.stream().map(DibsRun::succeeded).collect(java.util.stream.Collectors.toList());
+        return runs.stream()
+                .map(r -> r.succeeded() ? Boolean.TRUE : r.failed() ? Boolean.FALSE : null)
+                .collect(java.util.stream.Collectors.toList());
     }
 
     @Test
@@ -91,12 +94,13 @@ class TaskOutcomeTest extends ProviderFixture {
         assertTrue(innerFreeInside[0], "not held back until the outer task ended");
         assertFalse(keyExists(outer));
         assertEquals(List.of(true), outcomes(outer));
-        assertEquals(List.of(true), outcomes(inner));
+        assertEquals(Collections.singletonList(null), outcomes(inner), "a bare provider's: not seen");
     }
 
     /**
      * ShedLock's own executor releases the lock in a {@code finally} without the task's outcome:
-     * through a bare {@link DibsLockProvider}, dibs cannot see it (as the README says).
+     * through a bare {@link DibsLockProvider}, dibs cannot see it (as the README says), and records
+     * it as unknown: neither a success nor a failure.
      */
     @Test
     void throughShedLocksOwnExecutorTheOutcomeIsNotSeen() {
@@ -109,6 +113,6 @@ class TaskOutcomeTest extends ProviderFixture {
                             throw new IllegalStateException("boom");
                         },
                         config(name)));
-        assertEquals(List.of(true), outcomes(name), "recorded as its release saw it");
+        assertEquals(Collections.singletonList(null), outcomes(name), "recorded as not seen");
     }
 }

@@ -95,6 +95,7 @@ public class DibsAutoConfiguration {
             options.instanceId(properties.instanceId());
         }
         options.retryFailedTicks(properties.retryFailedTicks());
+        options.retryUnendedTicks(properties.retryUnendedTicks());
         List<DibsListener> all = listeners.orderedStream().toList();
         if (!all.isEmpty()) {
             options.listener(all.size() == 1 ? all.get(0) : new CompositeListener(all));

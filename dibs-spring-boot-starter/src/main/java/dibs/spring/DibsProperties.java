@@ -29,6 +29,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param retryFailedTicks Whether the lock of a tick (executeOnce) whose task threw is let go at
  *     once, so that another instance's later fire of the same tick runs it again. Off: a tick is
  *     run once, however it ended, and stays done for atMost.
+ * @param retryUnendedTicks Whether catch-up (@CatchUp) runs again a missed tick whose run started
+ *     but never recorded its end (its instance died mid-run, or its release failed). Off: that run
+ *     may have done its work, and a tick that started runs at most once.
  * @param jobs The fleet view: expected periods and the overdue check.
  * @param actuator What /actuator/dibs may change.
  */
@@ -43,6 +46,7 @@ public record DibsProperties(
         Boolean history,
         String instanceId,
         boolean retryFailedTicks,
+        boolean retryUnendedTicks,
         @DefaultValue Jobs jobs,
         @DefaultValue Actuator actuator) {
     static final String PREFIX = "dibs";

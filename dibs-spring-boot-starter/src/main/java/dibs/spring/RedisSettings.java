@@ -63,7 +63,8 @@ final class RedisSettings {
             "durable", DibsProperties.PREFIX + ".durable",
             "history", DibsProperties.PREFIX + ".history",
             "instance-id", DibsProperties.PREFIX + ".instance-id",
-            "retry-failed-ticks", DibsProperties.PREFIX + ".retry-failed-ticks");
+            "retry-failed-ticks", DibsProperties.PREFIX + ".retry-failed-ticks",
+            "retry-unended-ticks", DibsProperties.PREFIX + ".retry-unended-ticks");
 
     private final String url;
     private final String host;

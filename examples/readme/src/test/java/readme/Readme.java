@@ -92,10 +92,13 @@ public final class Readme {
      * @throws Exception if the CLI cannot run
      */
     public static void assertRecorded(String job, String... locks) throws Exception {
-        // A task's end comes before its release records it: wait for the record (10 s at most).
+        // A task's end comes before its release records it (a tick's run is recorded from its
+        // start, as running): wait for the record of its end (10 s at most).
         long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
         DibsHistory history = Dibs.history(URI, job, 10);
-        while (history.size() < locks.length && System.nanoTime() < deadline) {
+        while ((history.size() < locks.length
+                        || history.stream().anyMatch(r -> r.ended().equals("running")))
+                && System.nanoTime() < deadline) {
             Thread.sleep(20);
             history = Dibs.history(URI, job, 10);
         }

@@ -1,0 +1,202 @@
+//! The scripts of a tick's lock (see `crate::lock::catch_up`): the acquire that records the
+//! run's start in its job's history, catch-up's, which first looks whether the tick ran, and on a
+//! Cluster the same look and record on the history's own slot.
+//!
+//! A tick's run is known from the moment it starts: its start's entry (`started;...`, see
+//! `crate::history::started_parts`) is written in the acquire's own script, with the `SET`, and
+//! with durable acquire the `WAIT` that follows covers it too. The release deletes it with the
+//! ending's entry written (`RELEASE`'s `ARGV[8]`). So a run whose release failed, whose reply was
+//! lost, or whose holder died, still has an entry, and catch-up never runs its tick again.
+
+use super::history::history_lua;
+use super::LuaScript;
+
+/// `started(token, at, stream, index, evicted)`: writes the run's start's entry in `stream` and
+/// returns its id ('' where the server refused it). `ARGV[at]`, `ARGV[at + 1]`: the stream's
+/// length and TTL; `ARGV[at + 2]` the entry's head before the fencing token, `ARGV[at + 3]` its
+/// tail after it. A retry after a lost reply (`ARGV[3]` = 1) finds the first try's entry among
+/// the latest and returns its id instead. Needs `append` (`history_lua!`).
+macro_rules! started_lua {
+    () => {
+        r#"
+local function started(token, at, stream, index, evicted)
+  local tail = ARGV[at + 3]
+  if ARGV[3] == '1' then
+    local latest = redis.pcall('XREVRANGE', stream, '+', '-', 'COUNT', 16)
+    if type(latest) == 'table' and not latest.err then
+      for _, entry in ipairs(latest) do
+        local run = entry[2][2]
+        if run and string.sub(run, 1, 8) == 'started;' and string.sub(run, -#tail) == tail then
+          return entry[1]
+        end
+      end
+    end
+  end
+  local id = append(stream, index, evicted, ARGV[at], ARGV[at + 1],
+    'started;' .. ARGV[at + 2] .. string.format('%.0f', token) .. tail)
+  return id or ''
+end
+"#
+    };
+}
+
+/// Whether the job's stream has an entry of the tick lock `ARGV[name_at]`: -2 when it has, -3
+/// when the stream cannot be read; else the entries, for the proof that it has none. With
+/// `ARGV[name_at + 3]` = 1 (`retry-failed-ticks`) a run whose task failed does not count; with
+/// `ARGV[name_at + 4]` = 1 (`retry-unended-ticks`) neither does a start whose end was never
+/// recorded (looked at only once the lock is gone: its holder died, or its release failed).
+macro_rules! ran_lua {
+    () => {
+        r#"
+local function ran(stream, name_at)
+  local entries = redis.pcall('XREVRANGE', stream, '+', '-')
+  if type(entries) ~= 'table' or entries.err then
+    return -3
+  end
+  local tail = ';' .. ARGV[name_at]
+  local failed_retried = ARGV[name_at + 3] == '1'
+  local unended_retried = ARGV[name_at + 4] == '1'
+  for _, entry in ipairs(entries) do
+    local run = entry[2][2]
+    if run and string.sub(run, -#tail) == tail then
+      local ended, task = string.match(run, '^([^;]*);([^;+]*)')
+      if not ((failed_retried and task == 'failed') or (unended_retried and ended == 'started')) then
+        return -2
+      end
+    end
+  end
+  return entries
+end
+"#
+    };
+}
+
+/// Whether the entries of `ran` prove that the tick due at `ARGV[due_at]` did not run: -3 when
+/// they cannot (trimmed past it, or dropped: `KEYS[evicted_at]`), -5 when the job has no recorded
+/// run from before the tick was due, else -4 (missed).
+macro_rules! missed_lua {
+    () => {
+        r#"
+local function missed(entries, due_at, evicted)
+  local oldest = entries[#entries]
+  local reaches = oldest and tonumber(string.match(oldest[1], '^%d+')) < tonumber(ARGV[due_at]) - SKEW
+  if not reaches and (#entries >= LENGTH or redis.call('EXISTS', evicted) == 1) then
+    return -3
+  end
+  if oldest == nil or tonumber(string.match(oldest[1], '^%d+')) > tonumber(ARGV[due_at]) then
+    return -5
+  end
+  return -4
+end
+"#
+    };
+}
+
+/// The acquire of a tick's lock with the run history: [`super::ACQUIRE`], then the run's start's
+/// entry (see the module docs). `KEYS`: the lock, the job's stream, the index of jobs, the
+/// eviction's mark; `ARGV[1..3]` as `ACQUIRE`'s, `ARGV[4..7]` as `started`'s. Returns false
+/// when the lock is taken, else `{token, start's entry id}`. It costs a won tick one `XADD` more
+/// than `ACQUIRE`, a skipped one nothing; a lock not of a tick never runs it.
+pub(crate) static TICK_ACQUIRE: LuaScript = LuaScript::new(concat!(
+    history_lua!(),
+    "local function acquire()",
+    acquire_lua!(),
+    "end\n",
+    started_lua!(),
+    r#"
+local token = acquire()
+if not token then
+  return false
+end
+return {token, started(token, 4, KEYS[2], KEYS[3], KEYS[4])}
+"#
+));
+
+/// The acquire of a tick that may not have run (see `lock::catch_up`): first whether the tick
+/// ran, then [`TICK_ACQUIRE`] if it did not, in one script, so that no other instance can run the
+/// tick between the look and the `SET`. `KEYS` as `TICK_ACQUIRE`'s; `ARGV[1..3]` as
+/// `ACQUIRE`'s, `ARGV[4]` the tick lock's name, `ARGV[5]` the tick's due time (Unix ms),
+/// `ARGV[6]` 1 to look only, `ARGV[7]` and `ARGV[8]` `ran`'s retries, `ARGV[9..12]` as
+/// `started`'s. Returns false when the lock is there (running, or its done-mark), -2 when the
+/// history has a run of it (a start counts), -3 when the history cannot prove that it has not
+/// (its stream trimmed past the tick, or dropped), -4 when looking only and the tick was missed,
+/// -5 when looking only and the job has no recorded run from before the tick was due (a new job,
+/// or a tick that predates its first run: not one it missed); else as `TICK_ACQUIRE`. The
+/// history's entries are looked at whole: about `HISTORY_LENGTH`.
+///
+/// A stream's absence proves that the tick did not run when it reaches back before the tick
+/// (its oldest entry older than the due time less `CLOCK_SKEW_MS`, for instances whose clock
+/// runs ahead of the server's), or when it was never trimmed (`XADD MAXLEN ~` trims only down
+/// to at least its length) nor dropped (the eviction mark absent). A stream expires only 40
+/// days after its last entry, and catch-up looks back at most 30.
+pub(crate) static CATCH_UP_ACQUIRE: LuaScript = LuaScript::new(concat!(
+    "local LENGTH = ",
+    history_length!(),
+    "\nlocal SKEW = ",
+    clock_skew_ms!(),
+    "\n",
+    history_lua!(),
+    "local function acquire()",
+    acquire_lua!(),
+    "end\n",
+    started_lua!(),
+    ran_lua!(),
+    missed_lua!(),
+    r#"
+if not (ARGV[3] == '1' and redis.call('GET', KEYS[1]) == ARGV[1]) then
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    if ARGV[6] == '1' then
+      return -2
+    end
+    return false
+  end
+  local entries = ran(KEYS[2], 4)
+  if type(entries) ~= 'table' then
+    return entries
+  end
+  local found = missed(entries, 5, KEYS[4])
+  if ARGV[6] == '1' or found == -3 then
+    return found
+  end
+end
+local token = acquire()
+if not token then
+  return false
+end
+return {token, started(token, 9, KEYS[2], KEYS[3], KEYS[4])}
+"#
+));
+
+/// On a Cluster, where a tick's lock and its job's history live in different slots: the look
+/// and the start's entry of [`CATCH_UP_ACQUIRE`], on the history's slot, once the lock was won
+/// with [`super::ACQUIRE`] (or, looking only, with no lock). `KEYS`: the job's stream, the index
+/// of jobs, the eviction's mark; `ARGV[1]` the token (for the start's entry), `ARGV[2]` unused,
+/// `ARGV[3]` 1 on a retry, `ARGV[4..8]` as `CATCH_UP_ACQUIRE`'s, `ARGV[9..12]` as `started`'s;
+/// `ARGV[13]` 1 to write the start without looking (a tick run without catch-up). Returns what
+/// `CATCH_UP_ACQUIRE` would, with `{token, id}` for a tick it may run. The history's slot is
+/// the judge: two instances that each won the lock at another time (it lapsed between) cannot
+/// both find no entry, since the first wrote its start before its task ran.
+pub(crate) static CLAIM: LuaScript = LuaScript::new(concat!(
+    "local LENGTH = ",
+    history_length!(),
+    "\nlocal SKEW = ",
+    clock_skew_ms!(),
+    "\n",
+    history_lua!(),
+    started_lua!(),
+    ran_lua!(),
+    missed_lua!(),
+    r#"
+if ARGV[13] ~= '1' then
+  local entries = ran(KEYS[1], 4)
+  if type(entries) ~= 'table' then
+    return entries
+  end
+  local found = missed(entries, 5, KEYS[3])
+  if ARGV[6] == '1' or found == -3 then
+    return found
+  end
+end
+return {tonumber(ARGV[1]), started(ARGV[1], 9, KEYS[1], KEYS[2], KEYS[3])}
+"#
+));
