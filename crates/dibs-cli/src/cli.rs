@@ -75,11 +75,18 @@ pub struct Cli {
 pub enum Command {
     /// Run CMD only if it wins the lock NAME, and exit with CMD's exit code
     ///
-    /// Runs CMD only if it wins the lock NAME, and exits with CMD's exit code. SIGTERM, SIGINT
-    /// and SIGHUP are passed on to CMD (CMD runs in its own process group: a signal to dibs's
-    /// group, or Ctrl-C, reaches CMD once); the lock is released when CMD exits. CMD gets the
+    /// Runs CMD only if it wins the lock NAME, and exits with CMD's exit code. CMD gets the
     /// lock's fencing token (greater than every earlier holder's) as DIBS_FENCING_TOKEN, and
     /// not DIBS_REDIS. The run is recorded in its job's history.
+    ///
+    /// Nothing CMD starts outlives the lock: what CMD leaves running (what a script ran, a
+    /// daemon, one that called setsid) becomes dibs's child, and the lock is released only when
+    /// none is left. SIGTERM, SIGINT and SIGHUP to dibs or its group are passed on to CMD's
+    /// process group and to every other group of what CMD started, once each; sent to CMD's
+    /// group (Ctrl-C), they reach it once, from the kernel. A SIGKILL to dibs or its group
+    /// cannot be caught: a watchdog in CMD's group then kills that group, and the lock expires
+    /// by --at-most, unrecorded (the only case where the lock outlives dibs; a daemon that left
+    /// the group by setsid is then beyond reach).
     #[command(next_line_help = true, verbatim_doc_comment, after_help = RUN_EXIT)]
     Run(RunArgs),
     /// Say whether the lock NAME is held, by whom, and for how long more
@@ -168,8 +175,9 @@ pub struct RunArgs {
     #[arg(long, verbatim_doc_comment)]
     pub keep_alive: bool,
     /// With --keep-alive, when the lock is found lost while CMD runs: send CMD's process
-    /// group SIGTERM, then SIGKILL GRACE later (a DURATION; 0s: at once), and exit 75; or
-    /// ignore: warn only, and let CMD run on
+    /// group (and every other group of what it started) SIGTERM, then SIGKILL GRACE later (a
+    /// DURATION; 0s: at once) if any of it still runs, and exit 75; or ignore: warn only, and
+    /// let CMD run on
     #[arg(long, value_name = "GRACE|ignore", value_parser = on_lost, default_value = "10s")]
     #[arg(
         requires = "keep_alive",
