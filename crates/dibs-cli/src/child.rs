@@ -1,13 +1,17 @@
-//! The command `dibs run` runs, as its child: in a process group of its own, given the terminal
-//! when dibs has it, passed the signals dibs receives ([`crate::signals`]), and stopped when its
-//! lock is lost.
+//! The command `dibs run` runs, as its child: in a process group of its own (the
+//! [`Watchdog`]'s), given the terminal when dibs has it, passed the signals dibs receives
+//! ([`crate::signals`]), and stopped when its lock is lost. Its run ends when nothing it started
+//! runs any more: what it leaves running (a daemon, what bash ran) is dibs's to wait for, as
+//! dibs is their subreaper ([`crate::descendants`]).
 
 use std::io;
 use std::os::fd::RawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::Command as Process;
 
+use crate::descendants;
 use crate::signals::{self, Forwarder, LossStop, FORWARDED};
+use crate::watchdog::Watchdog;
 use crate::{EX_NOT_STARTED, EX_SOFTWARE};
 
 /// How the child ended, as dibs's exit code tells it.
@@ -20,7 +24,7 @@ pub struct ChildEnd {
 }
 
 /// Runs the child with our stdin, stdout and stderr, its signals passed on by `forwarder`, and
-/// waits for it to exit. The command gets the lock's fencing token as `DIBS_FENCING_TOKEN`.
+/// waits for it and all it started to exit; the code is the child's own. The command gets the lock's fencing token as `DIBS_FENCING_TOKEN`.
 pub fn run_child(
     forwarder: &Forwarder,
     lock: &str,
@@ -40,6 +44,14 @@ pub fn run_child(
             return ended((128 + signal).clamp(0, 255) as u8);
         }
     };
+    let watchdog = match Watchdog::start() {
+        Ok(watchdog) => watchdog,
+        Err(e) => {
+            eprintln!("dibs: cannot start the watchdog of {program}'s process group: {e}");
+            return ended(EX_SOFTWARE);
+        }
+    };
+    let group = watchdog.group();
     let ignored = forwarder.ignored();
     let terminal = foreground_terminal();
     let mut process = Process::new(program);
@@ -50,22 +62,21 @@ pub fn run_child(
         .env("DIBS_FENCING_TOKEN", fence.to_string());
     // SAFETY: `child_setup` makes only async-signal-safe calls.
     unsafe {
-        process.pre_exec(move || child_setup(&ignored, terminal));
+        process.pre_exec(move || child_setup(&ignored, terminal, group));
     }
     // spawn returns once the child has exec'd: its process group exists from here on.
     let child = match process.spawn() {
         Ok(child) => child,
         Err(e) => {
             eprintln!("dibs: cannot run {program}: {e}");
+            watchdog.finish(false);
             return ended(EX_NOT_STARTED);
         }
     };
     let pid = child.id() as libc::pid_t;
-    starting.started(pid);
+    starting.started(group);
     let stopper = on_lost.map(|stop| stop.watch(forwarder, lock, program));
-    let waited = wait_for_exit(pid, terminal);
-    forwarder.exited();
-    let stopped_for_loss = stopper.is_some_and(|watch| watch.finish());
+    let waited = wait_for_exit(pid, terminal, group);
     if let Some(fd) = terminal {
         take_terminal(fd);
     }
@@ -84,17 +95,20 @@ pub fn run_child(
             EX_SOFTWARE
         }
     };
+    let watchdog_reaped = wait_for_the_rest(watchdog.pid(), program);
+    forwarder.exited();
+    let stopped_for_loss = stopper.is_some_and(|watch| watch.finish());
+    watchdog.finish(watchdog_reaped);
     ChildEnd {
         code,
         stopped_for_loss,
     }
 }
 
-/// Waits, without reaping, until the child exits: its pid stays ours until forwarding stops.
-/// A child stopped by job control (Ctrl-Z, or reading the terminal from the background) stops
+/// Waits, without reaping, until the child exits. A child stopped by job control (Ctrl-Z, or reading the terminal from the background) stops
 /// dibs with the same signal, so that the shell sees the job stopped; continued, dibs gives it
 /// the terminal back, if dibs has it, and continues it.
-fn wait_for_exit(pid: libc::pid_t, terminal: Option<RawFd>) -> io::Result<()> {
+fn wait_for_exit(pid: libc::pid_t, terminal: Option<RawFd>, group: libc::pid_t) -> io::Result<()> {
     loop {
         // SAFETY: waitid(2) on our own child, with a zeroed siginfo to fill.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -127,10 +141,10 @@ fn wait_for_exit(pid: libc::pid_t, terminal: Option<RawFd>) -> io::Result<()> {
                 libc::kill(libc::getpid(), stopped_by);
                 if let Some(fd) = terminal {
                     if libc::tcgetpgrp(fd) == libc::getpgrp() {
-                        give_terminal(fd, pid);
+                        give_terminal(fd, group);
                     }
                 }
-                libc::kill(-pid, libc::SIGCONT);
+                libc::kill(-group, libc::SIGCONT);
             }
         }
     }
@@ -157,13 +171,45 @@ fn give_terminal(fd: RawFd, group: libc::pid_t) {
     let _ = signals::set_mask(libc::SIG_UNBLOCK, &[libc::SIGTTOU]);
 }
 
+/// Once the child has exited: waits until every other child of dibs but the watchdog has exited
+/// too (what the command left running, reparented to dibs), and reaps them. Whether the watchdog
+/// was reaped meanwhile (a SIGKILL to CMD's group ends it too).
+fn wait_for_the_rest(watchdog: libc::pid_t, program: &str) -> bool {
+    let mut said = false;
+    let mut watchdog_reaped = false;
+    loop {
+        let left = descendants::children(watchdog);
+        if left.is_empty() {
+            return watchdog_reaped;
+        }
+        if !said {
+            let pids: Vec<String> = left.iter().map(|p| p.to_string()).collect();
+            eprintln!(
+                "dibs: {program} exited, and left running pid {}: the lock is kept until they exit",
+                pids.join(", ")
+            );
+            said = true;
+        }
+        // SAFETY: waitpid(2) for any child of ours; the loop asks again which are left.
+        match unsafe { libc::waitpid(-1, std::ptr::null_mut(), 0) } {
+            -1 if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+            -1 => return true, // ECHILD: none left, not even the watchdog
+            reaped => watchdog_reaped |= reaped == watchdog,
+        }
+    }
+}
+
 /// Runs in the child between fork and exec, so async-signal-safe calls only. Puts the command
-/// in a process group of its own, the terminal's foreground if dibs had it, and gives it the
-/// signal state it would have had without dibs.
-fn child_setup(ignored: &[bool; FORWARDED.len()], terminal: Option<RawFd>) -> io::Result<()> {
+/// in `group` (the watchdog's, a group of its own), the terminal's foreground if dibs had it,
+/// and gives it the signal state it would have had without dibs.
+fn child_setup(
+    ignored: &[bool; FORWARDED.len()],
+    terminal: Option<RawFd>,
+    group: libc::pid_t,
+) -> io::Result<()> {
     // SAFETY: setpgid, tcsetpgrp and sigprocmask, with a set filled by sigemptyset.
     unsafe {
-        if libc::setpgid(0, 0) != 0 {
+        if libc::setpgid(0, group) != 0 {
             return Err(io::Error::last_os_error());
         }
         if let Some(fd) = terminal {
@@ -172,7 +218,7 @@ fn child_setup(ignored: &[bool; FORWARDED.len()], terminal: Option<RawFd>) -> io
             libc::sigemptyset(&mut ttou);
             libc::sigaddset(&mut ttou, libc::SIGTTOU);
             libc::sigprocmask(libc::SIG_BLOCK, &ttou, std::ptr::null_mut());
-            libc::tcsetpgrp(fd, libc::getpid());
+            libc::tcsetpgrp(fd, group);
         }
     }
     signals::restore_in_child(ignored)

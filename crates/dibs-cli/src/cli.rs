@@ -14,14 +14,15 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub use values::OnLost;
-use values::{duration, limit, on_lost, skip_exit, RedisOpt};
+use values::{duration, limit, on_lost, positive_duration, skip_exit, RedisOpt};
 
 /// What the top-level help says after the commands.
 const ABOUT_ALL: &str = "\
 CONN, the --redis of every command (or DIBS_REDIS instead): a Redis URI, as for the library:
 redis://[user[:password]@]host[:port][/db], rediss://, unix:///path.sock; and --redis-opt
 KEY=VALUE for another conn-spec key (ca-cert=/ca.pem, key-prefix=app:, timeout-ms=500, ...).
-DURATION: a whole number with a unit: 500ms, 30s, 10m, 1h, 2d.
+DURATION: a whole number with a unit: 500ms, 30s, 10m, 1h, 2d; more than 0, but for
+run's --at-least and --on-lost.
 
 Each run is recorded in its job's history (the last 100, kept 40 days after the last one;
 about 1,000 jobs keep one): history and check read it.
@@ -74,11 +75,18 @@ pub struct Cli {
 pub enum Command {
     /// Run CMD only if it wins the lock NAME, and exit with CMD's exit code
     ///
-    /// Runs CMD only if it wins the lock NAME, and exits with CMD's exit code. SIGTERM, SIGINT
-    /// and SIGHUP are passed on to CMD (CMD runs in its own process group: a signal to dibs's
-    /// group, or Ctrl-C, reaches CMD once); the lock is released when CMD exits. CMD gets the
+    /// Runs CMD only if it wins the lock NAME, and exits with CMD's exit code. CMD gets the
     /// lock's fencing token (greater than every earlier holder's) as DIBS_FENCING_TOKEN, and
     /// not DIBS_REDIS. The run is recorded in its job's history.
+    ///
+    /// Nothing CMD starts outlives the lock: what CMD leaves running (what a script ran, a
+    /// daemon, one that called setsid) becomes dibs's child, and the lock is released only when
+    /// none is left. SIGTERM, SIGINT and SIGHUP to dibs or its group are passed on to CMD's
+    /// process group and to every other group of what CMD started, once each; sent to CMD's
+    /// group (Ctrl-C), they reach it once, from the kernel. A SIGKILL to dibs or its group
+    /// cannot be caught: a watchdog in CMD's group then kills that group, and the lock expires
+    /// by --at-most, unrecorded (the only case where the lock outlives dibs; a daemon that left
+    /// the group by setsid is then beyond reach).
     #[command(next_line_help = true, verbatim_doc_comment, after_help = RUN_EXIT)]
     Run(RunArgs),
     /// Say whether the lock NAME is held, by whom, and for how long more
@@ -140,7 +148,7 @@ pub struct RunArgs {
     pub lock: String,
     /// How long the lock is held at most: it expires then, if dibs is killed or its host
     /// lost. A DURATION: a whole number with a unit: 500ms, 30s, 10m, 1h, 2d
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     #[arg(allow_hyphen_values = true, verbatim_doc_comment)]
     pub at_most: Duration,
     /// How long the lock is kept at least, even after CMD ends sooner: a host whose cron
@@ -167,8 +175,9 @@ pub struct RunArgs {
     #[arg(long, verbatim_doc_comment)]
     pub keep_alive: bool,
     /// With --keep-alive, when the lock is found lost while CMD runs: send CMD's process
-    /// group SIGTERM, then SIGKILL GRACE later (a DURATION), and exit 75; or ignore: warn
-    /// only, and let CMD run on
+    /// group (and every other group of what it started) SIGTERM, then SIGKILL GRACE later (a
+    /// DURATION; 0s: at once) if any of it still runs, and exit 75; or ignore: warn only, and
+    /// let CMD run on
     #[arg(long, value_name = "GRACE|ignore", value_parser = on_lost, default_value = "10s")]
     #[arg(
         requires = "keep_alive",
@@ -210,7 +219,7 @@ pub struct LocksArgs {
     pub show_tokens: bool,
     /// How long the scan of the keyspace may take: past it, the list is partial, says so,
     /// and the exit code is 3
-    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "5s")]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "5s")]
     #[arg(allow_hyphen_values = true, verbatim_doc_comment)]
     pub budget: Duration,
 }
@@ -236,25 +245,25 @@ pub struct CheckArgs {
     #[arg(value_name = "JOB|LOCK")]
     pub job: String,
     /// The window: the task must have run to success within it (a DURATION: 30m, 1h, 2d)
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     #[arg(allow_hyphen_values = true)]
     pub within: Duration,
     /// A success that took less is suspect (exit 4): it ran, too briefly to have done its work
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     #[arg(allow_hyphen_values = true)]
     pub min_duration: Option<Duration>,
     /// A run that has held its lock longer is flagged (exit 5): stuck, or slowed
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     #[arg(allow_hyphen_values = true)]
     pub max_duration: Option<Duration>,
     /// With no success within --within, a run that started less than this ago and runs now is
     /// given the time to finish: exit 0, running
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     #[arg(allow_hyphen_values = true, verbatim_doc_comment)]
     pub grace_after_start: Option<Duration>,
     /// How long the scan for the job's running locks may take (with --max-duration or
     /// --grace-after-start)
-    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "5s")]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, default_value = "5s")]
     #[arg(allow_hyphen_values = true, verbatim_doc_comment)]
     pub budget: Duration,
 }

@@ -11,6 +11,7 @@ mod check;
 mod child;
 mod cli;
 mod connect;
+mod descendants;
 mod history;
 mod locks;
 mod output;
@@ -18,6 +19,7 @@ mod release;
 mod run;
 mod signals;
 mod status;
+mod watchdog;
 
 use std::process::ExitCode;
 

@@ -1,10 +1,12 @@
-//! `dibs run`: takes the lock, runs the command if it won, releases the lock when it exits.
+//! `dibs run`: takes the lock, runs the command if it won, releases the lock when it and all it
+//! started have exited.
 
 use dibs::{Error, LockParams, TaskResult};
 
 use crate::child::run_child;
 use crate::cli::{OnLost, RunArgs};
 use crate::connect::locker;
+use crate::descendants::become_subreaper;
 use crate::signals::{Forwarder, LossStop};
 use crate::{EX_LOST, EX_SOFTWARE};
 
@@ -30,6 +32,11 @@ pub fn run(args: RunArgs) -> Result<u8, Error> {
         None => LockParams::from_millis(&lock, millis(at_most), millis(at_least))?,
     };
     let locker = locker(&conn, keep_alive)?;
+    // What CMD leaves running becomes dibs's child, to be waited for before the release.
+    if let Err(e) = become_subreaper() {
+        eprintln!("dibs: cannot become the subreaper of {program}'s processes: {e}");
+        return Ok(EX_SOFTWARE);
+    }
     // Watch signals before taking the lock: one that arrives while it is being taken must not
     // kill dibs with the lock held and nothing to release it.
     let forwarder = match Forwarder::start() {

@@ -1,9 +1,11 @@
 //! The signals dibs passes on to the command `dibs run` runs, and those it sends it when the
-//! lock is lost.
+//! lock is lost: to CMD's process group, and to the group of each process CMD started that went
+//! to another (a daemon that called setsid, see [`crate::descendants`]).
 //!
-//! One signal reaches the command once. A signal to dibs's process group (a `kill -- -PGID`, a
-//! supervisor stopping the group) reaches dibs alone, which passes it on; Ctrl-C at a terminal
-//! goes to the foreground group, which is the command's while it runs, and dibs never sees it.
+//! One signal reaches each group once. A signal to dibs's process group (a `kill -- -PGID`, a
+//! supervisor stopping the group) reaches dibs alone, which passes it on; one to CMD's group
+//! (Ctrl-C at a terminal: it is the foreground group while CMD runs) reaches CMD's group, and
+//! dibs never sees it.
 
 use std::io;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -14,13 +16,14 @@ use std::time::Duration;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
+use crate::descendants::signal_groups;
 use crate::output::human;
 
 pub const FORWARDED: [i32; 3] = [SIGTERM, SIGINT, SIGHUP];
 
-/// Passes SIGTERM, SIGINT and SIGHUP on to the child. A signal that comes before the child
-/// exists is kept and delivered once it does; none is sent once the child has been reaped,
-/// when its pid may belong to another process.
+/// Passes SIGTERM, SIGINT and SIGHUP on to the child's process group and its descendants'. A
+/// signal that comes before the child exists is kept and delivered once it does; none is sent
+/// once everything the child started has been reaped, when CMD's group may be no more.
 pub struct Forwarder {
     target: Arc<Mutex<Target>>,
     /// Kept for the child: what nohup ignores, the command ignores too.
@@ -32,17 +35,18 @@ pub struct Forwarder {
 enum Target {
     /// No child yet; the first signal that came meanwhile.
     Waiting(Option<i32>),
-    Child(libc::pid_t),
+    /// CMD runs, in this process group; or what it started does.
+    Running(libc::pid_t),
     Done,
 }
 
 /// Forwarding held while the child is started: a signal that comes meanwhile waits, and goes to
-/// the child once [`Starting::started`] names it.
+/// the child's group once [`Starting::started`] names it.
 pub struct Starting<'a>(MutexGuard<'a, Target>);
 
 impl Starting<'_> {
-    pub fn started(mut self, pid: libc::pid_t) {
-        *self.0 = Target::Child(pid);
+    pub fn started(mut self, group: libc::pid_t) {
+        *self.0 = Target::Running(group);
     }
 }
 
@@ -63,10 +67,7 @@ impl Forwarder {
                 let mut target = shared.lock().unwrap_or_else(|p| p.into_inner());
                 match &mut *target {
                     Target::Waiting(first) => *first = first.or(Some(signal)),
-                    // SAFETY: kill(2) on our child, which is not reaped while we hold the lock.
-                    Target::Child(pid) => unsafe {
-                        libc::kill(*pid, signal);
-                    },
+                    Target::Running(group) => signal_groups(*group, signal),
                     Target::Done => {}
                 }
             }
@@ -94,7 +95,8 @@ impl Forwarder {
         }
     }
 
-    /// No signal goes to the child from here on: it has exited, and is about to be reaped.
+    /// No signal goes to the child's group from here on: nothing it started runs, and its
+    /// group is about to end.
     pub fn exited(&self) {
         *self.target.lock().unwrap_or_else(|p| p.into_inner()) = Target::Done;
     }
@@ -105,8 +107,8 @@ impl Forwarder {
     }
 }
 
-/// Stops the child when its lock is lost: SIGTERM to its process group, then SIGKILL `grace`
-/// later if it still runs.
+/// Stops the child when its lock is lost: SIGTERM to its process group (and its descendants'),
+/// then SIGKILL `grace` later if anything of it still runs.
 pub struct LossStop {
     grace: Duration,
     events: mpsc::Receiver<Event>,
@@ -153,24 +155,22 @@ impl LossStop {
 }
 
 impl LossWatch {
-    /// Once the child has exited (and before it is reaped): whether it was told to stop for a
-    /// loss of the lock.
+    /// Once the child and all it started have exited: whether it was told to stop for a loss of
+    /// the lock.
     pub fn finish(self) -> bool {
         let _ = self.exited.send(Event::Exited); // the stopper signals no more
         self.thread.join().unwrap_or(false)
     }
 }
 
-/// Waits for a loss of the lock or for the child's exit, whichever comes first. On a loss:
-/// SIGTERM to the child's group now, SIGKILL after the grace if the child still runs. Returns
-/// whether the lock was lost first.
+/// Waits for a loss of the lock or for the end of the child and all it started, whichever comes
+/// first. On a loss: SIGTERM to their groups now, SIGKILL after the grace if any still runs (not
+/// bash alone: what it ran too). Returns whether the lock was lost first.
 fn stop_on_loss(target: &Mutex<Target>, stop: LossStop, lock: &str, program: &str) -> bool {
     let group = |sig| {
         let target = target.lock().unwrap_or_else(|p| p.into_inner());
-        if let Target::Child(pid) = *target {
-            // SAFETY: kill(2) on our child's group; the child is not reaped (the target says
-            // so, under its lock), so its pid, the group's id, is not anyone else's.
-            unsafe { libc::kill(-pid, sig) };
+        if let Target::Running(group) = *target {
+            signal_groups(group, sig);
         }
     };
     if !matches!(stop.events.recv(), Ok(Event::Lost)) {

@@ -82,6 +82,73 @@ fn bad_usage_exits_64_with_the_usage_and_conn_options_work() {
     assert!(!text(&out.stderr).contains("hunter2"));
 }
 
+/// Issue 42 (13): `dibs check --within 0s` called a job that had just succeeded overdue (exit
+/// 1), and `--budget 0s` made every listing partial (exit 3) after scanning no key. Now a 0 is a
+/// usage error (64) that names the option, before any network I/O (the same arguments against a
+/// port nothing listens on exit 64, not 69).
+#[test]
+fn a_duration_of_0_is_bad_usage_naming_its_option() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let ran = dibs(&[
+        "run",
+        "--redis",
+        &uri,
+        "--lock",
+        "zero",
+        "--at-most",
+        "1m",
+        "--",
+        "true",
+    ]);
+    assert_eq!(ran.status.code(), Some(0), "{}", text(&ran.stderr));
+    for (args, option) in [
+        (&["check", "zero", "--within", "0s"][..], "--within"),
+        (
+            &["check", "zero", "--within", "1h", "--budget", "0s"],
+            "--budget",
+        ),
+        (
+            &["check", "zero", "--within", "1h", "--min-duration", "0ms"],
+            "--min-duration",
+        ),
+        (
+            &["check", "zero", "--within", "1h", "--max-duration", "0s"],
+            "--max-duration",
+        ),
+        (
+            &[
+                "check",
+                "zero",
+                "--within",
+                "1h",
+                "--grace-after-start",
+                "0s",
+            ],
+            "--grace-after-start",
+        ),
+        (&["locks", "--budget", "0s"], "--budget"),
+        (
+            &["run", "--lock", "zero", "--at-most", "0s", "--", "true"],
+            "--at-most",
+        ),
+    ] {
+        for redis in [uri.as_str(), "redis://127.0.0.1:1"] {
+            let mut all = args.to_vec();
+            all.extend_from_slice(&["--redis", redis]);
+            let out = dibs(&all);
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(64), "{args:?}: {err}");
+            assert!(
+                err.contains(&format!("for '{option} <DURATION>': must be more than 0")),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    let check = dibs(&["check", "zero", "--within", "1h", "--redis", &uri]);
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stdout));
+}
+
 /// Clap's help and errors, with dibs's exit codes: 0 for the help, 64 (not clap's 2) for bad
 /// usage.
 #[test]

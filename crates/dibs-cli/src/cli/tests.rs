@@ -68,6 +68,67 @@ fn durations() {
     }
 }
 
+/// Issue 42 (13): a duration of 0 is refused where it means nothing, naming the option; kept for
+/// `--at-least` (no lock kept after the command) and `--on-lost` (SIGKILL at once).
+#[test]
+fn zero_durations_are_refused_where_they_mean_nothing() {
+    let run = "run --redis r --lock j";
+    let check = "check --redis r j --within 1h";
+    for (line, option) in [
+        (
+            format!("{run} --at-most 0s -- true"),
+            "--at-most <DURATION>",
+        ),
+        (
+            format!("{run} --at-most 0ms -- true"),
+            "--at-most <DURATION>",
+        ),
+        (
+            "check --redis r j --within 0s".to_owned(),
+            "--within <DURATION>",
+        ),
+        (format!("{check} --budget 0ms"), "--budget <DURATION>"),
+        (
+            format!("{check} --min-duration 0s"),
+            "--min-duration <DURATION>",
+        ),
+        (
+            format!("{check} --max-duration 0m"),
+            "--max-duration <DURATION>",
+        ),
+        (
+            format!("{check} --grace-after-start 0h"),
+            "--grace-after-start <DURATION>",
+        ),
+        (
+            "locks --redis r --budget 0s".to_owned(),
+            "--budget <DURATION>",
+        ),
+    ] {
+        let err = parse_clap(&words(&line), None).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ValueValidation, "{line}");
+        let said = err.render().to_string();
+        assert!(
+            said.contains(&format!("'{option}': must be more than 0")),
+            "{line}: {said}"
+        );
+    }
+    let kept = parse(
+        &words(&format!(
+            "{run} --at-most 1s --at-least 0ms --keep-alive --on-lost 0s -- true"
+        )),
+        None,
+    );
+    match kept {
+        Ok(Command::Run(args)) => {
+            assert_eq!(args.at_least, Duration::ZERO);
+            assert_eq!(args.on_lost, OnLost::Stop(Duration::ZERO));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(parse(&words(&format!("{check} --min-duration 1ms")), None).is_ok());
+}
+
 #[test]
 fn run_and_status() {
     let args = "run --redis redis://h --lock job --at-most 10m --at-least 30s --keep-alive \

@@ -1,4 +1,4 @@
-//! The values of the options: durations, `--on-lost`, `--redis-opt`, `--skip-exit`, `--limit`.
+//! The values of the options: durations (of more than 0 where 0 means nothing), `--on-lost`, `--redis-opt`, `--skip-exit`, `--limit`.
 //! Clap puts each error after `invalid value '...' for '--option <VALUE>':`, except
 //! `--redis-opt`'s, which never quotes its value.
 
@@ -39,7 +39,17 @@ pub fn duration(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| "too long".to_owned())
 }
 
-/// A grace (a duration) or `ignore`. The grace between SIGTERM and SIGKILL when the lock is
+/// A duration of more than 0: for a bound that 0 would make meaningless (a lock held for no
+/// time, a window or a budget nothing fits in, a run too long at once).
+pub fn positive_duration(text: &str) -> Result<Duration, String> {
+    match duration(text)? {
+        d if d.is_zero() => Err("must be more than 0 (500ms, 30s, 10m, 1h, 2d)".to_owned()),
+        d => Ok(d),
+    }
+}
+
+/// A grace (a duration) or `ignore`. A grace of 0 is taken: SIGKILL at once after SIGTERM, for a
+/// job that must stop the moment another host may run it. The grace between SIGTERM and SIGKILL when the lock is
 /// lost defaults to 10 s: systemd's own stop timeout is 90 s, but here another host may run the
 /// job meanwhile.
 pub fn on_lost(text: &str) -> Result<OnLost, String> {

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own part of it
 
 pub mod counter;
+pub mod descendants;
 
 use std::process::{Command, Output};
 

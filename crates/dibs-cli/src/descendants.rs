@@ -1,0 +1,89 @@
+//! Everything `dibs run`'s command started, whichever group or session it went to: dibs is made
+//! their subreaper, so that what their parents leave behind becomes dibs's child; a signal goes
+//! to each of their process groups once; and the lock waits until none is left.
+//!
+//! Linux's `/proc` tells the tree. Elsewhere the tree is unknown, and only CMD's own group (which
+//! [`crate::watchdog`] keeps) is signalled and waited for.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io;
+
+/// Makes orphaned descendants (a daemon whose parent exited, what bash leaves running) children
+/// of dibs, rather than of init: dibs can then wait for them, and find them to signal.
+pub fn become_subreaper() -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(2) with an integer option.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Sends `signal` to `group` (CMD's) and to every other process group that a descendant of
+/// dibs is in, once each; never to dibs's own group, which whoever signalled it reached already.
+pub fn signal_groups(group: libc::pid_t, signal: i32) {
+    // SAFETY: getpgrp takes nothing.
+    let own = unsafe { libc::getpgrp() };
+    let mut groups: BTreeSet<libc::pid_t> = descendants().into_iter().map(|p| p.group).collect();
+    groups.insert(group);
+    for group in groups {
+        if group > 1 && group != own {
+            // SAFETY: kill(2) on a process group a descendant of ours is in (or CMD's, which the
+            // watchdog, our unreaped child, keeps in being).
+            unsafe { libc::kill(-group, signal) };
+        }
+    }
+}
+
+/// Dibs's children but `except` (the watchdog): what CMD left running, which the lock waits for.
+pub fn children(except: libc::pid_t) -> Vec<libc::pid_t> {
+    // SAFETY: getpid takes nothing.
+    let me = unsafe { libc::getpid() };
+    processes()
+        .into_iter()
+        .filter(|p| p.parent == me && p.pid != except)
+        .map(|p| p.pid)
+        .collect()
+}
+
+struct Process {
+    pid: libc::pid_t,
+    parent: libc::pid_t,
+    group: libc::pid_t,
+}
+
+/// Dibs's descendants, at any depth.
+fn descendants() -> Vec<Process> {
+    let mut by_parent: HashMap<libc::pid_t, Vec<Process>> = HashMap::new();
+    for p in processes() {
+        by_parent.entry(p.parent).or_default().push(p);
+    }
+    // SAFETY: getpid takes nothing.
+    let mut next = vec![unsafe { libc::getpid() }];
+    let mut found = Vec::new();
+    while let Some(parent) = next.pop() {
+        for child in by_parent.remove(&parent).unwrap_or_default() {
+            next.push(child.pid);
+            found.push(child);
+        }
+    }
+    found
+}
+
+/// Every process /proc shows: its pid, parent and process group (none where there is no /proc).
+fn processes() -> Vec<Process> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+            let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace().skip(1);
+            let parent = rest.next()?.parse().ok()?;
+            let group = rest.next()?.parse().ok()?;
+            Some(Process { pid, parent, group })
+        })
+        .collect()
+}

@@ -1,0 +1,196 @@
+//! A job whose work is done by a grandchild of `dibs run`, for the tests of issue 42 (2): CMD is
+//! bash, which runs [`LOOP`] (or leaves it running as a daemon) the way `/opt/report.sh` runs its
+//! program; and a second `dibs run` of the same lock, tried again and again until it wins.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::{text, TempDir};
+
+/// The grandchild: writes a timestamp (ns) to argv[1] every 50 ms, and its pid to argv[1].pid
+/// once it runs. On SIGTERM, SIGINT or SIGHUP: with argv[2] `finish`, five more timestamps
+/// (a program that finishes its work before it stops), then exit 0; with `ignore`, it goes on.
+pub const LOOP: &str = r#"
+out=$1
+stamp() { date +%s%N >> "$out"; sleep 0.05; }
+if [ "$2" = finish ]; then
+  trap 'i=0; while [ $i -lt 5 ]; do stamp; i=$((i+1)); done; exit 0' TERM INT HUP
+else
+  trap '' TERM INT HUP
+fi
+stamp
+echo $$ > "$out.pid.tmp" && mv "$out.pid.tmp" "$out.pid"
+while :; do stamp; done
+"#;
+
+/// How CMD runs [`LOOP`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `bash -c 'sh LOOP ...; exit $?'`: bash waits for it, in CMD's process group.
+    Grandchild,
+    /// `bash -c 'setsid sh LOOP ... & exit 0'`: a daemon in a session of its own, and bash exits
+    /// at once.
+    Daemon,
+}
+
+/// The files of one job: its grandchild's timestamps and pid, and the second run's timestamp.
+pub struct Job {
+    dir: TempDir,
+    pub name: String,
+}
+
+impl Job {
+    pub fn new(name: &str) -> Job {
+        let dir = TempDir::new(&format!("dibs-desc-{name}"));
+        std::fs::write(dir.path().join("loop.sh"), LOOP).unwrap();
+        Job {
+            dir,
+            name: name.to_owned(),
+        }
+    }
+
+    pub fn out(&self) -> PathBuf {
+        self.dir.path().join("grandchild")
+    }
+
+    fn second_out(&self) -> PathBuf {
+        self.dir.path().join("second")
+    }
+
+    /// `run --redis URI --lock NAME FLAGS -- bash ...`: dibs's arguments, for `dibs` or after
+    /// `timeout`.
+    pub fn args(&self, uri: &str, flags: &[&str], shape: Shape, mode: &str) -> Vec<String> {
+        let script = match shape {
+            Shape::Grandchild => r#"sh "$0" "$1" "$2"; exit $?"#,
+            Shape::Daemon => r#"setsid sh "$0" "$1" "$2" & exit 0"#,
+        };
+        let mut args: Vec<String> = ["run", "--redis", uri, "--lock", &self.name]
+            .iter()
+            .chain(flags)
+            .map(|s| s.to_string())
+            .collect();
+        args.extend(["--", "bash", "-c", script].map(String::from));
+        args.push(self.dir.path().join("loop.sh").display().to_string());
+        args.push(self.out().display().to_string());
+        args.push(mode.to_owned());
+        args
+    }
+
+    /// `dibs ARGS`, with no output of its own to the test's.
+    pub fn dibs(&self, uri: &str, flags: &[&str], shape: Shape, mode: &str) -> Command {
+        let mut dibs = Command::new(env!("CARGO_BIN_EXE_dibs"));
+        dibs.args(self.args(uri, flags, shape, mode))
+            .stdout(Stdio::null());
+        dibs
+    }
+
+    /// Waits until the grandchild runs, and returns its pid; 10 s at most, where it takes
+    /// some 50 ms.
+    pub fn grandchild(&self) -> i32 {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let pid = self.out().with_extension("pid");
+        loop {
+            if let Ok(pid) = std::fs::read_to_string(&pid) {
+                return pid.trim().parse().unwrap();
+            }
+            assert!(Instant::now() < deadline, "the grandchild never started");
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// A second `dibs run` of the same lock, tried every 50 ms until it wins (40 s at most);
+    /// its command writes the time it starts.
+    pub fn second(&self, uri: &str) -> Second {
+        let (uri, lock, out) = (uri.to_owned(), self.name.clone(), self.second_out());
+        let thread = thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(40);
+            let script = format!("date +%s%N > '{}'", out.display());
+            loop {
+                let ran = Command::new(env!("CARGO_BIN_EXE_dibs"))
+                    .args(["run", "--redis", &uri, "--lock", &lock, "--at-most", "10s"])
+                    .args(["--skip-exit", "99", "--", "sh", "-c", &script])
+                    .output()
+                    .unwrap();
+                match ran.status.code() {
+                    Some(0) => break,
+                    Some(99) => {}
+                    _ => panic!("the second run: {}", text(&ran.stderr)),
+                }
+                assert!(Instant::now() < deadline, "the second run never won");
+                thread::sleep(Duration::from_millis(50));
+            }
+            stamps(&out)[0]
+        });
+        Second(Some(thread))
+    }
+}
+
+/// The second run, trying.
+pub struct Second(Option<thread::JoinHandle<u128>>);
+
+impl Second {
+    /// When the second run's command started, once it has won.
+    pub fn started(mut self) -> u128 {
+        match self.0.take().unwrap().join() {
+            Ok(at) => at,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+/// The timestamps of a file, as written.
+pub fn stamps(path: &Path) -> Vec<u128> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+/// Whether `pid` has ended (gone, or a zombie not yet reaped).
+pub fn gone(pid: i32) -> bool {
+    stat(pid).is_none_or(|fields| fields[0] == "Z")
+}
+
+/// The parent of `pid` (0 once it has ended).
+pub fn parent_of(pid: i32) -> i32 {
+    stat(pid).map_or(0, |fields| fields[1].parse().unwrap())
+}
+
+/// The process group of `pid`.
+pub fn group_of(pid: i32) -> i32 {
+    stat(pid).expect("running")[2].parse().unwrap()
+}
+
+/// The fields of /proc/PID/stat after the command's name: state, ppid, pgrp, session, ...
+fn stat(pid: i32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    Some(rest.split_whitespace().map(String::from).collect())
+}
+
+/// The test's verdict: once the second run has started, the grandchild `pid` has ended (it must
+/// have: the first run's lock was free), and it wrote nothing after the second run's command
+/// started. 10 s for it to end, where the test's stimuli end it within 2 s.
+pub fn assert_ended_before(job: &Job, pid: i32, second_started: u128) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !gone(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "{}: the grandchild {pid} still runs 10 s after a second run took the lock",
+            job.name
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    let stamps = stamps(&job.out());
+    let last = *stamps.last().expect("the grandchild wrote");
+    let after = stamps.iter().filter(|&&s| s > second_started).count();
+    assert!(
+        last < second_started,
+        "{}: the grandchild wrote {after} times after the second run started ({} ms after)",
+        job.name,
+        (last - second_started) / 1_000_000
+    );
+}
