@@ -125,7 +125,7 @@ public final class DibsScheduledTick {
         Duration window = windowOf(annotation);
         boolean atStart = Boolean.TRUE.equals(AT_START.get());
         Map<Instant, String> ticks = new TreeMap<>();
-        ZonedDateTime from = (atStart ? now : due).minus(window);
+        ZonedDateTime from = oldestTick(atStart ? now : due, now, window);
         for (ZonedDateTime t = firstFireFrom(expression, from, due);
                 t != null && !t.isAfter(due);
                 t = expression.next(t)) {
@@ -184,6 +184,25 @@ public final class DibsScheduledTick {
 
     /** How far back catch-up looks at most: the core's limit, inside the history's 40 days. */
     static final Duration MAX_WINDOW = Duration.ofDays(30);
+
+    /**
+     * How much newer than the core's limit the oldest tick listed is, at least: the ticks are
+     * looked at one round trip each, newest first (up to {@link DibsCatchUp#MAX_TICKS}, each
+     * within the client's timeout), so the oldest is looked at a while after it was listed. A
+     * tick past the limit by then is refused by the core, and with it the whole fire.
+     */
+    static final Duration LIMIT_MARGIN = Duration.ofHours(1);
+
+    /**
+     * The oldest due time a catch-up lists: {@code window} before {@code end}, clamped to
+     * {@link #LIMIT_MARGIN} inside the core's {@link #MAX_WINDOW} before {@code now}. So
+     * {@code P30D}, the documented maximum, lists no tick that the core would refuse.
+     */
+    static ZonedDateTime oldestTick(ZonedDateTime end, ZonedDateTime now, Duration window) {
+        ZonedDateTime from = end.minus(window);
+        ZonedDateTime limit = now.minus(MAX_WINDOW).plus(LIMIT_MARGIN);
+        return from.isBefore(limit) ? limit : from;
+    }
 
     /** Runs {@code run} as the starter's catch-up at start-up, for the fire {@code latest}. */
     static void runAtStart(Instant latest, Runnable run) {
