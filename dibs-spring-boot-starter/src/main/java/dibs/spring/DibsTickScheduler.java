@@ -74,9 +74,11 @@ final class DibsTickScheduler implements TaskScheduler {
         // A fire waits here from when the trigger computes it until its run starts: one fire with
         // a scheduler that runs on its own thread, more only while handed-off runs start late.
         Queue<Instant> fires = new ConcurrentLinkedQueue<>();
+        Fired fired = new Fired(task, fires);
         Trigger recording = new Trigger() {
             @Override
             public Instant nextExecution(TriggerContext context) {
+                fired.clockZone = context.getClock().getZone(); // the clock the trigger reads
                 Instant next = trigger.nextExecution(context);
                 if (next != null) {
                     fires.add(next);
@@ -84,7 +86,7 @@ final class DibsTickScheduler implements TaskScheduler {
                 return next;
             }
         };
-        return scheduler.schedule(new Fired(task, fires), recording);
+        return scheduler.schedule(fired, recording);
     }
 
     @Override
@@ -148,6 +150,8 @@ final class DibsTickScheduler implements TaskScheduler {
     /** A trigger's task, run as the oldest fire of its trigger no run has taken. */
     private static final class Fired extends Run {
         private final Queue<Instant> fires;
+        /** The zone of a cron without one of its own (Spring's CronTrigger takes the clock's). */
+        volatile java.time.ZoneId clockZone;
 
         Fired(Runnable task, Queue<Instant> fires) {
             super(task);
@@ -156,7 +160,7 @@ final class DibsTickScheduler implements TaskScheduler {
 
         @Override
         public void run() {
-            DibsScheduledTick.runFiredAt(fires.poll(), () -> DibsScheduledRun.run(task));
+            DibsScheduledTick.runFiredAt(fires.poll(), clockZone, () -> DibsScheduledRun.run(task));
         }
     }
 }
