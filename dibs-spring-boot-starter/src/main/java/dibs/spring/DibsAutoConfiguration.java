@@ -123,6 +123,7 @@ public class DibsAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public DibsExpectations dibsExpectations(DibsProperties properties) {
+        StartupChecks.check(properties.jobs());
         return new DibsExpectations(properties.jobs().expectEvery());
     }
 
@@ -135,6 +136,7 @@ public class DibsAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public DibsJobs dibsJobs(DibsClient client, DibsExpectations expectations, DibsProperties properties) {
+        StartupChecks.check(properties.jobs());
         return new DibsJobs(client, expectations, properties.jobs(), java.time.Clock.systemUTC());
     }
 
