@@ -140,6 +140,12 @@ public class DibsAutoConfiguration {
         return new DibsJobs(client, expectations, properties.jobs(), java.time.Clock.systemUTC());
     }
 
+    /** @return what expects the jobs named by {@link DibsJob} from start-up on */
+    @Bean
+    static ExpectedAtStart dibsExpectedAtStart() {
+        return new ExpectedAtStart();
+    }
+
     /** @return the catch-up, at start-up, of the {@link CatchUp} methods' past ticks */
     @Bean
     static CatchUpAtStart dibsCatchUpAtStart() {

@@ -72,6 +72,41 @@ final class StartupChecks {
         return scheduled;
     }
 
+    /**
+     * A {@link DibsJob}'s name, placeholders resolved: it must be a job's own name (not a
+     * per-tick lock name), as its runs are recorded.
+     */
+    static String jobOf(String where, String value, java.util.function.UnaryOperator<String> placeholders) {
+        String job = read(where, () -> placeholders.apply(value));
+        String own = read(where, () -> dibs.Dibs.jobOf(job));
+        if (job.isBlank() || !own.equals(job)) {
+            throw new DibsStartupException(
+                    where, "must name a job, as its runs are recorded ('" + own + "'), got '" + job + "'");
+        }
+        return job;
+    }
+
+    /**
+     * The period of a {@link DibsJob} method's {@code @Scheduled} (a suspending function's too):
+     * empty for a disabled cron ({@code "-"}).
+     */
+    static java.util.Optional<Duration> periodOf(String where, Method method) {
+        org.springframework.scheduling.annotation.Schedules all =
+                method.getAnnotation(org.springframework.scheduling.annotation.Schedules.class);
+        Scheduled scheduled =
+                all != null && all.value().length > 0 ? all.value()[0] : method.getAnnotation(Scheduled.class);
+        if (scheduled == null) {
+            throw new DibsStartupException(where, "is for a @Scheduled method");
+        }
+        if (!scheduled.cron().isEmpty()
+                && read(where + " @Scheduled cron", () -> DibsScheduledTick.resolve(scheduled.cron()))
+                        .equals(Scheduled.CRON_DISABLED)) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(DibsScheduledTick.periodOf(scheduled)
+                .orElseThrow(() -> new DibsStartupException(where, "has a @Scheduled whose period cannot be read")));
+    }
+
     private static <T> T read(String what, java.util.function.Supplier<T> value) {
         try {
             return value.get();
