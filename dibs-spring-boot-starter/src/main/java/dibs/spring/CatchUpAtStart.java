@@ -12,7 +12,9 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.ApplicationListener;
+import org.springframework.context.EnvironmentAware;
 import org.springframework.core.MethodIntrospector;
+import org.springframework.core.env.Environment;
 import org.springframework.scheduling.TaskScheduler;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.scheduling.annotation.SchedulingConfigurer;
@@ -26,8 +28,10 @@ import org.springframework.util.ReflectionUtils;
  * tick at or before now, with every tick past ({@link DibsScheduledTick#catchUp()}). Its
  * {@code executeOnce} then runs the missed ticks the policy picks, and only those the history
  * proves that no instance ran; a method whose latest tick is older than its window is not run.
+ * Each {@link CatchUp} is checked as its bean is made ({@link StartupChecks}): one that cannot be
+ * used fails the start-up.
  */
-final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<ApplicationReadyEvent> {
+final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<ApplicationReadyEvent>, EnvironmentAware {
     private static final System.Logger LOG = System.getLogger("dibs.spring");
 
     /**
@@ -53,16 +57,21 @@ final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<App
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
         Class<?> type = AopUtils.getTargetClass(bean);
-        Map<Method, CatchUp> found = MethodIntrospector.selectMethods(type, (MethodIntrospector.MetadataLookup<CatchUp>)
-                m -> m.getParameterCount() == 0 && DibsScheduledTick.cronOf(m).isPresent()
-                        ? m.getAnnotation(CatchUp.class)
-                        : null);
+        Map<Method, CatchUp> found = MethodIntrospector.selectMethods(
+                type, (MethodIntrospector.MetadataLookup<CatchUp>) m -> m.getAnnotation(CatchUp.class));
+        // Checked now, placeholders and all: a typo fails the start-up, not every fire.
         found.forEach((m, annotation) -> targets.add(new Target(
                 bean,
                 AopUtils.selectInvocableMethod(m, bean.getClass()),
-                DibsScheduledTick.cronOf(m).orElseThrow(),
+                StartupChecks.check(m, annotation),
                 annotation)));
         return bean;
+    }
+
+    @Override
+    public void setEnvironment(Environment environment) {
+        // Before any bean is checked: a @CatchUp's placeholders resolve as the application's.
+        DibsScheduledTick.resolvePlaceholdersWith(environment::resolveRequiredPlaceholders);
     }
 
     @Override
@@ -116,7 +125,7 @@ final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<App
             return Optional.empty();
         }
         ZonedDateTime now = ZonedDateTime.now(DibsScheduledTick.zoneOf(target.scheduled));
-        ZonedDateTime from = now.minus(DibsScheduledTick.windowOf(target.annotation));
+        ZonedDateTime from = DibsScheduledTick.oldestTick(now, now, DibsScheduledTick.windowOf(target.annotation));
         return DibsScheduledTick.latestFire(CronExpression.parse(cron), now)
                 .filter(t -> !t.isBefore(from))
                 .map(ZonedDateTime::toInstant);

@@ -124,6 +124,7 @@ public class DibsAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public DibsExpectations dibsExpectations(DibsProperties properties) {
+        StartupChecks.check(properties.jobs());
         return new DibsExpectations(properties.jobs().expectEvery());
     }
 
@@ -136,7 +137,14 @@ public class DibsAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public DibsJobs dibsJobs(DibsClient client, DibsExpectations expectations, DibsProperties properties) {
+        StartupChecks.check(properties.jobs());
         return new DibsJobs(client, expectations, properties.jobs(), java.time.Clock.systemUTC());
+    }
+
+    /** @return what expects the jobs named by {@link DibsJob} from start-up on */
+    @Bean
+    static ExpectedAtStart dibsExpectedAtStart() {
+        return new ExpectedAtStart();
     }
 
     /** @return the catch-up, at start-up, of the {@link CatchUp} methods' past ticks */

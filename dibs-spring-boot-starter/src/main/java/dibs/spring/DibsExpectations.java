@@ -11,7 +11,8 @@ import java.util.concurrent.ConcurrentMap;
 
 /**
  * How often each job must run, for the overdue check of {@link DibsJobs}: from
- * {@code dibs.jobs.expect-every.<job>}, from {@link #expectEvery}, or found by itself: the first
+ * {@code dibs.jobs.expect-every.<job>}, from {@link #expectEvery}, from start-up for a
+ * {@code @Scheduled} method that names its job ({@link DibsJob}), or found by itself: the first
  * time a job's lock is tried from a {@code @Scheduled} method, that method's {@code fixedRate},
  * {@code fixedDelay} or cron gives the period (a ShedLock {@code @SchedulerLock} method too). A
  * call's job is the one its runs are recorded under ({@link Dibs#jobOf}).
@@ -37,6 +38,14 @@ public final class DibsExpectations implements DibsListener {
      */
     public void expectEvery(String job, Duration period) {
         put(job, period, "expectEvery", true);
+    }
+
+    /**
+     * Expects {@code job} from now on (start-up), named up front ({@link DibsJob}), unless a
+     * period is already configured for it.
+     */
+    void expectFromStart(String job, Duration period, String source) {
+        put(job, period, source, false);
     }
 
     /** @return each job's expectation */

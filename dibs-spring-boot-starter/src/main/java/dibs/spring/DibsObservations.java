@@ -14,11 +14,18 @@ import java.util.Iterator;
  * its parent): started at {@code attempt}, stopped when the call ends. Its low-cardinality keys
  * match the meters: {@code lock} (the job, by the {@link DibsLockTag}), {@code outcome}
  * ({@code ran}, {@code failed}, {@code skipped}, {@code unconfirmed}, {@code lost},
- * {@code unproven}, {@code release-failed}) and {@code catch.up}; its high-cardinality ones are
+ * {@code unproven}, {@code release-failed}, and {@code error} for a call that threw before its
+ * lock was decided) and {@code catch.up}; its high-cardinality ones are
  * the tick ({@code dibs.tick}) and the fencing token ({@code dibs.fencing.token}). While the task
  * runs, the observation is in scope, so the task's own spans are its children. A task that threw
  * is the observation's error. Who held the lock of a skipped call is not known to the call (its
  * acquire is one {@code SET NX}), so it is not said.
+ *
+ * <p>A call that throws before its lock is won or refused (an unreachable Redis, an invalid
+ * name) hears {@code attempt} alone from dibs. Its observation is stopped with outcome
+ * {@code error} all the same: when the {@code @Scheduled} run it was made from ends, with the
+ * exception the run threw (the span's error status); else at the next call on its thread, the
+ * exception unseen. A call outside a scheduled run whose thread makes no other is left open.
  *
  * <p>The events of a call come on its thread, in order; a lease released on another thread (the
  * cleaner's) ends no observation there, and one left open is dropped past {@value #MAX_OPEN} on
@@ -40,6 +47,8 @@ final class DibsObservations implements DibsListener {
         final String lockName;
         final Observation observation;
         Observation.Scope scope;
+        /** Won, refused or left unconfirmed: the call got past its acquire. */
+        boolean decided;
 
         Open(String lockName, Observation observation) {
             this.lockName = lockName;
@@ -61,10 +70,32 @@ final class DibsObservations implements DibsListener {
                 .lowCardinalityKeyValue("catch.up", "false")
                 .start();
         ArrayDeque<Open> calls = open.get();
+        // No other call's acquire is under way on this thread: one still undecided threw.
+        for (Iterator<Open> it = calls.iterator(); it.hasNext(); ) {
+            Open earlier = it.next();
+            if (!earlier.decided) {
+                it.remove();
+                threw(earlier, null);
+            }
+        }
         if (calls.size() >= MAX_OPEN) {
             calls.pollLast().observation.stop();
         }
-        calls.push(new Open(lockName, observation));
+        Open call = new Open(lockName, observation);
+        calls.push(call);
+        DibsScheduledRun.atEnd(thrown -> {
+            if (!call.decided && open.get().remove(call)) {
+                threw(call, thrown);
+            }
+        });
+    }
+
+    /** Stops the observation of a call that threw before its lock was decided, outcome {@code error}. */
+    private static void threw(Open call, Throwable error) {
+        if (error != null) {
+            call.observation.error(error);
+        }
+        call.observation.lowCardinalityKeyValue("outcome", "error").stop();
     }
 
     @Override
@@ -81,6 +112,7 @@ final class DibsObservations implements DibsListener {
     public void acquired(String lockName, long fencingToken) {
         Open call = find(lockName, false);
         if (call != null) {
+            call.decided = true;
             call.observation.highCardinalityKeyValue("dibs.fencing.token", String.valueOf(fencingToken));
             call.scope = call.observation.openScope();
         }

@@ -4,9 +4,11 @@ import dibs.DibsCatchUp;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDateTime;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.time.temporal.ChronoUnit;
+import java.time.zone.ZoneOffsetTransition;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -29,7 +31,8 @@ import org.springframework.scheduling.support.CronExpression;
  *
  * <p>The tick is the fire time that the scheduler's trigger computed for this run, in the cron's
  * zone (the annotation's {@code zone}, else the system's), as an ISO-8601 local date-time
- * ({@code 2026-12-02T02:00}): the starter records it as each run begins
+ * ({@code 2026-12-02T02:00}), with its offset in the repeat of an hour that a fall-back repeats
+ * ({@code 2026-11-01T01:15-05:00}; see {@link #name}): the starter records it as each run begins
  * ({@link DibsTickScheduler}). So an instance whose scheduler fires early or late (its clock
  * ahead or behind) names its own tick. Where no trigger recorded it (a method called directly, a
  * scheduler of the application's own outside Spring's registrar), the tick is the fire time
@@ -45,6 +48,12 @@ public final class DibsScheduledTick {
     /** The fire time of the scheduled run on this thread, as its trigger computed it. */
     private static final ThreadLocal<Instant> FIRE = new ThreadLocal<>();
 
+    /**
+     * The zone of the clock of the scheduler that fired the run on this thread: a cron without a
+     * {@code zone} fires in it (Spring's {@code CronTrigger}), the system's by default.
+     */
+    private static final ThreadLocal<ZoneId> CLOCK_ZONE = new ThreadLocal<>();
+
     /** Set while the starter runs a {@link CatchUp} method at start-up: past ticks only. */
     private static final ThreadLocal<Boolean> AT_START = new ThreadLocal<>();
 
@@ -57,10 +66,14 @@ public final class DibsScheduledTick {
         placeholders = resolver;
     }
 
-    /** The zone of a {@code @Scheduled} cron: its {@code zone} (placeholders resolved), else the system's. */
+    /**
+     * The zone of a {@code @Scheduled} cron: its {@code zone} (placeholders resolved), else the
+     * zone of the clock of the scheduler that fired it, else the system's.
+     */
     static ZoneId zoneOf(Scheduled scheduled) {
         String zone = placeholders.apply(scheduled.zone());
-        return zone.isEmpty() ? ZoneId.systemDefault() : ZoneId.of(zone);
+        ZoneId clock = CLOCK_ZONE.get();
+        return !zone.isEmpty() ? ZoneId.of(zone) : clock != null ? clock : ZoneId.systemDefault();
     }
 
     /** {@code text} with its {@code ${...}} placeholders resolved. */
@@ -75,8 +88,15 @@ public final class DibsScheduledTick {
 
     /** Runs {@code run} as the scheduled run due at {@code fire} (see {@link DibsTickScheduler}). */
     static void runFiredAt(Instant fire, Runnable run) {
+        runFiredAt(fire, CLOCK_ZONE.get(), run);
+    }
+
+    /** The same, fired by a scheduler whose clock is in {@code clockZone}. */
+    static void runFiredAt(Instant fire, ZoneId clockZone, Runnable run) {
         Instant outer = FIRE.get();
+        ZoneId outerZone = CLOCK_ZONE.get();
         FIRE.set(fire);
+        CLOCK_ZONE.set(clockZone);
         try {
             run.run();
         } finally {
@@ -84,6 +104,11 @@ public final class DibsScheduledTick {
                 FIRE.remove();
             } else {
                 FIRE.set(outer);
+            }
+            if (outerZone == null) {
+                CLOCK_ZONE.remove();
+            } else {
+                CLOCK_ZONE.set(outerZone);
             }
         }
     }
@@ -125,7 +150,7 @@ public final class DibsScheduledTick {
         Duration window = windowOf(annotation);
         boolean atStart = Boolean.TRUE.equals(AT_START.get());
         Map<Instant, String> ticks = new TreeMap<>();
-        ZonedDateTime from = (atStart ? now : due).minus(window);
+        ZonedDateTime from = oldestTick(atStart ? now : due, now, window);
         for (ZonedDateTime t = firstFireFrom(expression, from, due);
                 t != null && !t.isAfter(due);
                 t = expression.next(t)) {
@@ -184,6 +209,25 @@ public final class DibsScheduledTick {
 
     /** How far back catch-up looks at most: the core's limit, inside the history's 40 days. */
     static final Duration MAX_WINDOW = Duration.ofDays(30);
+
+    /**
+     * How much newer than the core's limit the oldest tick listed is, at least: the ticks are
+     * looked at one round trip each, newest first (up to {@link DibsCatchUp#MAX_TICKS}, each
+     * within the client's timeout), so the oldest is looked at a while after it was listed. A
+     * tick past the limit by then is refused by the core, and with it the whole fire.
+     */
+    static final Duration LIMIT_MARGIN = Duration.ofHours(1);
+
+    /**
+     * The oldest due time a catch-up lists: {@code window} before {@code end}, clamped to
+     * {@link #LIMIT_MARGIN} inside the core's {@link #MAX_WINDOW} before {@code now}. So
+     * {@code P30D}, the documented maximum, lists no tick that the core would refuse.
+     */
+    static ZonedDateTime oldestTick(ZonedDateTime end, ZonedDateTime now, Duration window) {
+        ZonedDateTime from = end.minus(window);
+        ZonedDateTime limit = now.minus(MAX_WINDOW).plus(LIMIT_MARGIN);
+        return from.isBefore(limit) ? limit : from;
+    }
 
     /** Runs {@code run} as the starter's catch-up at start-up, for the fire {@code latest}. */
     static void runAtStart(Instant latest, Runnable run) {
@@ -331,9 +375,20 @@ public final class DibsScheduledTick {
         }
     }
 
-    /** A tick's name: its local date-time to the second. */
+    /**
+     * A tick's name: its local date-time to the second ({@code 2026-11-01T01:15}), one per fire
+     * instant. Where a fall-back repeats the local hour, the repeat's fires add their offset
+     * ({@code 2026-11-01T01:15-05:00}); the first pass keeps the plain name, which
+     * {@code LocalDateTime.atZone} also reads as the earlier instant. So no name outside the
+     * repeated hour changed, and an instance named before the change and one after exclude each
+     * other on every tick but the repeat's (where the older one used to skip, or run again).
+     */
     static String name(ZonedDateTime fire) {
-        return fire.toLocalDateTime().truncatedTo(ChronoUnit.SECONDS).toString();
+        LocalDateTime local = fire.toLocalDateTime().truncatedTo(ChronoUnit.SECONDS);
+        ZoneOffsetTransition transition = fire.getZone().getRules().getTransition(local);
+        boolean repeat =
+                transition != null && transition.isOverlap() && fire.getOffset().equals(transition.getOffsetAfter());
+        return repeat ? local + fire.getOffset().getId() : local.toString();
     }
 
     /**

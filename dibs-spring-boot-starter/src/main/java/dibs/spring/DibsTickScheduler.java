@@ -21,8 +21,9 @@ import org.springframework.scheduling.config.ScheduledTaskRegistrar;
  * its fires, so each run takes the oldest fire no run has taken yet. Which fire the trigger computed
  * last says nothing: a scheduler that hands each run to a thread of its own (Spring's
  * SimpleAsyncTaskScheduler, with virtual threads) computes the next fire right after the hand-off,
- * often before the run's thread starts. Every call goes to the application's scheduler; the task
- * and the trigger are the same, observed.
+ * often before the run's thread starts. Each run of any task is also a {@link DibsScheduledRun},
+ * so that a locked call that threw in it is ended with it. Every call goes to the application's
+ * scheduler; the task and the trigger are the same, observed.
  */
 final class DibsTickScheduler implements TaskScheduler {
     private final TaskScheduler scheduler;
@@ -73,9 +74,11 @@ final class DibsTickScheduler implements TaskScheduler {
         // A fire waits here from when the trigger computes it until its run starts: one fire with
         // a scheduler that runs on its own thread, more only while handed-off runs start late.
         Queue<Instant> fires = new ConcurrentLinkedQueue<>();
+        Fired fired = new Fired(task, fires);
         Trigger recording = new Trigger() {
             @Override
             public Instant nextExecution(TriggerContext context) {
+                fired.clockZone = context.getClock().getZone(); // the clock the trigger reads
                 Instant next = trigger.nextExecution(context);
                 if (next != null) {
                     fires.add(next);
@@ -83,50 +86,49 @@ final class DibsTickScheduler implements TaskScheduler {
                 return next;
             }
         };
-        return scheduler.schedule(new Fired(task, fires), recording);
+        return scheduler.schedule(fired, recording);
     }
 
     @Override
     public ScheduledFuture<?> schedule(Runnable task, Instant startTime) {
-        return scheduler.schedule(task, startTime);
+        return scheduler.schedule(new Run(task), startTime);
     }
 
     @Override
     public ScheduledFuture<?> scheduleAtFixedRate(Runnable task, Instant startTime, Duration period) {
-        return scheduler.scheduleAtFixedRate(task, startTime, period);
+        return scheduler.scheduleAtFixedRate(new Run(task), startTime, period);
     }
 
     @Override
     public ScheduledFuture<?> scheduleAtFixedRate(Runnable task, Duration period) {
-        return scheduler.scheduleAtFixedRate(task, period);
+        return scheduler.scheduleAtFixedRate(new Run(task), period);
     }
 
     @Override
     public ScheduledFuture<?> scheduleWithFixedDelay(Runnable task, Instant startTime, Duration delay) {
-        return scheduler.scheduleWithFixedDelay(task, startTime, delay);
+        return scheduler.scheduleWithFixedDelay(new Run(task), startTime, delay);
     }
 
     @Override
     public ScheduledFuture<?> scheduleWithFixedDelay(Runnable task, Duration delay) {
-        return scheduler.scheduleWithFixedDelay(task, delay);
+        return scheduler.scheduleWithFixedDelay(new Run(task), delay);
     }
 
     /**
-     * A trigger's task, run as the oldest fire of its trigger no run has taken. It keeps the task's qualifier,
-     * by which Spring picks the scheduler of a {@code @Scheduled(scheduler = ...)} method.
+     * A task run as a {@link DibsScheduledRun}, so that what it left unfinished is ended with it.
+     * It keeps the task's qualifier, by which Spring picks the scheduler of a
+     * {@code @Scheduled(scheduler = ...)} method.
      */
-    private static final class Fired implements SchedulingAwareRunnable {
-        private final Runnable task;
-        private final Queue<Instant> fires;
+    private static class Run implements SchedulingAwareRunnable {
+        final Runnable task;
 
-        Fired(Runnable task, Queue<Instant> fires) {
+        Run(Runnable task) {
             this.task = task;
-            this.fires = fires;
         }
 
         @Override
         public void run() {
-            DibsScheduledTick.runFiredAt(fires.poll(), task);
+            DibsScheduledRun.run(task);
         }
 
         @Override
@@ -142,6 +144,23 @@ final class DibsTickScheduler implements TaskScheduler {
         @Override
         public String toString() {
             return task.toString();
+        }
+    }
+
+    /** A trigger's task, run as the oldest fire of its trigger no run has taken. */
+    private static final class Fired extends Run {
+        private final Queue<Instant> fires;
+        /** The zone of a cron without one of its own (Spring's CronTrigger takes the clock's). */
+        volatile java.time.ZoneId clockZone;
+
+        Fired(Runnable task, Queue<Instant> fires) {
+            super(task);
+            this.fires = fires;
+        }
+
+        @Override
+        public void run() {
+            DibsScheduledTick.runFiredAt(fires.poll(), clockZone, () -> DibsScheduledRun.run(task));
         }
     }
 }
