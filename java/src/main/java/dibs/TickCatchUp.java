@@ -20,19 +20,27 @@ final class TickCatchUp {
     private TickCatchUp() {}
 
     /**
-     * Runs the ticks; returns those that ran here, oldest first. A task's exception, or a tick
-     * that could not be tried, does not stop the ticks after it: the first one is rethrown, as
-     * the same object, once every tick was tried, with the later ones added to it as suppressed.
+     * Runs the ticks; returns those that ran here, oldest first. A task's exception, a tick that
+     * could not be tried, or an earlier tick that could not be looked at (the ticks found missed
+     * before it still run), does not stop the ticks after it, the tick due now included: the first
+     * one is rethrown, as the same object, once every tick was tried, with the later ones added to
+     * it as suppressed.
      */
     static List<String> run(
             ClientHandle client, String job, DibsCatchUp catchUp, LockDurations durations, Consumer<String> task) {
-        List<Map.Entry<Instant, String>> runs = new ArrayList<>(missed(client, job, catchUp));
+        List<Map.Entry<Instant, String>> missed = new ArrayList<>();
+        Throwable first = null;
+        try {
+            missed(client, job, catchUp, missed);
+        } catch (RuntimeException e) { // an earlier tick that could not be looked at: the tick due now still runs
+            first = e;
+        }
+        List<Map.Entry<Instant, String>> runs = missed;
         if (catchUp.policy() == DibsCatchUp.Policy.LATEST && runs.size() > 1) {
             runs = runs.subList(0, 1);
         }
         Collections.reverse(runs); // oldest first
         List<String> ran = new ArrayList<>();
-        Throwable first = null;
         for (Map.Entry<Instant, String> tick : runs) {
             first = runOne(client, job, tick, true, durations, task, ran, first);
         }
@@ -50,13 +58,14 @@ final class TickCatchUp {
     }
 
     /**
-     * The earlier ticks no instance ran, newest first: those due after the newest that ran, and
-     * after the job's first recorded run (a new job missed none).
+     * Adds to {@code missed} the earlier ticks no instance ran, newest first: those due after the
+     * newest that ran, and after the job's first recorded run (a new job missed none). Those found
+     * before a look that throws stay in it.
      */
-    private static List<Map.Entry<Instant, String>> missed(ClientHandle client, String job, DibsCatchUp catchUp) {
-        List<Map.Entry<Instant, String>> missed = new ArrayList<>();
+    private static void missed(
+            ClientHandle client, String job, DibsCatchUp catchUp, List<Map.Entry<Instant, String>> missed) {
         if (catchUp.policy() == DibsCatchUp.Policy.SKIP) {
-            return missed;
+            return;
         }
         NavigableMap<Instant, String> earlier =
                 catchUp.lastIsDueNow() ? catchUp.ticks().headMap(catchUp.ticks().lastKey(), false) : catchUp.ticks();
@@ -73,7 +82,6 @@ final class TickCatchUp {
                 break;
             }
         }
-        return missed;
     }
 
     /** One tick's locked call; a {@code null} due time: the ordinary acquire. */

@@ -125,7 +125,7 @@ final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<App
             return Optional.empty();
         }
         ZonedDateTime now = ZonedDateTime.now(DibsScheduledTick.zoneOf(target.scheduled));
-        ZonedDateTime from = DibsScheduledTick.oldestTick(now, now, DibsScheduledTick.windowOf(target.annotation));
+        ZonedDateTime from = DibsScheduledTick.oldestTick(now, DibsScheduledTick.windowOf(target.annotation));
         return DibsScheduledTick.latestFire(CronExpression.parse(cron), now)
                 .filter(t -> !t.isBefore(from))
                 .map(ZonedDateTime::toInstant);

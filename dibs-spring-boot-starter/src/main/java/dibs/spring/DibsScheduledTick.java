@@ -150,7 +150,7 @@ public final class DibsScheduledTick {
         Duration window = windowOf(annotation);
         boolean atStart = Boolean.TRUE.equals(AT_START.get());
         Map<Instant, String> ticks = new TreeMap<>();
-        ZonedDateTime from = oldestTick(atStart ? now : due, now, window);
+        ZonedDateTime from = oldestTick(atStart ? now : due, window);
         for (ZonedDateTime t = firstFireFrom(expression, from, due);
                 t != null && !t.isAfter(due);
                 t = expression.next(t)) {
@@ -211,22 +211,12 @@ public final class DibsScheduledTick {
     static final Duration MAX_WINDOW = Duration.ofDays(30);
 
     /**
-     * How much newer than the core's limit the oldest tick listed is, at least: the ticks are
-     * looked at one round trip each, newest first (up to {@link DibsCatchUp#MAX_TICKS}, each
-     * within the client's timeout), so the oldest is looked at a while after it was listed. A
-     * tick past the limit by then is refused by the core, and with it the whole fire.
+     * The oldest due time a catch-up lists: {@code window} before {@code end}. A tick the core
+     * finds past its limit (30 days) by the time it looks at it is beyond its reach, not looked
+     * at and not run, without an error: the core owns that limit.
      */
-    static final Duration LIMIT_MARGIN = Duration.ofHours(1);
-
-    /**
-     * The oldest due time a catch-up lists: {@code window} before {@code end}, clamped to
-     * {@link #LIMIT_MARGIN} inside the core's {@link #MAX_WINDOW} before {@code now}. So
-     * {@code P30D}, the documented maximum, lists no tick that the core would refuse.
-     */
-    static ZonedDateTime oldestTick(ZonedDateTime end, ZonedDateTime now, Duration window) {
-        ZonedDateTime from = end.minus(window);
-        ZonedDateTime limit = now.minus(MAX_WINDOW).plus(LIMIT_MARGIN);
-        return from.isBefore(limit) ? limit : from;
+    static ZonedDateTime oldestTick(ZonedDateTime end, Duration window) {
+        return end.minus(window);
     }
 
     /** Runs {@code run} as the starter's catch-up at start-up, for the fire {@code latest}. */
