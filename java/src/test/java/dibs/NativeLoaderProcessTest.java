@@ -93,16 +93,26 @@ class NativeLoaderProcessTest {
         byte[] built = Files.readAllBytes(builtLibrary);
         byte[] bytes = java.util.Arrays.copyOf(built, built.length + extra);
         Files.write(dir.resolve(resource), bytes);
-        writeIndex(dir, sha256(bytes), bytes.length);
+        writeIndex(dir, sha256(bytes), bytes.length, crc32(bytes));
         return dir;
     }
 
-    private static void writeIndex(Path dir, String sha256, long size) throws IOException {
+    private static void writeIndex(Path dir, String sha256, long size, long crc32) throws IOException {
         String platform = NativePlatform.currentPlatform();
         Files.createDirectories(dir.resolve(NativeLoader.INDEX).getParent());
         Files.write(
                 dir.resolve(NativeLoader.INDEX),
-                List.of("version=" + version, platform + ".sha256=" + sha256, platform + ".size=" + size));
+                List.of(
+                        "version=" + version,
+                        platform + ".sha256=" + sha256,
+                        platform + ".size=" + size,
+                        platform + ".crc32=" + String.format("%08x", crc32)));
+    }
+
+    static long crc32(byte[] bytes) {
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        crc.update(bytes);
+        return crc.getValue();
     }
 
     private static List<String> command(List<String> classPath, String... args) {
@@ -266,7 +276,8 @@ class NativeLoaderProcessTest {
     void aLibraryThatIsNotTheIndexedOneIsNotLoaded() throws Exception {
         Path tmp = Files.createDirectories(work.resolve("mismatch-" + System.nanoTime()));
         Path wrongIndex = work.resolve("wrong-index");
-        writeIndex(wrongIndex, sha256(Files.readAllBytes(builtLibrary)), Files.size(builtLibrary) + 1);
+        byte[] built = Files.readAllBytes(builtLibrary);
+        writeIndex(wrongIndex, sha256(built), built.length + 1, crc32(built));
         List<String> lines = probe(
                 List.of(classes.toString(), wrongIndex.toString(), bundle.toString()),
                 "-Ddibs.native.tmpdir=" + tmp,

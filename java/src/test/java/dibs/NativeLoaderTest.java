@@ -89,6 +89,9 @@ class NativeLoaderTest {
         byte[] bytes = Files.readAllBytes(staged);
         assertEquals(bytes.length, library.size);
         assertEquals(NativeLoaderProcessTest.sha256(bytes), library.sha256);
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        crc.update(bytes);
+        assertEquals(crc.getValue(), library.crc32);
     }
 
     @Test
@@ -101,16 +104,27 @@ class NativeLoaderTest {
         String sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
         p.setProperty("linux-x86_64.sha256", sha);
         p.setProperty("linux-x86_64.size", "42");
+        p.setProperty("linux-x86_64.crc32", "fedcba98");
         p.setProperty("linux-aarch64.sha256", "not-a-hash");
         p.setProperty("linux-aarch64.size", "42");
+        p.setProperty("linux-aarch64.crc32", "fedcba98");
         p.setProperty("macos-aarch64.sha256", sha);
         p.setProperty("macos-aarch64.size", "-1");
+        p.setProperty("macos-aarch64.crc32", "fedcba98");
+        p.setProperty("macos-x86_64.sha256", sha);
+        p.setProperty("macos-x86_64.size", "42");
+        p.setProperty("macos-x86_64.crc32", "fedcba9");
+        p.setProperty("linux-x86_64-musl.sha256", sha);
+        p.setProperty("linux-x86_64-musl.size", "42");
         NativeIndex index = NativeIndex.parse(p);
         assertEquals("1.2.3", index.version);
         assertEquals(42, index.library("linux-x86_64").size);
         assertEquals(sha, index.library("linux-x86_64").sha256);
+        assertEquals(0xfedcba98L, index.library("linux-x86_64").crc32);
         assertNull(index.library("linux-aarch64"), "a malformed hash is no entry");
         assertNull(index.library("macos-aarch64"), "a malformed size is no entry");
+        assertNull(index.library("macos-x86_64"), "a malformed CRC-32 is no entry");
+        assertNull(index.library("linux-x86_64-musl"), "no CRC-32, no entry");
         assertNull(index.library("windows-x86_64"));
     }
 
