@@ -42,11 +42,16 @@ class NativeLoaderProcessTest {
     private static Path classes;
     private static Path index;
     private static Path bundle;
-    private static Path builtLibrary;
-    private static String version;
+    static Path builtLibrary;
+    static String version;
 
     @BeforeAll
     static void layOutClassesAndBundle() throws Exception {
+        layOut(work);
+    }
+
+    /** Lays out, in {@code work}, the class path entries the child JVMs of these tests and NativeCopyRepairTest use. */
+    static void layOut(Path work) throws Exception {
         classes = Files.createDirectories(work.resolve("classes"));
         Path main = Paths.get(
                 Dibs.class.getProtectionDomain().getCodeSource().getLocation().toURI());
@@ -136,7 +141,7 @@ class NativeLoaderProcessTest {
         return cmd;
     }
 
-    private static List<String> probe(List<String> classPath, String... args) throws IOException, InterruptedException {
+    static List<String> probe(List<String> classPath, String... args) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(command(classPath, args))
                 .redirectErrorStream(true)
                 .start();
@@ -150,7 +155,7 @@ class NativeLoaderProcessTest {
     }
 
     /** The class path of a jar that bundles this platform's library. */
-    private static List<String> withBundle() {
+    static List<String> withBundle() {
         return List.of(classes.toString(), index.toString(), bundle.toString());
     }
 
@@ -176,7 +181,7 @@ class NativeLoaderProcessTest {
         throw new AssertionError("the holder exited: " + seen);
     }
 
-    private static String after(List<String> lines, String tag) {
+    static String after(List<String> lines, String tag) {
         for (String l : lines) {
             if (l.startsWith(tag + " ")) {
                 return l.substring(tag.length() + 1);
@@ -185,7 +190,7 @@ class NativeLoaderProcessTest {
         throw new AssertionError("no " + tag + " in " + lines);
     }
 
-    private static TreeSet<String> names(Path dir) throws IOException {
+    static TreeSet<String> names(Path dir) throws IOException {
         TreeSet<String> names = new TreeSet<>();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
             files.forEach(f -> names.add(f.getFileName().toString()));
@@ -474,7 +479,7 @@ class NativeLoaderProcessTest {
         return hex.toString();
     }
 
-    private static String suffix() {
+    static String suffix() {
         String lib = System.mapLibraryName("dibs");
         return lib.substring(lib.indexOf("dibs") + 4);
     }

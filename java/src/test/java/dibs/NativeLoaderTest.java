@@ -129,20 +129,36 @@ class NativeLoaderTest {
     }
 
     @Test
-    void onlyAPrivateRegularFileOfTheIndexedSizeIsTrusted(@TempDir Path dir) throws Exception {
+    void onlyAPrivateRegularFileOfTheIndexedSizeAndCrcIsWhole(@TempDir Path dir) throws Exception {
+        byte[] bytes = {1, 2, 3};
+        String sha = NativeLoaderProcessTest.sha256(bytes);
+        NativeIndex.Library library = new NativeIndex.Library(sha, 3, NativeLoaderProcessTest.crc32(bytes));
         Path copy = dir.resolve("dibs-1.2.3-0011223344556677.so");
-        Files.write(copy, new byte[] {1, 2, 3});
+        assertEquals(NativeCopyFile.Kind.ABSENT, NativeCopyFile.examine(copy, library).kind);
+        Files.write(copy, bytes);
         Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
-        assertTrue(NativeCopies.trusted(copy, 3));
-        assertFalse(NativeCopies.trusted(copy, 4), "another size is another library");
-        assertFalse(NativeCopies.trusted(dir.resolve("missing.so"), 3));
+        assertEquals(NativeCopyFile.Kind.WHOLE, NativeCopyFile.examine(copy, library).kind);
+        NativeCopyFile.Found other = NativeCopyFile.examine(copy, new NativeIndex.Library(sha, 4, library.crc32));
+        assertEquals(NativeCopyFile.Kind.DAMAGED, other.kind, "another size is another library");
+        assertTrue(other.why.contains("3 bytes, not the library's 4"), other.why);
+        Files.write(copy, new byte[] {1, 9, 3});
+        NativeCopyFile.Found damaged = NativeCopyFile.examine(copy, library);
+        assertEquals(NativeCopyFile.Kind.DAMAGED, damaged.kind, "the size, but not the bytes");
+        assertTrue(damaged.why.contains("CRC-32"), damaged.why);
+        Files.write(copy, bytes);
         Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-r--"));
-        assertFalse(NativeCopies.trusted(copy, 3), "writable by the group: anyone in it could have swapped it");
+        assertEquals(
+                NativeCopyFile.Kind.DAMAGED,
+                NativeCopyFile.examine(copy, library).kind,
+                "writable by the group: anyone in it could have swapped it");
         Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--rw-"));
-        assertFalse(NativeCopies.trusted(copy, 3), "writable by others");
+        assertEquals(NativeCopyFile.Kind.DAMAGED, NativeCopyFile.examine(copy, library).kind, "writable by others");
         Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
         Path link = Files.createSymbolicLink(dir.resolve("dibs-1.2.3-8899aabbccddeeff.so"), copy);
-        assertFalse(NativeCopies.trusted(link, 3), "a link could point anywhere");
+        NativeCopyFile.Found linked = NativeCopyFile.examine(link, library);
+        assertEquals(NativeCopyFile.Kind.NOT_OURS, linked.kind, "a link could point anywhere");
+        assertEquals("a symbolic link", linked.why);
+        assertEquals(NativeCopyFile.Kind.NOT_OURS, NativeCopyFile.examine(dir, library).kind, "a directory");
         java.nio.file.attribute.UserPrincipal nobody;
         try {
             nobody = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
@@ -150,7 +166,10 @@ class NativeLoaderTest {
         } catch (java.io.IOException | UnsupportedOperationException e) {
             return; // not root: this user cannot give a file away, and so cannot test another's
         }
-        assertFalse(NativeCopies.trusted(copy, 3), "another user's file, whose contents that user chose");
+        assertEquals(
+                NativeCopyFile.Kind.NOT_OURS,
+                NativeCopyFile.examine(copy, library).kind,
+                "another user's file, whose contents that user chose");
     }
 
     @Test
