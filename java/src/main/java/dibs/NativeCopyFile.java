@@ -2,7 +2,6 @@ package dibs;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
@@ -118,10 +117,15 @@ final class NativeCopyFile {
     /** The CRC-32 of {@code file}, read without following a link. */
     private static long crc32(Path file) throws IOException {
         try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-            // Mapped, not read into the heap: CRC32 reads a direct buffer in place.
-            MappedByteBuffer bytes = in.map(FileChannel.MapMode.READ_ONLY, 0, in.size());
+            // Read, not mapped: Windows keeps a mapped file from being replaced until the mapping
+            // is collected. A direct buffer, which CRC32 reads in place.
+            ByteBuffer chunk = ByteBuffer.allocateDirect(1 << 18);
             CRC32 crc = new CRC32();
-            crc.update(bytes);
+            while (in.read(chunk) >= 0) {
+                chunk.flip();
+                crc.update(chunk);
+                chunk.clear();
+            }
             return crc.getValue();
         }
     }
