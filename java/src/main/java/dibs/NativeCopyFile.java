@@ -59,7 +59,7 @@ final class NativeCopyFile {
     /**
      * What lies at {@code copy}: the library of the index's size and CRC-32, a regular file (not a
      * link) owned by this user and writable by no one else, is {@link Kind#WHOLE}. Reads the copy
-     * (a CRC-32, under a millisecond) but never the jar.
+     * (a CRC-32: a few ms at most in a cold JVM) but never the jar.
      */
     static Found examine(Path copy, NativeIndex.Library library) {
         BasicFileAttributes basic;
