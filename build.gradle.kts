@@ -139,7 +139,7 @@ val stageNative by tasks.registering(Sync::class) {
     from(layout.projectDirectory.dir("target/natives")) {
         include("*/libdibs.so", "*/libdibs.dylib", "*/dibs.dll")
         include("*.diff") // each library but the glibc ones, as its diff (scripts/native-diff.py)
-        include("natives.properties") // NativeLoader's index: the native version, each library's sha256 and size
+        include("natives.properties") // NativeLoader's index: the native version, each library's sha256, size and CRC-32
         into(nativeResourceDir)
     }
     into(layout.buildDirectory.dir("generated/native-resources"))

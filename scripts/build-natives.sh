@@ -14,7 +14,7 @@
 #
 # Every run ends by writing target/natives/natives.properties, NativeLoader's index: the version
 # of the crate that builds the cdylib (the native version the jar expects) and each present
-# library's sha256 and size. Both builds stage it beside the libraries, as dibs/native/. Then
+# library's sha256, size and CRC-32. Both builds stage it beside the libraries, as dibs/native/. Then
 # scripts/native-diff.py writes target/natives/<platform>.diff for each library but the glibc
 # ones: the jar of every platform carries those instead of the libraries (bsdiff4 from PyPI,
 # pinned below, is installed into target/cross-tools when there is a base to diff against).
@@ -164,7 +164,7 @@ write_index() {
   # The version from Cargo itself: the [package] of a single crate or a [workspace.package]
   # inherited by crates/dibs-jni read alike. The crate is the one that builds the cdylib "dibs".
   cargo metadata --format-version 1 --no-deps | python3 -c '
-import hashlib, json, sys
+import hashlib, json, sys, zlib
 from pathlib import Path
 out = Path(sys.argv[1])
 versions = sorted({p["version"] for p in json.load(sys.stdin)["packages"] for t in p["targets"]
@@ -176,9 +176,10 @@ lines = ["# NativeLoader reads this: written by scripts/build-natives.sh, do not
 for lib in sorted(p for name in ("libdibs.so", "libdibs.dylib", "dibs.dll") for p in out.glob("*/" + name)):
     data = lib.read_bytes()
     platform = lib.parent.name
-    lines += [f"{platform}.sha256={hashlib.sha256(data).hexdigest()}", f"{platform}.size={len(data)}"]
+    lines += [f"{platform}.sha256={hashlib.sha256(data).hexdigest()}", f"{platform}.size={len(data)}",
+              f"{platform}.crc32={zlib.crc32(data):08x}"]
 (out / "natives.properties").write_text("\n".join(lines) + "\n")
-print(f"build-natives: {out}/natives.properties: version {versions[0]}, {(len(lines) - 2) // 2} libraries")
+print(f"build-natives: {out}/natives.properties: version {versions[0]}, {(len(lines) - 2) // 3} libraries")
 ' "$OUT"
 }
 

@@ -11,7 +11,7 @@ Every library must export the JNI entry points the Java side binds.
 With --jar JAR instead: lists the libraries the jar carries, whole or as diffs
 (dibs/native/<platform>.diff, scripts/native-diff.py), and fails unless it carries the four Linux
 ones, stays under 6 MB, and carries NativeLoader's index dibs/native/natives.properties with a
-version and, for exactly the libraries it carries, each one's sha256 and size (checked here for
+version and, for exactly the libraries it carries, each one's sha256, size and CRC-32 (checked here for
 the whole ones; NativeDiffTest checks that each diff makes the library the index names). The
 natives-dir check also holds target/natives/natives.properties to its libraries the same way.
 
@@ -25,6 +25,7 @@ import re
 import subprocess
 import sys
 import zipfile
+import zlib
 from pathlib import Path
 
 GLIBC_BASELINE = (2, 17)
@@ -113,7 +114,9 @@ def index_problems(index_text, libs: dict, diffed=frozenset()) -> list:
             problems.append(f"{INDEX}: {platform}.sha256 is not the sha256 of its library")
         if entries.get(f"{platform}.size") != str(len(data)):
             problems.append(f"{INDEX}: {platform}.size is not the size of its library ({len(data)})")
-    indexed = {k.rsplit(".", 1)[0] for k in entries if k.endswith((".sha256", ".size"))}
+        if entries.get(f"{platform}.crc32") != f"{zlib.crc32(data):08x}":
+            problems.append(f"{INDEX}: {platform}.crc32 is not the CRC-32 of its library")
+    indexed = {k.rsplit(".", 1)[0] for k in entries if k.endswith((".sha256", ".size", ".crc32"))}
     for platform in sorted(indexed - libs.keys() - diffed):
         problems.append(f"{INDEX} names {platform}, whose library is not there")
     for platform in sorted(diffed - indexed):
@@ -140,7 +143,7 @@ def check_jar(jar: Path) -> int:
         print(f"check-natives: the jar's {p}", file=sys.stderr)
     if problems:
         return 1
-    print(f"  dibs/native/{INDEX}: a version, and the sha256 and size of each library")
+    print(f"  dibs/native/{INDEX}: a version, and the sha256, size and CRC-32 of each library")
     if missing:
         print(f"check-natives: the jar carries no library for {', '.join(missing)}", file=sys.stderr)
         return 1

@@ -5,25 +5,16 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFileAttributes;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.EnumSet;
 import java.util.List;
-import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
@@ -32,13 +23,15 @@ import java.util.regex.Pattern;
  * The copy of the bundled library that {@link NativeLoader} loads: found in place, or extracted
  * from the jar, and the clean-up of the copies no JVM uses any more.
  *
- * <p>An existing copy is loaded without reading or hashing the bundled library only if it is a
- * regular file (not a link) of the indexed size, owned by this user and writable by no one else:
- * its name carries the hash, and only its owner could have written it. Otherwise the library is
- * read from the jar, checked against the indexed size, written to a temporary file and renamed
- * into place, so a copy under its final name is always whole. Where the shared copy
- * cannot be used (another user owns it, or another class loader of this JVM loaded it), a copy
- * private to this class loader is written, named {@code dibs-<version>-<hash>-<pid>-<random>}.
+ * <p>An existing copy is loaded without reading the bundled library only if it is a regular file
+ * (not a link) of the indexed size and CRC-32, owned by this user and writable by no one else: its
+ * name carries the hash, and only its owner could have written it (see {@link NativeCopyFile}).
+ * This user's copy that is not that (a JVM crashed before its data reached the disk, or it was
+ * changed since) is replaced: the library is read from the jar, checked against the indexed size,
+ * written to a temporary file, synced to the disk and renamed into place, so a copy under its
+ * final name is always whole. Where the shared copy cannot be used (a link or another user's file
+ * lies at its path, which dibs never touches, or another class loader of this JVM loaded it), a
+ * copy private to this class loader is written, named {@code dibs-<version>-<hash>-<pid>-<random>}.
  *
  * <p>Each copy has a lock file beside it ({@code .lck}), locked by every JVM that loaded the copy,
  * for the life of that JVM. Whenever a copy was written, the copies whose lock no live JVM holds
@@ -93,19 +86,48 @@ final class NativeCopies {
 
     private NativeCopies() {}
 
+    /** The copy to load, and what was found at the shared copy's path and done about it. */
+    static final class Copy {
+        final Path file;
+        /** Found in place, not written now. */
+        final boolean reused;
+        /**
+         * What lay at the shared copy's path that was not the library, and what was done, for the
+         * loader's list of ways tried; null if nothing (the copy was absent or whole).
+         */
+        final String found;
+        /** Whether {@link #found} is worth a warning: a damaged copy or a link, not another user's copy. */
+        final boolean unexpected;
+
+        Copy(Path file, boolean reused, String found, boolean unexpected) {
+            this.file = file;
+            this.reused = reused;
+            this.found = found;
+            this.unexpected = unexpected;
+        }
+    }
+
     /**
      * The copy of the bundled library to load, in {@code dir}: the shared one if it is in place
-     * and trusted (no read of the jar, no hashing), else one written now, after which the stale
-     * copies in {@code dir} are removed. Locks the copy's lock file for the life of this JVM.
+     * and whole (no read of the jar), else one written now, after which the stale copies in
+     * {@code dir} are removed. Locks the copy's lock file for the life of this JVM.
      */
-    static Path copyOf(Source source, NativeIndex.Library library, String version, Path dir) throws IOException {
+    static Copy copyOf(Source source, NativeIndex.Library library, String version, Path dir) throws IOException {
         String base = COPY_PREFIX + version + "-" + library.sha256.substring(0, 16);
         String suffix = NativePlatform.librarySuffix();
         Path copy = dir.resolve(base + suffix);
         FileChannel shared = lockShared(dir.resolve(base + LOCK_SUFFIX));
-        if (shared != null && trusted(copy, library.size)) {
-            copyLock = shared;
-            return copy;
+        NativeCopyFile.Found found = null;
+        if (shared != null) {
+            found = NativeCopyFile.examine(copy, library);
+            if (found.kind == NativeCopyFile.Kind.WHOLE) {
+                copyLock = shared;
+                return new Copy(copy, true, null, false);
+            }
+            if (found.kind == NativeCopyFile.Kind.NOT_OURS) {
+                closeQuietly(shared);
+                shared = null;
+            }
         }
         Path written = null;
         byte[] bytes;
@@ -113,13 +135,14 @@ final class NativeCopies {
             bytes = read(source, library);
             if (shared != null) {
                 Path part = dir.resolve(base + "." + unique() + PART_SUFFIX);
-                write(part, bytes);
+                NativeCopyFile.write(part, bytes, true);
                 try {
-                    moveInto(part, copy);
+                    NativeCopyFile.moveInto(part, copy);
                     copyLock = shared;
                     written = copy;
                 } catch (IOException e) {
-                    // another user's copy, or (Windows) one loaded elsewhere that cannot be replaced
+                    // (Windows) one loaded elsewhere that cannot be replaced, or a directory that
+                    // changed since it was examined
                     Files.deleteIfExists(part);
                 }
             }
@@ -129,11 +152,39 @@ final class NativeCopies {
             }
         }
         if (written == null) {
+            // Never synced: a private copy is deleted on exit, never loaded by another JVM.
             written = privateCopy(bytes, dir, base, suffix);
         }
         String name = written.getFileName().toString();
         removeStaleCopies(dir, name.substring(0, name.length() - suffix.length()));
-        return written;
+        if (found == null || found.kind == NativeCopyFile.Kind.ABSENT) {
+            return new Copy(written, false, null, false);
+        }
+        boolean notOurs = found.kind == NativeCopyFile.Kind.NOT_OURS;
+        String did = written.equals(copy)
+                ? "replaced it with the jar's library"
+                : notOurs
+                        ? "not dibs's to replace: left it alone and loaded a private copy, " + written
+                        : "could not replace it: loaded a private copy, " + written;
+        return new Copy(
+                written,
+                false,
+                "found " + copy + ", " + found.why + ": " + did,
+                !found.why.equals(NativeCopyFile.ANOTHER_USERS));
+    }
+
+    /**
+     * A copy of the bundled library for this class loader alone, written now: for when the shared
+     * copy, found whole, did not load.
+     */
+    static Path privateCopyOf(Source source, NativeIndex.Library library, String version, Path dir) throws IOException {
+        String base = COPY_PREFIX + version + "-" + library.sha256.substring(0, 16);
+        byte[] bytes = read(source, library);
+        if (copyLock != null) {
+            closeQuietly(copyLock); // the shared copy's: not the one loaded
+            copyLock = null;
+        }
+        return privateCopy(bytes, dir, base, NativePlatform.librarySuffix());
     }
 
     /**
@@ -146,7 +197,11 @@ final class NativeCopies {
             FileChannel channel;
             try {
                 channel = FileChannel.open(
-                        lock, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                        lock,
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.READ,
+                        StandardOpenOption.WRITE,
+                        LinkOption.NOFOLLOW_LINKS);
             } catch (IOException | RuntimeException e) {
                 return null;
             }
@@ -169,52 +224,6 @@ final class NativeCopies {
     }
 
     /**
-     * Whether {@code copy} may be loaded as the library of that size whose hash its name carries:
-     * a regular file, not a link, of that size, owned by this user and writable by no one else.
-     */
-    static boolean trusted(Path copy, long size) {
-        try {
-            PosixFileAttributes a = Files.readAttributes(copy, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            Set<PosixFilePermission> p = a.permissions();
-            return a.isRegularFile()
-                    && a.size() == size
-                    && !p.contains(PosixFilePermission.GROUP_WRITE)
-                    && !p.contains(PosixFilePermission.OTHERS_WRITE)
-                    && ownedByThisUser(copy, a);
-        } catch (UnsupportedOperationException e) {
-            // Windows: no POSIX permissions, and java.io.tmpdir is the user's own temp directory
-            try {
-                BasicFileAttributes a =
-                        Files.readAttributes(copy, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-                return a.isRegularFile() && a.size() == size;
-            } catch (IOException | RuntimeException again) {
-                return false;
-            }
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
-    }
-
-    /**
-     * Whether this process's user owns {@code copy}: by uid where {@code /proc/self} tells this
-     * process's (Linux: also right for a uid without a passwd entry, as in many containers), else
-     * by user name.
-     */
-    private static boolean ownedByThisUser(Path copy, PosixFileAttributes attributes) {
-        Object self;
-        try {
-            self = Files.getAttribute(Paths.get("/proc/self"), "unix:uid");
-        } catch (IOException | RuntimeException e) {
-            return attributes.owner().getName().equals(System.getProperty("user.name"));
-        }
-        try {
-            return self.equals(Files.getAttribute(copy, "unix:uid", LinkOption.NOFOLLOW_LINKS));
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
-    }
-
-    /**
      * The bundled library's bytes, checked against the indexed size. Not hashed here: in a cold
      * JVM, SHA-256 of a few MB costs hundreds of milliseconds, on every start where the temp dir
      * is new (a container's). That the index's hash is that of the library beside it is checked
@@ -229,32 +238,6 @@ final class NativeCopies {
                     null);
         }
         return bytes;
-    }
-
-    /** Writes a new file, writable by its owner only (a copy writable by others is never trusted). */
-    private static void write(Path file, byte[] bytes) throws IOException {
-        Set<StandardOpenOption> options = EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-        FileAttribute<?>[] attrs =
-                file.getFileSystem().supportedFileAttributeViews().contains("posix")
-                        ? new FileAttribute<?>[] {
-                            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--"))
-                        }
-                        : new FileAttribute<?>[0];
-        try (FileChannel out = FileChannel.open(file, options, attrs)) {
-            ByteBuffer buffer = ByteBuffer.wrap(bytes);
-            while (buffer.hasRemaining()) {
-                out.write(buffer);
-            }
-        }
-    }
-
-    /** Renames {@code part} to {@code copy}, replacing it: readers see the old file or the whole new one. */
-    private static void moveInto(Path part, Path copy) throws IOException {
-        try {
-            Files.move(part, copy, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (AtomicMoveNotSupportedException e) {
-            Files.move(part, copy, StandardCopyOption.REPLACE_EXISTING);
-        }
     }
 
     /**
@@ -281,7 +264,7 @@ final class NativeCopies {
                 continue;
             }
             Path file = dir.resolve(name + suffix);
-            write(file, library);
+            NativeCopyFile.write(file, library, false);
             copyLock = channel;
             // Registered lock first, so the library is deleted before it (hooks run in reverse).
             lock.toFile().deleteOnExit();
@@ -364,6 +347,10 @@ final class NativeCopies {
             }
             boolean gone = true;
             for (Path f : filesOf(dir, base)) {
+                if (Files.exists(f, LinkOption.NOFOLLOW_LINKS) && !ownRegularFile(f)) {
+                    gone = false; // a link, or another user's file: not dibs's to delete
+                    continue;
+                }
                 try {
                     Files.deleteIfExists(f);
                 } catch (IOException | RuntimeException e) {
@@ -410,7 +397,7 @@ final class NativeCopies {
     private static boolean ownRegularFile(Path file) {
         try {
             PosixFileAttributes a = Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            return a.isRegularFile() && ownedByThisUser(file, a);
+            return a.isRegularFile() && NativeCopyFile.ownedByThisUser(file, a);
         } catch (UnsupportedOperationException e) {
             return Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS); // Windows: the user's own temp directory
         } catch (IOException | RuntimeException e) {

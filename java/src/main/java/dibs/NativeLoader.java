@@ -13,8 +13,9 @@ import java.util.List;
  * Loads the dibs native library once per class loader.
  *
  * <p>The jar carries an index, {@value #INDEX} (written by {@code scripts/build-natives.sh}): the
- * native version this jar needs ({@code version}) and, per bundled library, its SHA-256 and size
- * ({@code <platform>.sha256}, {@code <platform>.size}). A jar without it fails to load, saying so.
+ * native version this jar needs ({@code version}) and, per bundled library, its SHA-256, size and
+ * CRC-32 ({@code <platform>.sha256}, {@code <platform>.size}, {@code <platform>.crc32}). A jar
+ * without it fails to load, saying so.
  *
  * <p>If the system property {@value #PATH_PROPERTY} names a file, that file is loaded and nothing
  * else is tried: an explicit choice that fails is an error, never a silent fall-back. Otherwise,
@@ -25,7 +26,13 @@ import java.util.List;
  *       its diff {@code dibs/native/<platform>.diff} (see {@link NativeDiff}), as a copy in
  *       {@value #TMPDIR_PROPERTY} (default {@code java.io.tmpdir}) named by the version and the
  *       indexed hash, e.g. {@code dibs-0.1.0-3f2a9c0e11d2b4a7.so}, shared by every JVM that loads
- *       the same library;
+ *       the same library. A copy found there that is not the library (its size or CRC-32 not the
+ *       index's: a JVM crashed before its data reached the disk) is replaced from the jar, if it is
+ *       this user's own regular file; a link or another user's file is left alone, and a copy
+ *       private to this class loader loaded instead. A copy found whole that does not load is
+ *       tried once more, as a private copy from the jar. What was found and done is logged as a
+ *       warning (but another user's copy, which a shared temp directory may well hold), and is in
+ *       the error's list of ways tried if nothing loads;
  *   <li>{@code System.loadLibrary("dibs")}, which searches {@code java.library.path}.
  * </ol>
  *
@@ -215,17 +222,37 @@ final class NativeLoader {
                     + " (a jar whose libraries were staged without scripts/build-natives.sh)";
         }
         Path dir = Paths.get(System.getProperty(TMPDIR_PROPERTY, System.getProperty("java.io.tmpdir")));
-        Path file;
+        NativeCopies.Copy copy;
         try {
-            file = NativeCopies.copyOf(source, library, index.version, dir);
+            copy = NativeCopies.copyOf(source, library, index.version, dir);
         } catch (NativeCopies.NotTheIndexedLibrary e) {
             return e.getMessage();
         } catch (IOException | RuntimeException e) {
             return "cannot extract it to " + dir + " (set -D" + TMPDIR_PROPERTY + " to a writable" + " directory): "
                     + e;
         }
-        String why = loadFile(file);
-        return why == null ? null : "extracted to " + file + " but " + why;
+        String found = copy.found == null ? "" : copy.found + "; ";
+        if (copy.found != null && copy.unexpected) {
+            Log.warning("dibs: " + copy.found);
+        }
+        String why = loadFile(copy.file);
+        if (why == null) {
+            return null;
+        }
+        if (!copy.reused) {
+            return found + "extracted to " + copy.file + " but " + why;
+        }
+        // A copy found whole (its size and CRC-32) that does not load: once more, from the jar.
+        String first = "reused " + copy.file + " but " + why;
+        Path again;
+        try {
+            again = NativeCopies.privateCopyOf(source, library, index.version, dir);
+        } catch (IOException | RuntimeException e) {
+            return first + "; and cannot extract it again to " + dir + ": " + e;
+        }
+        Log.warning("dibs: " + first + "; loading a private copy from the jar, " + again);
+        why = loadFile(again);
+        return why == null ? null : first + "; extracted it again to " + again + " but " + why;
     }
 
     /**

@@ -78,6 +78,7 @@ class NativeDiffTest {
             assertArrayEquals(whole, made, platform);
             assertEquals(index.library(platform).sha256, NativeLoaderProcessTest.sha256(made), platform);
             assertEquals(index.library(platform).size, made.length, platform);
+            assertEquals(index.library(platform).crc32, NativeLoaderProcessTest.crc32(made), platform);
         }
     }
 

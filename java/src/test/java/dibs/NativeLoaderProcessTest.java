@@ -42,11 +42,16 @@ class NativeLoaderProcessTest {
     private static Path classes;
     private static Path index;
     private static Path bundle;
-    private static Path builtLibrary;
-    private static String version;
+    static Path builtLibrary;
+    static String version;
 
     @BeforeAll
     static void layOutClassesAndBundle() throws Exception {
+        layOut(work);
+    }
+
+    /** Lays out, in {@code work}, the class path entries the child JVMs of these tests and NativeCopyRepairTest use. */
+    static void layOut(Path work) throws Exception {
         classes = Files.createDirectories(work.resolve("classes"));
         Path main = Paths.get(
                 Dibs.class.getProtectionDomain().getCodeSource().getLocation().toURI());
@@ -93,16 +98,26 @@ class NativeLoaderProcessTest {
         byte[] built = Files.readAllBytes(builtLibrary);
         byte[] bytes = java.util.Arrays.copyOf(built, built.length + extra);
         Files.write(dir.resolve(resource), bytes);
-        writeIndex(dir, sha256(bytes), bytes.length);
+        writeIndex(dir, sha256(bytes), bytes.length, crc32(bytes));
         return dir;
     }
 
-    private static void writeIndex(Path dir, String sha256, long size) throws IOException {
+    private static void writeIndex(Path dir, String sha256, long size, long crc32) throws IOException {
         String platform = NativePlatform.currentPlatform();
         Files.createDirectories(dir.resolve(NativeLoader.INDEX).getParent());
         Files.write(
                 dir.resolve(NativeLoader.INDEX),
-                List.of("version=" + version, platform + ".sha256=" + sha256, platform + ".size=" + size));
+                List.of(
+                        "version=" + version,
+                        platform + ".sha256=" + sha256,
+                        platform + ".size=" + size,
+                        platform + ".crc32=" + String.format("%08x", crc32)));
+    }
+
+    static long crc32(byte[] bytes) {
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        crc.update(bytes);
+        return crc.getValue();
     }
 
     private static List<String> command(List<String> classPath, String... args) {
@@ -126,7 +141,7 @@ class NativeLoaderProcessTest {
         return cmd;
     }
 
-    private static List<String> probe(List<String> classPath, String... args) throws IOException, InterruptedException {
+    static List<String> probe(List<String> classPath, String... args) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(command(classPath, args))
                 .redirectErrorStream(true)
                 .start();
@@ -140,7 +155,7 @@ class NativeLoaderProcessTest {
     }
 
     /** The class path of a jar that bundles this platform's library. */
-    private static List<String> withBundle() {
+    static List<String> withBundle() {
         return List.of(classes.toString(), index.toString(), bundle.toString());
     }
 
@@ -166,7 +181,7 @@ class NativeLoaderProcessTest {
         throw new AssertionError("the holder exited: " + seen);
     }
 
-    private static String after(List<String> lines, String tag) {
+    static String after(List<String> lines, String tag) {
         for (String l : lines) {
             if (l.startsWith(tag + " ")) {
                 return l.substring(tag.length() + 1);
@@ -175,7 +190,7 @@ class NativeLoaderProcessTest {
         throw new AssertionError("no " + tag + " in " + lines);
     }
 
-    private static TreeSet<String> names(Path dir) throws IOException {
+    static TreeSet<String> names(Path dir) throws IOException {
         TreeSet<String> names = new TreeSet<>();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
             files.forEach(f -> names.add(f.getFileName().toString()));
@@ -266,7 +281,8 @@ class NativeLoaderProcessTest {
     void aLibraryThatIsNotTheIndexedOneIsNotLoaded() throws Exception {
         Path tmp = Files.createDirectories(work.resolve("mismatch-" + System.nanoTime()));
         Path wrongIndex = work.resolve("wrong-index");
-        writeIndex(wrongIndex, sha256(Files.readAllBytes(builtLibrary)), Files.size(builtLibrary) + 1);
+        byte[] built = Files.readAllBytes(builtLibrary);
+        writeIndex(wrongIndex, sha256(built), built.length + 1, crc32(built));
         List<String> lines = probe(
                 List.of(classes.toString(), wrongIndex.toString(), bundle.toString()),
                 "-Ddibs.native.tmpdir=" + tmp,
@@ -463,7 +479,7 @@ class NativeLoaderProcessTest {
         return hex.toString();
     }
 
-    private static String suffix() {
+    static String suffix() {
         String lib = System.mapLibraryName("dibs");
         return lib.substring(lib.indexOf("dibs") + 4);
     }

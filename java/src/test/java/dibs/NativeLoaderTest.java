@@ -89,6 +89,9 @@ class NativeLoaderTest {
         byte[] bytes = Files.readAllBytes(staged);
         assertEquals(bytes.length, library.size);
         assertEquals(NativeLoaderProcessTest.sha256(bytes), library.sha256);
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        crc.update(bytes);
+        assertEquals(crc.getValue(), library.crc32);
     }
 
     @Test
@@ -101,34 +104,61 @@ class NativeLoaderTest {
         String sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
         p.setProperty("linux-x86_64.sha256", sha);
         p.setProperty("linux-x86_64.size", "42");
+        p.setProperty("linux-x86_64.crc32", "fedcba98");
         p.setProperty("linux-aarch64.sha256", "not-a-hash");
         p.setProperty("linux-aarch64.size", "42");
+        p.setProperty("linux-aarch64.crc32", "fedcba98");
         p.setProperty("macos-aarch64.sha256", sha);
         p.setProperty("macos-aarch64.size", "-1");
+        p.setProperty("macos-aarch64.crc32", "fedcba98");
+        p.setProperty("macos-x86_64.sha256", sha);
+        p.setProperty("macos-x86_64.size", "42");
+        p.setProperty("macos-x86_64.crc32", "fedcba9");
+        p.setProperty("linux-x86_64-musl.sha256", sha);
+        p.setProperty("linux-x86_64-musl.size", "42");
         NativeIndex index = NativeIndex.parse(p);
         assertEquals("1.2.3", index.version);
         assertEquals(42, index.library("linux-x86_64").size);
         assertEquals(sha, index.library("linux-x86_64").sha256);
+        assertEquals(0xfedcba98L, index.library("linux-x86_64").crc32);
         assertNull(index.library("linux-aarch64"), "a malformed hash is no entry");
         assertNull(index.library("macos-aarch64"), "a malformed size is no entry");
+        assertNull(index.library("macos-x86_64"), "a malformed CRC-32 is no entry");
+        assertNull(index.library("linux-x86_64-musl"), "no CRC-32, no entry");
         assertNull(index.library("windows-x86_64"));
     }
 
     @Test
-    void onlyAPrivateRegularFileOfTheIndexedSizeIsTrusted(@TempDir Path dir) throws Exception {
+    void onlyAPrivateRegularFileOfTheIndexedSizeAndCrcIsWhole(@TempDir Path dir) throws Exception {
+        byte[] bytes = {1, 2, 3};
+        String sha = NativeLoaderProcessTest.sha256(bytes);
+        NativeIndex.Library library = new NativeIndex.Library(sha, 3, NativeLoaderProcessTest.crc32(bytes));
         Path copy = dir.resolve("dibs-1.2.3-0011223344556677.so");
-        Files.write(copy, new byte[] {1, 2, 3});
+        assertEquals(NativeCopyFile.Kind.ABSENT, NativeCopyFile.examine(copy, library).kind);
+        Files.write(copy, bytes);
         Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
-        assertTrue(NativeCopies.trusted(copy, 3));
-        assertFalse(NativeCopies.trusted(copy, 4), "another size is another library");
-        assertFalse(NativeCopies.trusted(dir.resolve("missing.so"), 3));
+        assertEquals(NativeCopyFile.Kind.WHOLE, NativeCopyFile.examine(copy, library).kind);
+        NativeCopyFile.Found other = NativeCopyFile.examine(copy, new NativeIndex.Library(sha, 4, library.crc32));
+        assertEquals(NativeCopyFile.Kind.DAMAGED, other.kind, "another size is another library");
+        assertTrue(other.why.contains("3 bytes, not the library's 4"), other.why);
+        Files.write(copy, new byte[] {1, 9, 3});
+        NativeCopyFile.Found damaged = NativeCopyFile.examine(copy, library);
+        assertEquals(NativeCopyFile.Kind.DAMAGED, damaged.kind, "the size, but not the bytes");
+        assertTrue(damaged.why.contains("CRC-32"), damaged.why);
+        Files.write(copy, bytes);
         Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-r--"));
-        assertFalse(NativeCopies.trusted(copy, 3), "writable by the group: anyone in it could have swapped it");
+        assertEquals(
+                NativeCopyFile.Kind.DAMAGED,
+                NativeCopyFile.examine(copy, library).kind,
+                "writable by the group: anyone in it could have swapped it");
         Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--rw-"));
-        assertFalse(NativeCopies.trusted(copy, 3), "writable by others");
+        assertEquals(NativeCopyFile.Kind.DAMAGED, NativeCopyFile.examine(copy, library).kind, "writable by others");
         Files.setPosixFilePermissions(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
         Path link = Files.createSymbolicLink(dir.resolve("dibs-1.2.3-8899aabbccddeeff.so"), copy);
-        assertFalse(NativeCopies.trusted(link, 3), "a link could point anywhere");
+        NativeCopyFile.Found linked = NativeCopyFile.examine(link, library);
+        assertEquals(NativeCopyFile.Kind.NOT_OURS, linked.kind, "a link could point anywhere");
+        assertEquals("a symbolic link", linked.why);
+        assertEquals(NativeCopyFile.Kind.NOT_OURS, NativeCopyFile.examine(dir, library).kind, "a directory");
         java.nio.file.attribute.UserPrincipal nobody;
         try {
             nobody = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
@@ -136,7 +166,10 @@ class NativeLoaderTest {
         } catch (java.io.IOException | UnsupportedOperationException e) {
             return; // not root: this user cannot give a file away, and so cannot test another's
         }
-        assertFalse(NativeCopies.trusted(copy, 3), "another user's file, whose contents that user chose");
+        assertEquals(
+                NativeCopyFile.Kind.NOT_OURS,
+                NativeCopyFile.examine(copy, library).kind,
+                "another user's file, whose contents that user chose");
     }
 
     @Test
