@@ -216,17 +216,18 @@ impl Locker {
     /// [`crate::job_of`] says it is), each with a fresh token (a lock kept after its release, or
     /// a tick's done-mark, has a spent one). The listing says whether the scan was complete. A
     /// scan of the keyspace: for operators and the starter's rules, not for the path of a lock
-    /// call.
+    /// call. Every run found is listed, however many other locks share the job's name as a
+    /// prefix: the job's own are kept as the scan finds them, before any count (a listing cut
+    /// at 1,000 names sorted, `sync-tenant-N` before `sync@...`, missed a hung run).
     pub fn running(&self, job: &str, budget: Duration) -> Result<Listing<HeldLock>> {
         validate_name(job)?;
         let mut pattern = history::escape_glob(job);
         pattern.push('*');
-        let mut listing = self.locks(&pattern, 1_000, budget)?;
-        listing.items.retain(|lock| {
+        let (found, scanned) = self.held(&pattern, budget, |lock| {
             (lock.name == job || crate::job::jobs_of_lock(&lock.name).contains(&job))
                 && lock.is_running()
-        });
-        Ok(listing)
+        })?;
+        Ok(scanned.with(found, usize::MAX))
     }
 
     /// The locks held now whose names match the glob `pattern` (`*` for all), by `SCAN` over the
@@ -237,6 +238,18 @@ impl Locker {
         limit: usize,
         budget: Duration,
     ) -> Result<Listing<HeldLock>> {
+        let (found, scanned) = self.held(pattern, budget, |_| true)?;
+        Ok(scanned.with(found, limit))
+    }
+
+    /// The locks held now under `pattern` that `keep` keeps, sorted by name, and how far the
+    /// scan got.
+    fn held(
+        &self,
+        pattern: &str,
+        budget: Duration,
+        keep: impl Fn(&HeldLock) -> bool,
+    ) -> Result<(Vec<HeldLock>, Scanned)> {
         let prefix = self.spec.key_prefix();
         let mut glob = history::escape_glob(prefix);
         glob.push_str(pattern);
@@ -270,12 +283,15 @@ impl Locker {
                         .and_then(|v| redis::from_redis_value::<i64>(v.clone()).ok())
                         .unwrap_or(-1);
                     let name = String::from_utf8_lossy(&key[prefix.len()..]);
-                    found.push(HeldLock::read(&name, &value, pttl));
+                    let lock = HeldLock::read(&name, &value, pttl);
+                    if keep(&lock) {
+                        found.push(lock);
+                    }
                 }
                 Ok(found)
             })?;
         found.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(scanned.with(found, limit))
+        Ok((found, scanned))
     }
 
     /// `SCAN` over `glob` on every master (this server, or each master of a Cluster, on a

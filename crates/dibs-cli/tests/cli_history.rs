@@ -365,3 +365,51 @@ fn check_on_a_scan_cut_short_says_unknown_where_a_missed_run_could_change_the_an
     );
     assert_eq!(out.status.code(), Some(4), "{}", text(&out.stdout));
 }
+
+/// A job's running locks behind 1,000 others that share its name as a prefix (a lock per
+/// tenant, `sync-tenant-N`, sorts before the job's tick `sync@...`): the listing was cut at 1,000
+/// names before the job's own were kept, so a hung run passed as overdue, not too long, and a
+/// run within its grace after start as overdue too.
+#[test]
+fn check_finds_a_running_lock_of_the_job_behind_a_thousand_others() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let mut admin = server.admin();
+    // Held locks as dibs writes them (`token;host;pid;acquired-at`, a fresh v4 token).
+    let hold = |admin: &mut redis::Connection, name: &str, age_ms: u64| {
+        let now: u64 = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let value = format!(
+            "0123abcd-89ab-4cde-8f01-23456789abcd;host-1;42;{}",
+            now - age_ms
+        );
+        let _: () = redis::cmd("SET")
+            .arg(format!("dibs:{name}"))
+            .arg(value)
+            .arg("PX")
+            .arg(3_600_000)
+            .query(admin)
+            .unwrap();
+    };
+    for n in 0..1_000 {
+        hold(&mut admin, &format!("sync-tenant-{n}"), 1_000);
+    }
+    let failed = run(&uri, "sync", "10s", &["--", "false"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed.stderr));
+    // A run of the job's tick, hung for 2 hours.
+    hold(&mut admin, "sync@2026-12-06", 7_200_000);
+    let check = |rule: &str| ops(&uri, &["check", "sync", "--within", "1h", rule, "1h"]);
+    let out = check("--max-duration");
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("sync@2026-12-06"),
+        "{}",
+        text(&out.stdout)
+    );
+    // A run of it that started a minute ago, within its grace after start: running.
+    hold(&mut admin, "sync@2026-12-06", 60_000);
+    let out = check("--grace-after-start");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
