@@ -136,6 +136,27 @@ fn main() -> Res<()> {
     let (cycle, scripts_on) = history_on.expect("measured");
     let (cycle_quiet, scripts_off) = history_off.expect("measured");
 
+    // A tick's cycle, as `executeOnce` makes it: a fresh tick each call (each tick's lock stays
+    // as its done-mark for atMost), its run recorded from its start where the build does so.
+    let mut tick = 0u64;
+    let mut ticks = |locker: &Locker, conn: &mut redis::Connection| {
+        measure(conn, || {
+            tick += 1;
+            let params = LockParams::for_tick("call-cost-tick", &tick.to_string(), 10_000, 1)
+                .expect("tick params");
+            let outcome = locker.execute(&params, || ()).expect("Locker::execute");
+            assert!(matches!(outcome, Outcome::Ran { .. }), "{outcome:?}");
+        })
+    };
+    let mut tick_cycle: Option<[f64; 5]> = None;
+    for _ in 0..3 {
+        let found = ticks(locker, &mut conn);
+        if tick_cycle.is_none_or(|best| found[0] < best[0]) {
+            tick_cycle = Some(found);
+        }
+    }
+    let tick_cycle = tick_cycle.expect("measured");
+
     let held = "call-cost-held";
     redis::cmd("SET")
         .arg(locker.key(held))
@@ -145,6 +166,19 @@ fn main() -> Res<()> {
         .query::<()>(&mut conn)?;
     let skip = measure(&mut conn, || {
         let outcome = execute(locker, held);
+        assert!(matches!(outcome, Outcome::Skipped), "{outcome:?}");
+    });
+
+    // A tick another instance runs: the tick's acquire script only.
+    let taken = LockParams::for_tick("call-cost-tick", "taken", 600_000, 1).expect("tick params");
+    redis::cmd("SET")
+        .arg(locker.key(taken.name()))
+        .arg("someone-else")
+        .arg("PX")
+        .arg(600_000)
+        .query::<()>(&mut conn)?;
+    let tick_skip = measure(&mut conn, || {
+        let outcome = locker.execute(&taken, || ()).expect("Locker::execute");
         assert!(matches!(outcome, Outcome::Skipped), "{outcome:?}");
     });
 
@@ -161,6 +195,11 @@ fn main() -> Res<()> {
             cycle_quiet,
         ),
         ("skip: lock held by another, the acquire script only", skip),
+        (
+            "tick cycle (executeOnce): a new tick's acquire, no-op task, release recording the run",
+            tick_cycle,
+        ),
+        ("tick skip: the tick's lock held by another", tick_skip),
     ] {
         println!("| {path} | {p50:.1} | {p99:.1} | {mean:.1} | {client:.1} | {server:.1} |");
     }

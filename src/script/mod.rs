@@ -95,15 +95,23 @@ impl LuaScript {
     }
 }
 
-/// The acquire's Lua (see [`ACQUIRE`]), for it and for [`CATCH_UP_ACQUIRE`].
-macro_rules! acquire_lua {
+/// The acquire's `SET` (see [`ACQUIRE`]): it returns false where the lock is taken, so that a
+/// script that goes on after it (a tick's) does the rest only for a lock it won.
+macro_rules! set_lua {
     () => {
         r#"
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if ARGV[3] ~= '1' or redis.call('GET', KEYS[1]) ~= ARGV[1] then
     return false
   end
-end
+end"#
+    };
+}
+
+/// The fencing token's minting, once the `SET` won (see [`ACQUIRE`]): returns it.
+macro_rules! mint_lua {
+    () => {
+        r#"
 local now = redis.pcall('TIME')
 if type(now) == 'table' and now.err == nil then
   return tonumber(now[1]) * 1000000 + tonumber(now[2])
@@ -128,7 +136,7 @@ return 0
 /// the `SET` does not step back past an earlier token: a clock set back, or a failover to a
 /// server whose clock is behind by more than the time since the last acquisition. Where the
 /// ACL refuses `TIME`, the token is 0 (no guarded write accepts it).
-pub(crate) static ACQUIRE: LuaScript = LuaScript::new(acquire_lua!());
+pub(crate) static ACQUIRE: LuaScript = LuaScript::new(concat!(set_lua!(), mint_lua!()));
 
 /// Entries kept per job's stream: `history::HISTORY_LENGTH`, and [`CATCH_UP_ACQUIRE`]'s `LENGTH`.
 macro_rules! history_length {

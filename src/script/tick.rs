@@ -98,16 +98,16 @@ end
 /// when the lock is taken, else `{token, start's entry id}`. It costs a won tick one `XADD` more
 /// than `ACQUIRE`, a skipped one nothing; a lock not of a tick never runs it.
 pub(crate) static TICK_ACQUIRE: LuaScript = LuaScript::new(concat!(
-    history_lua!(),
-    "local function acquire()",
-    acquire_lua!(),
+    // The `SET` first: a skipped tick (every instance but one, each tick) returns before
+    // anything else is defined.
+    set_lua!(),
+    "\nlocal function mint()",
+    mint_lua!(),
     "end\n",
+    history_lua!(),
     started_lua!(),
     r#"
-local token = acquire()
-if not token then
-  return false
-end
+local token = mint()
 return {token, started(token, 4, KEYS[2], KEYS[3], KEYS[4])}
 "#
 ));
@@ -135,21 +135,19 @@ pub(crate) static CATCH_UP_ACQUIRE: LuaScript = LuaScript::new(concat!(
     "\nlocal SKEW = ",
     clock_skew_ms!(),
     "\n",
-    history_lua!(),
-    "local function acquire()",
-    acquire_lua!(),
-    "end\n",
-    started_lua!(),
+    r#"
+local retried = ARGV[3] == '1' and redis.call('GET', KEYS[1]) == ARGV[1]
+if not retried and redis.call('EXISTS', KEYS[1]) == 1 then
+  if ARGV[6] == '1' then
+    return -2
+  end
+  return false
+end
+"#,
     ran_lua!(),
     missed_lua!(),
     r#"
-if not (ARGV[3] == '1' and redis.call('GET', KEYS[1]) == ARGV[1]) then
-  if redis.call('EXISTS', KEYS[1]) == 1 then
-    if ARGV[6] == '1' then
-      return -2
-    end
-    return false
-  end
+if not retried then
   local entries = ran(KEYS[2], 4)
   if type(entries) ~= 'table' then
     return entries
@@ -158,11 +156,15 @@ if not (ARGV[3] == '1' and redis.call('GET', KEYS[1]) == ARGV[1]) then
   if ARGV[6] == '1' or found == -3 then
     return found
   end
-end
-local token = acquire()
-if not token then
-  return false
-end
+end"#,
+    set_lua!(),
+    "\nlocal function mint()",
+    mint_lua!(),
+    "end\n",
+    history_lua!(),
+    started_lua!(),
+    r#"
+local token = mint()
 return {token, started(token, 9, KEYS[2], KEYS[3], KEYS[4])}
 "#
 ));

@@ -73,18 +73,24 @@ public final class DibsLease implements AutoCloseable {
         if (tick != null) {
             Events.tick(listener, lockName, tick, catchUp);
         }
-        String warning = due == null
-                ? NativeIo.acquire(
-                        client.id, lockName, tick, durations.atMost, durations.atLeast, durations.unitMs, acquired)
-                : NativeIo.acquireUnrun(
-                        client.id,
-                        lockName,
-                        tick,
-                        durations.atMost,
-                        durations.unitMs,
-                        due.toEpochMilli(),
-                        catchUp,
-                        acquired);
+        String warning;
+        try {
+            warning = due == null
+                    ? NativeIo.acquire(
+                            client.id, lockName, tick, durations.atMost, durations.atLeast, durations.unitMs, acquired)
+                    : NativeIo.acquireUnrun(
+                            client.id,
+                            lockName,
+                            tick,
+                            durations.atMost,
+                            durations.unitMs,
+                            due.toEpochMilli(),
+                            catchUp,
+                            acquired);
+        } catch (RuntimeException | Error e) { // no lock: the listener hears how the call ended, then the caller
+            Events.acquireFailed(listener, lockName, e);
+            throw e;
+        }
         state.id = acquired[NativeLib.ACQUIRED_ID];
         if (state.id == 0) {
             Log.warning(warning);

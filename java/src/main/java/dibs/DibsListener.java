@@ -38,6 +38,16 @@ public interface DibsListener {
     /** The task threw {@code error} (the very object the caller gets); {@link #finished} follows. */
     default void failed(String lockName, Throwable error) {}
 
+    /**
+     * The call threw {@code error} (the very object the caller gets) before its lock was won or
+     * refused: Redis unreachable or too slow, an argument it refused, a permission missing.
+     * Nothing follows {@link #attempt} for it but this, and the task did not run.
+     *
+     * @param lockName the lock's name (the job, for a tick)
+     * @param error what the call throws
+     */
+    default void acquireFailed(String lockName, Throwable error) {}
+
     /** Another instance holds the lock; the task will not run. */
     default void skipped(String lockName) {}
 

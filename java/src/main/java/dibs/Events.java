@@ -40,6 +40,16 @@ final class Events {
         }
     }
 
+    static void acquireFailed(DibsListener listener, String name, Throwable error) {
+        if (listener != null) {
+            try {
+                listener.acquireFailed(name, error);
+            } catch (RuntimeException | Error e) {
+                ignored(name, "acquireFailed", e);
+            }
+        }
+    }
+
     static void skipped(DibsListener listener, String name) {
         if (listener != null) {
             try {

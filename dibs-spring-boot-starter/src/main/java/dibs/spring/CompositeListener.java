@@ -33,6 +33,11 @@ final class CompositeListener implements DibsListener {
     }
 
     @Override
+    public void acquireFailed(String lockName, Throwable error) {
+        each(lockName, "acquireFailed", l -> l.acquireFailed(lockName, error));
+    }
+
+    @Override
     public void skipped(String lockName) {
         each(lockName, "skipped", l -> l.skipped(lockName));
     }

@@ -22,10 +22,11 @@ import java.util.Iterator;
  * acquire is one {@code SET NX}), so it is not said.
  *
  * <p>A call that throws before its lock is won or refused (an unreachable Redis, an invalid
- * name) hears {@code attempt} alone from dibs. Its observation is stopped with outcome
- * {@code error} all the same: when the {@code @Scheduled} run it was made from ends, with the
- * exception the run threw (the span's error status); else at the next call on its thread, the
- * exception unseen. A call outside a scheduled run whose thread makes no other is left open.
+ * name) is stopped with outcome {@code error} and its exception (the span's error status) when
+ * dibs tells {@code acquireFailed}, on any thread. A call that threw where dibs could not tell it
+ * (an invalid argument refused in Java before the lock was tried, after {@code attempt}) is
+ * stopped when the {@code @Scheduled} run it was made from ends, with the exception the run threw,
+ * else at the next call on its thread.
  *
  * <p>The events of a call come on its thread, in order; a lease released on another thread (the
  * cleaner's) ends no observation there, and one left open is dropped past {@value #MAX_OPEN} on
@@ -132,6 +133,18 @@ final class DibsObservations implements DibsListener {
         if (call != null && call.scope != null) {
             call.scope.close();
             call.scope = null;
+        }
+    }
+
+    @Override
+    public void acquireFailed(String lockName, Throwable error) {
+        for (Iterator<Open> it = open.get().iterator(); it.hasNext(); ) {
+            Open call = it.next();
+            if (call.lockName.equals(lockName) && !call.decided) {
+                it.remove();
+                threw(call, error);
+                return;
+            }
         }
     }
 
