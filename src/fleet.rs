@@ -391,6 +391,7 @@ impl Locker {
                 Ok(Matched::Lock { job }) => job,
                 _ => crate::job_of(name).to_owned(),
             };
+            let value = holder.as_deref().and_then(|v| std::str::from_utf8(v).ok());
             let holder = holder.as_deref().and_then(Holder::parse);
             let (start, pid, host) = holder.as_ref().map_or((0, 0, ""), |h| {
                 (h.acquired_at_unix_ms, h.pid, h.host.as_str())
@@ -401,6 +402,25 @@ impl Locker {
             );
             let stream = history::stream_key(self.spec.key_prefix(), &job);
             place.write(&self.pool, name, &stream, &entry, None);
+            // The forced entry stands for the holder's run: its start's entry, if it is a
+            // tick's, goes (else one run would read as two, and as unended once it died).
+            if let Some(value) = value {
+                let forget = |conn: &mut Conn| {
+                    script::FORGET_START.run_with::<i64>(
+                        conn,
+                        &[&stream],
+                        value.len() + 64,
+                        |cmd| {
+                            cmd.arg(value).arg(name);
+                        },
+                    )
+                };
+                let _ = self.pool.run(
+                    &format_args!("recording the forced release of '{name}'"),
+                    forget,
+                    forget,
+                );
+            }
         }
         Ok(ForcedRelease::Released)
     }

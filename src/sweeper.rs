@@ -31,6 +31,9 @@ struct Job {
     pool: Arc<Pool>,
     key: String,
     value: String,
+    /// A tick's: its job's stream (in the lock's slot) and the lock's name, for the start's entry
+    /// that the same script wrote (`script::UNSTART`).
+    start: Option<(String, String)>,
     since: Instant,
     /// When the node last answered without our value there, after its last silence.
     answered: Option<Instant>,
@@ -47,9 +50,10 @@ fn queue() -> &'static Queue {
     QUEUE.get_or_init(Queue::default)
 }
 
-/// Deletes `key` if it ever holds `value` (a `SET` of ours that timed out), until that is sure.
+/// Deletes `key` if it ever holds `value` (a `SET` of ours that timed out), until that is sure;
+/// with `start` (a tick's stream and lock name), the start's entry written with it too.
 /// If no thread can be had, nothing is swept: the lock then lapses within its `atMost`.
-pub(crate) fn sweep(pool: Arc<Pool>, key: String, value: String) {
+pub(crate) fn sweep(pool: Arc<Pool>, key: String, value: String, start: Option<(String, String)>) {
     static STARTED: OnceLock<bool> = OnceLock::new();
     let started = *STARTED.get_or_init(|| {
         thread::Builder::new()
@@ -65,6 +69,7 @@ pub(crate) fn sweep(pool: Arc<Pool>, key: String, value: String) {
         pool,
         key,
         value,
+        start,
         since: Instant::now(),
         answered: None,
     });
@@ -91,7 +96,17 @@ fn run() {
 
 /// One delete of `job`'s value; true when the job is done.
 fn round(job: &mut Job) -> bool {
-    let delete = |conn: &mut Conn| script::RELEASE.run::<i64>(conn, &job.key, &job.value, 0);
+    let delete = |conn: &mut Conn| match &job.start {
+        Some((stream, name)) => script::UNSTART.run_with::<i64>(
+            conn,
+            &[job.key.as_str(), stream.as_str()],
+            job.value.len() + name.len() + 8,
+            |cmd| {
+                cmd.arg(&job.value).arg(name);
+            },
+        ),
+        None => script::RELEASE.run::<i64>(conn, &job.key, &job.value, 0),
+    };
     let key = &job.key;
     let found = job
         .pool

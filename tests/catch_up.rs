@@ -8,11 +8,10 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::proxy::Proxy;
 use common::RedisServer;
 use dibs::{
-    ConnSpec, Ended, Error, LockParams, Locker, RunEnded, SpecValue, TaskResult, TickAcquire,
-    TickState, Verdict, CLOCK_SKEW, HISTORY_LENGTH, MAX_CATCH_UP_AGE,
+    ConnSpec, Ended, Error, LockParams, Locker, SpecValue, TaskResult, TickAcquire, TickState,
+    CLOCK_SKEW, HISTORY_LENGTH, MAX_CATCH_UP_AGE,
 };
 use redis::Commands;
 
@@ -301,19 +300,6 @@ fn a_window_of_the_longest_length_never_keeps_the_tick_due_now_from_running() {
     drop(lease.release());
 }
 
-/// Waits for the lock of `params` to expire, as a tick's done-mark does after atMost.
-fn wait_gone(server: &RedisServer, params: &LockParams) {
-    let start = std::time::Instant::now();
-    // A 300 ms atMost; 30 s is 100 times that.
-    while server.exists(&key(params)) {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the lock never expired"
-        );
-        thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// A job with a first recorded run, so that catch-up can prove the misses of its later ticks.
 fn first_run(locker: &Locker, job: &str) {
     let TickAcquire::Won(lease) = locker
@@ -323,88 +309,6 @@ fn first_run(locker: &Locker, job: &str) {
         panic!("a first tick is won")
     };
     drop(lease.release());
-}
-
-#[test]
-fn a_tick_that_started_is_never_caught_up_whatever_became_of_its_release() {
-    let server = RedisServer::start();
-    let proxy = Proxy::start(server.port);
-    let spec = |uri: String, extra: &[(&str, SpecValue)]| {
-        let mut entries = vec![
-            ("uri".to_owned(), SpecValue::Str(uri)),
-            ("timeout-ms".to_owned(), SpecValue::Int(300)),
-        ];
-        entries.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
-        Locker::new(ConnSpec::from_map(&entries).unwrap()).unwrap()
-    };
-    let cut_off = spec(proxy.uri(), &[]);
-    let other = locker_with(&server, &[]);
-    first_run(&other, "billing");
-
-    // The tick due now runs on an instance whose path to Redis is cut as its task ends: the
-    // release fails, no ending is recorded, and its done-mark expires after atMost.
-    let billing = LockParams::for_tick("billing", "2026-12-05", 300, 1).unwrap();
-    let due = now_ms();
-    let TickAcquire::Won(lease) = cut_off.acquire_unrun(&billing, due, false).unwrap() else {
-        panic!("the tick due now is won")
-    };
-    proxy.cut();
-    assert!(matches!(lease.release().ended, Ended::ReleaseFailed(_)));
-    wait_gone(&server, &billing);
-
-    // Another instance's catch-up finds its start: the tick ran, and is not run again.
-    assert_eq!(other.tick_state(&billing, due).unwrap(), TickState::Ran);
-    assert!(matches!(
-        other.acquire_unrun(&billing, due, true).unwrap(),
-        TickAcquire::Ran
-    ));
-    assert!(matches!(
-        other.acquire_unrun(&billing, due, false).unwrap(),
-        TickAcquire::Ran
-    ));
-    // The history says what it knows: it started, and its end is not recorded.
-    let history = other.history("billing", 10).unwrap();
-    let unended = &history.runs[0];
-    assert_eq!(unended.name, "billing@2026-12-05");
-    assert_eq!(unended.ended, RunEnded::Unended);
-    assert_eq!(unended.task, Some(TaskResult::Unknown));
-    assert!(unended.fence > 0);
-    // Whether its tick ran to success cannot be told (`dibs check billing@2026-12-05`); the
-    // job's first run, a success, still counts for the job.
-    let tick_history = other.history("billing@2026-12-05", 10).unwrap();
-    assert!(matches!(
-        tick_history.check(now_ms(), Duration::from_secs(60)),
-        Verdict::Unknown { .. }
-    ));
-    assert!(matches!(
-        history.check(now_ms(), Duration::from_secs(60)),
-        Verdict::Ran(_)
-    ));
-    // A holder that died mid-run leaves the same: its start, and no catch-up.
-    let died = LockParams::for_tick("billing", "2026-12-06", 300, 1).unwrap();
-    let TickAcquire::Won(lease) = other.acquire_unrun(&died, now_ms(), false).unwrap() else {
-        panic!("won")
-    };
-    std::mem::forget(lease); // as a SIGKILL: no release, no drop
-    wait_gone(&server, &died);
-    assert!(matches!(
-        other.acquire_unrun(&died, now_ms(), true).unwrap(),
-        TickAcquire::Ran
-    ));
-
-    // Rerunning such a tick is an explicit choice.
-    let rerun = locker_with(&server, &[("retry-unended-ticks", SpecValue::Bool(true))]);
-    let TickAcquire::Won(lease) = rerun.acquire_unrun(&billing, due, true).unwrap() else {
-        panic!("retry-unended-ticks runs the tick again")
-    };
-    assert!(matches!(
-        lease.release().ended,
-        Ended::KeptForAtLeast { .. }
-    ));
-    let runs = rerun.history("billing@2026-12-05", 10).unwrap().runs;
-    assert_eq!(runs.len(), 2, "{runs:#?}");
-    assert!(runs[0].succeeded() && runs[0].catch_up, "{runs:#?}");
-    assert_eq!(runs[1].ended, RunEnded::Unended);
 }
 
 #[test]

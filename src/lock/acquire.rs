@@ -72,9 +72,17 @@ impl Locker {
                 // Not behind a WAIT: the server blocks the connection there, finds it closed
                 // meanwhile and drops what follows. Nor on a cluster connection, which has no
                 // such socket. The sweeper deletes it then.
-                let queued = wait.get().is_none() && script::RELEASE.queue(conn, &key, value, 0);
+                // A tick's start, written in the same script, goes with it (`script::UNSTART`).
+                let start = in_script.map(|(start, _)| (start.stream.clone(), params.name.clone()));
+                let queued = wait.get().is_none()
+                    && match &start {
+                        Some((stream, name)) => {
+                            script::UNSTART.queue_with(conn, &[&key, stream], &[value, name])
+                        }
+                        None => script::RELEASE.queue(conn, &key, value, 0),
+                    };
                 if !queued {
-                    sweeper::sweep(self.pool.clone(), key.clone(), value.to_owned());
+                    sweeper::sweep(self.pool.clone(), key.clone(), value.to_owned(), start);
                 }
                 doomed.set(true);
             }
@@ -109,7 +117,7 @@ impl Locker {
         };
         let durability_warning = match (wait.get(), found.acked) {
             (Some(wait), Some(Ok(acked))) if !wait.confirmed(acked) => {
-                self.give_back(name, &key, &value);
+                self.take_back(name, &key, &value, start.as_ref());
                 if !wait.explicit {
                     // The replica may have left for good: the next call counts again.
                     self.pool.forget_replicas();
@@ -126,7 +134,7 @@ impl Locker {
                 )));
             }
             (Some(wait), Some(Err(refused))) if wait.explicit => {
-                self.give_back(name, &key, &value);
+                self.take_back(name, &key, &value, start.as_ref());
                 return Err(Error::Server(wait.refused(
                     name,
                     &refused,

@@ -92,6 +92,34 @@ impl Acquired {
 }
 
 impl Locker {
+    /// Gives back a lock just won whose task must not run (durable acquire could not confirm
+    /// it, a claim failed), token-checked; a tick's start's entry goes with it, so that catch-up
+    /// never takes a task that did not run for one that did (`script::UNSTART`, or on a Cluster
+    /// `script::FORGET_START` on the history's slot after the lock's `RELEASE`).
+    pub(super) fn take_back(&self, name: &str, key: &str, value: &str, start: Option<&TickStart>) {
+        let Some(start) = start else {
+            return self.give_back(name, key, value);
+        };
+        let capacity = value.len() + name.len() + 8;
+        let what = format_args!("giving back lock '{name}'");
+        if self.history_apart() {
+            self.give_back(name, key, value);
+            let forget = |conn: &mut Conn| {
+                script::FORGET_START.run_with::<i64>(conn, &[&start.stream], capacity, |cmd| {
+                    cmd.arg(value).arg(name);
+                })
+            };
+            let _ = self.pool.run(&what, forget, forget);
+        } else {
+            let unstart = |conn: &mut Conn| {
+                script::UNSTART.run_with::<i64>(conn, &[key, &start.stream], capacity, |cmd| {
+                    cmd.arg(value).arg(name);
+                })
+            };
+            let _ = self.pool.run(&what, unstart, unstart);
+        }
+    }
+
     /// Whether a job's history lives in another slot than its locks (a Cluster).
     pub(super) fn history_apart(&self) -> bool {
         self.history.as_ref().is_some_and(|place| place.apart)
@@ -149,7 +177,8 @@ impl Locker {
             ) => TickAcquire::Ran,
             (Ok(_), Some(_)) => TickAcquire::Unknown,
             (Err(e), Some(_)) => {
-                self.give_back(name, key, value);
+                // Its start may have been written, its reply lost.
+                self.take_back(name, key, value, Some(start));
                 return Err(e);
             }
         };

@@ -24,12 +24,16 @@ impl LuaScript {
     /// [`LuaScript::run`], without waiting for its reply: see [`Conn::queue`]. False when the
     /// connection cannot queue (Cluster).
     pub(crate) fn queue(&self, conn: &mut Conn, key: &str, value: &str, ms: u64) -> bool {
+        self.queue_with(conn, &[key], &[value, &ms.to_string()])
+    }
+
+    /// [`LuaScript::queue`] with these `KEYS` and `ARGV`s.
+    pub(crate) fn queue_with(&self, conn: &mut Conn, keys: &[&str], args: &[&str]) -> bool {
         let packed = redis::cmd("EVAL")
             .arg(self.source)
-            .arg(1)
-            .arg(key)
-            .arg(value)
-            .arg(ms)
+            .arg(keys.len())
+            .arg(keys)
+            .arg(args)
             .get_packed_command();
         conn.queue(&packed)
     }
@@ -196,4 +200,4 @@ mod history;
 mod tick;
 
 pub(crate) use history::{RECORD, RELEASE};
-pub(crate) use tick::{CATCH_UP_ACQUIRE, CLAIM, TICK_ACQUIRE};
+pub(crate) use tick::{CATCH_UP_ACQUIRE, CLAIM, FORGET_START, TICK_ACQUIRE, UNSTART};

@@ -11,30 +11,77 @@
 use super::history::history_lua;
 use super::LuaScript;
 
+/// `own_start(stream, tail)`: the id of the start's entry whose tail after the fencing token is
+/// `tail` (one holder value's: its start, pid, host, instance and name), among the latest; nil
+/// when there is none. A retry after a lost reply finds its first try's so.
+macro_rules! own_start_lua {
+    () => {
+        r#"
+local function own_start(stream, tail)
+  local latest = redis.pcall('XREVRANGE', stream, '+', '-', 'COUNT', 16)
+  if type(latest) == 'table' and not latest.err then
+    for _, entry in ipairs(latest) do
+      local run = entry[2][2]
+      if run and string.sub(run, 1, 8) == 'started;' and string.sub(run, -#tail) == tail then
+        return entry[1]
+      end
+    end
+  end
+  return nil
+end
+"#
+    };
+}
+
 /// `started(token, at, stream, index, evicted)`: writes the run's start's entry in `stream` and
 /// returns its id ('' where the server refused it). `ARGV[at]`, `ARGV[at + 1]`: the stream's
 /// length and TTL; `ARGV[at + 2]` the entry's head before the fencing token, `ARGV[at + 3]` its
-/// tail after it. A retry after a lost reply (`ARGV[3]` = 1) finds the first try's entry among
-/// the latest and returns its id instead. Needs `append` (`history_lua!`).
+/// tail after it. A retry after a lost reply (`ARGV[3]` = 1) finds the first try's entry
+/// (`own_start`) and returns its id instead. Needs `append` (`history_lua!`).
 macro_rules! started_lua {
     () => {
         r#"
 local function started(token, at, stream, index, evicted)
   local tail = ARGV[at + 3]
   if ARGV[3] == '1' then
-    local latest = redis.pcall('XREVRANGE', stream, '+', '-', 'COUNT', 16)
-    if type(latest) == 'table' and not latest.err then
-      for _, entry in ipairs(latest) do
-        local run = entry[2][2]
-        if run and string.sub(run, 1, 8) == 'started;' and string.sub(run, -#tail) == tail then
-          return entry[1]
-        end
-      end
+    local own = own_start(stream, tail)
+    if own then
+      return own
     end
   end
   local id = append(stream, index, evicted, ARGV[at], ARGV[at + 1],
     'started;' .. ARGV[at + 2] .. string.format('%.0f', token) .. tail)
   return id or ''
+end
+"#
+    };
+}
+
+/// `forget(stream, value, name)`: deletes the start's entry of the holder `value` (`token;host;
+/// pid;acquired-at`, see `holder`) of the lock `name`, whatever its instance and token: a start
+/// whose `SET` is being taken back (timed out, unconfirmed, a claim that failed) or whose lock an
+/// operator forced.
+macro_rules! forget_lua {
+    () => {
+        r#"
+local function forget(stream, value, name)
+  local host, pid, start = string.match(value, '^[^;]*;([^;]*);([^;]*);([^;]*)$')
+  if not start then
+    return
+  end
+  local who = ';' .. start .. ';' .. pid .. ';' .. host .. ';'
+  local tail = ';;' .. name
+  local entries = redis.pcall('XREVRANGE', stream, '+', '-')
+  if type(entries) ~= 'table' or entries.err then
+    return
+  end
+  for _, entry in ipairs(entries) do
+    local run = entry[2][2]
+    if run and string.sub(run, 1, 8) == 'started;' and string.sub(run, -#tail) == tail
+        and string.find(run, who, 1, true) then
+      redis.pcall('XDEL', stream, entry[1])
+    end
+  end
 end
 "#
     };
@@ -105,6 +152,7 @@ pub(crate) static TICK_ACQUIRE: LuaScript = LuaScript::new(concat!(
     mint_lua!(),
     "end\n",
     history_lua!(),
+    own_start_lua!(),
     started_lua!(),
     r#"
 local token = mint()
@@ -162,6 +210,7 @@ end"#,
     mint_lua!(),
     "end\n",
     history_lua!(),
+    own_start_lua!(),
     started_lua!(),
     r#"
 local token = mint()
@@ -177,7 +226,8 @@ return {token, started(token, 9, KEYS[2], KEYS[3], KEYS[4])}
 /// `ARGV[13]` 1 to write the start without looking (a tick run without catch-up). Returns what
 /// `CATCH_UP_ACQUIRE` would, with `{token, id}` for a tick it may run. The history's slot is
 /// the judge: two instances that each won the lock at another time (it lapsed between) cannot
-/// both find no entry, since the first wrote its start before its task ran.
+/// both find no entry, since the first wrote its start before its task ran. A retry (`ARGV[3]`
+/// = 1) first looks for its own first try's start, which is no other run's.
 pub(crate) static CLAIM: LuaScript = LuaScript::new(concat!(
     "local LENGTH = ",
     history_length!(),
@@ -185,10 +235,17 @@ pub(crate) static CLAIM: LuaScript = LuaScript::new(concat!(
     clock_skew_ms!(),
     "\n",
     history_lua!(),
+    own_start_lua!(),
     started_lua!(),
     ran_lua!(),
     missed_lua!(),
     r#"
+if ARGV[3] == '1' then
+  local own = own_start(KEYS[1], ARGV[12])
+  if own then
+    return {tonumber(ARGV[1]), own}
+  end
+end
 if ARGV[13] ~= '1' then
   local entries = ran(KEYS[1], 4)
   if type(entries) ~= 'table' then
@@ -200,5 +257,33 @@ if ARGV[13] ~= '1' then
   end
 end
 return {tonumber(ARGV[1]), started(ARGV[1], 9, KEYS[1], KEYS[2], KEYS[3])}
+"#
+));
+
+/// Takes back a tick's acquire that must not run (its `SET` timed out, durable acquire could not
+/// confirm it): deletes the lock `KEYS[1]` if it holds `ARGV[1]` and the start's entry of that
+/// holder in the job's stream `KEYS[2]` (`forget`); `ARGV[2]` the lock's name. Returns 2 when it
+/// deleted the lock, else 0, as `RELEASE` does. Where the two keys live in different slots (a
+/// Cluster), [`FORGET_START`] follows a `RELEASE` instead.
+pub(crate) static UNSTART: LuaScript = LuaScript::new(concat!(
+    forget_lua!(),
+    r#"
+local deleted = 0
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  deleted = 2
+end
+forget(KEYS[2], ARGV[1], ARGV[2])
+return deleted
+"#
+));
+
+/// `forget` alone, on the job's stream `KEYS[1]`: `ARGV[1]` the holder's value, `ARGV[2]` the
+/// lock's name. Returns 1.
+pub(crate) static FORGET_START: LuaScript = LuaScript::new(concat!(
+    forget_lua!(),
+    r#"
+forget(KEYS[1], ARGV[1], ARGV[2])
+return 1
 "#
 ));

@@ -1,5 +1,6 @@
 //! A Redis Cluster of 3 masters for the tests (`tests/cluster.rs`): started, and what a test asks
 //! of it.
+#![allow(dead_code)]
 
 use std::process::{Command, Stdio};
 

@@ -1,5 +1,6 @@
 //! What the Sentinel and the Cluster tests (`tests/sentinel.rs`, `tests/cluster.rs`) share:
 //! waiting for a topology to settle, and the spec of a URI with a PKI's TLS keys.
+#![allow(dead_code)]
 
 use std::thread::sleep;
 use std::time::{Duration, Instant};
