@@ -209,16 +209,30 @@ public final class DibsJobs implements AutoCloseable {
             boolean late = !excused && stale;
             if (late && !keepsHistory) {
                 unknown = NOT_RECORDED;
-            } else if (late && lastSuccess == null && proof.completeSince().isAfter(now.minus(allowed))) {
+            } else if (late && proof.completeSince().isAfter(now.minus(allowed))) {
                 // Late with no success recorded proves nothing where a run of the window may be
-                // missing from the history (trimmed, expired, or dropped with its job's stream).
-                unknown = "no success of it is recorded, but the history holds every run only since "
-                        + proof.completeSince()
-                        + proof.evictedAt()
-                                .map(at -> " (it dropped the runs of the least " + "recently run job at " + at
-                                        + ", to keep within its jobs)")
-                                .orElse("")
-                        + (missed == null ? "" : missed);
+                // missing from the history (trimmed, expired, or dropped with its job's stream),
+                // or where a run's outcome was not seen (its end never recorded, or not told): the
+                // core's History::complete_since_unix_ms starts after such a run.
+                Optional<DibsRun> unseen = proof.stream()
+                        .filter(r -> !r.succeeded() && !r.failed() && !"forced".equals(r.ended()))
+                        .filter(r -> !"running".equals(r.ended()))
+                        .findFirst();
+                unknown = unseen.isPresent() && !unseen.get().recordedAt().isBefore(now.minus(allowed))
+                        ? "how its run " + unseen.get().lockName() + " of "
+                                + unseen.get().recordedAt()
+                                + " ended is not known ("
+                                + ("unended".equals(unseen.get().ended())
+                                        ? "its end was never recorded: its instance died, or its release failed"
+                                        : "its task's outcome was not told to dibs")
+                                + ")" + (missed == null ? "" : missed)
+                        : "no success of it is recorded, but the history holds every run only since "
+                                + proof.completeSince()
+                                + proof.evictedAt()
+                                        .map(at -> " (it dropped the runs of the least " + "recently run job at " + at
+                                                + ", to keep within its jobs)")
+                                        .orElse("")
+                                + (missed == null ? "" : missed);
             } else if (late && missed != null && graceAfterStart != null) {
                 unknown =
                         "it is late, but a run of it that started within its grace after start may be missing" + missed;

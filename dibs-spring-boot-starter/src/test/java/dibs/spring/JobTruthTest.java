@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dibs.Dibs;
+import dibs.DibsCli;
 import dibs.DibsClient;
 import dibs.DibsLease;
 import dibs.HeldLock;
@@ -212,6 +213,84 @@ class JobTruthTest {
                     assertThat(view(context, "quiet").overdue()).isFalse();
                     assertThat(view(context, "quiet").unknown()).contains("history is false");
                     assertThat(view(context, "mixed").suspect()).isFalse();
+                });
+    }
+
+    /**
+     * Issue 42: a tick's run whose end was never recorded (its {@code dibs run} killed with
+     * SIGKILL, its lock then lapsed) may have succeeded: while it is within the window the job is
+     * {@code unknown} (UP, the unknown gauge 1, {@code /actuator/dibs} says why), not overdue, as
+     * {@code dibs check} says (3). Before, it was overdue: its start was not recorded at all, and
+     * the starter's rule asked for no success ever recorded.
+     */
+    @Test
+    void aRunWhoseEndWasNeverRecordedLeavesALateJobUnknown() throws Exception {
+        Contexts.runner()
+                .withPropertyValues(
+                        "spring.data.redis.port=" + redis.port(),
+                        "dibs.jobs.refresh=100ms",
+                        "dibs.jobs.grace=1s",
+                        "dibs.jobs.expect-every.settle=4s")
+                .run(context -> {
+                    DibsClient dibs = context.getBean(DibsClient.class);
+                    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+                    context.getBean(DibsJobsMeters.class).bindTo(meters);
+                    assertThat(dibs.execute("settle", 60, 0, () -> {})).isTrue();
+                    long succeeded = System.nanoTime();
+                    // A tick of it starts 3 s later on a cron host, whose dibs is SIGKILLed.
+                    Thread.sleep(3_000); // the schedule being tested: when the tick starts
+                    Process cron = new ProcessBuilder(
+                                    DibsCli.path().toString(),
+                                    "run",
+                                    "--redis",
+                                    redis.uri(),
+                                    "--lock",
+                                    "settle",
+                                    "--tick",
+                                    "2026-12-06T02:00",
+                                    "--at-most",
+                                    "500ms",
+                                    "--",
+                                    "sleep",
+                                    "60")
+                            .redirectErrorStream(true)
+                            .start();
+                    await(
+                            "the tick's run holds its lock",
+                            () -> dibs.heldLock("settle@2026-12-06T02:00")
+                                    .map(HeldLock::running)
+                                    .orElse(false));
+                    cron.destroyForcibly().waitFor();
+                    await(
+                            "the tick's lock lapsed",
+                            () -> dibs.heldLock("settle@2026-12-06T02:00").isEmpty());
+                    // Late (4 s + 1 s after the success), with the unended run inside the window.
+                    await(
+                            "settle is late",
+                            () -> System.nanoTime() - succeeded > 5_200_000_000L
+                                    && job(context, "settle") != null
+                                    && job(context, "settle").unknown().isPresent());
+                    DibsJobs.Job settle = job(context, "settle");
+                    assertThat(settle.overdue()).as("%s", settle).isFalse();
+                    assertThat(settle.unknown().orElseThrow()).contains("never recorded");
+                    assertThat(meters.get("dibs.job.unknown")
+                                    .tag("lock", "settle")
+                                    .gauge()
+                                    .value())
+                            .isEqualTo(1);
+                    assertThat(meters.get("dibs.job.overdue")
+                                    .tag("lock", "settle")
+                                    .gauge()
+                                    .value())
+                            .isZero();
+                    assertThat(context.getBean(DibsJobsHealthCheck.class)
+                                    .check()
+                                    .status())
+                            .isEqualTo("UP");
+                    assertThat(view(context, "settle").unknown()).contains("never recorded");
+                    assertThat(dibs.history("settle", 5).get(0).ended()).isEqualTo("unended");
+                    assertThat(check(redis, "check", "settle", "--within", "5s"))
+                            .isEqualTo(3);
                 });
     }
 }
