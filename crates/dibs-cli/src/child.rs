@@ -84,7 +84,7 @@ pub fn run_child(
         eprintln!("dibs: waiting for {program} failed: {e}");
     }
     let mut child = child;
-    let code = match child.wait() {
+    let code = match forwarder.reap(pid, || child.wait()) {
         Ok(status) => match (status.code(), status.signal()) {
             (Some(code), _) => code.clamp(0, 255) as u8,
             (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
@@ -95,7 +95,7 @@ pub fn run_child(
             EX_SOFTWARE
         }
     };
-    let watchdog_reaped = wait_for_the_rest(watchdog.pid(), program);
+    let watchdog_reaped = wait_for_the_rest(forwarder, watchdog.pid(), program);
     forwarder.exited();
     let stopped_for_loss = stopper.is_some_and(|watch| watch.finish());
     watchdog.finish(watchdog_reaped);
@@ -172,9 +172,10 @@ fn give_terminal(fd: RawFd, group: libc::pid_t) {
 }
 
 /// Once the child has exited: waits until every other child of dibs but the watchdog has exited
-/// too (what the command left running, reparented to dibs), and reaps them. Whether the watchdog
-/// was reaped meanwhile (a SIGKILL to CMD's group ends it too).
-fn wait_for_the_rest(watchdog: libc::pid_t, program: &str) -> bool {
+/// too (what the command left running, reparented to dibs), and reaps them, each under
+/// `forwarder`'s lock. Whether the watchdog was reaped meanwhile (a SIGKILL to CMD's group ends
+/// it too).
+fn wait_for_the_rest(forwarder: &Forwarder, watchdog: libc::pid_t, program: &str) -> bool {
     let mut said = false;
     let mut watchdog_reaped = false;
     loop {
@@ -190,12 +191,22 @@ fn wait_for_the_rest(watchdog: libc::pid_t, program: &str) -> bool {
             );
             said = true;
         }
-        // SAFETY: waitpid(2) for any child of ours; the loop asks again which are left.
-        match unsafe { libc::waitpid(-1, std::ptr::null_mut(), 0) } {
-            -1 if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
-            -1 => return true, // ECHILD: none left, not even the watchdog
-            reaped => watchdog_reaped |= reaped == watchdog,
+        // SAFETY: waitid(2) for any child of ours, which it leaves unreaped (WNOWAIT), then
+        // waitpid(2) on that one; the loop asks again which are left.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOWAIT;
+        if unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) } != 0 {
+            match io::Error::last_os_error().kind() {
+                io::ErrorKind::Interrupted => continue,
+                _ => return true, // ECHILD: none left, not even the watchdog
+            }
         }
+        // SAFETY: si_pid of a siginfo that waitid filled for an exited child.
+        let pid = unsafe { info.si_pid() };
+        forwarder.reap(pid, || unsafe {
+            libc::waitpid(pid, std::ptr::null_mut(), 0)
+        });
+        watchdog_reaped |= pid == watchdog;
     }
 }
 
