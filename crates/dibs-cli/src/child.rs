@@ -9,6 +9,7 @@ use std::os::fd::RawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::Command as Process;
 
+use crate::cgroup::{self, Cgroup};
 use crate::descendants;
 use crate::signals::{self, Forwarder, LossStop, FORWARDED};
 use crate::watchdog::Watchdog;
@@ -44,16 +45,21 @@ pub fn run_child(
             return ended((128 + signal).clamp(0, 255) as u8);
         }
     };
-    let watchdog = match Watchdog::start() {
+    let cgroup = Cgroup::create();
+    let watchdog = match Watchdog::start(cgroup.as_ref().map(Cgroup::for_watchdog)) {
         Ok(watchdog) => watchdog,
         Err(e) => {
             eprintln!("dibs: cannot start the watchdog of {program}'s process group: {e}");
+            if let Some(cgroup) = cgroup {
+                cgroup.remove();
+            }
             return ended(EX_SOFTWARE);
         }
     };
     let group = watchdog.group();
     let ignored = forwarder.ignored();
     let terminal = foreground_terminal();
+    let procs = cgroup.as_ref().map(Cgroup::procs);
     let mut process = Process::new(program);
     // DIBS_REDIS may hold a password: it is dibs's, not the command's.
     process
@@ -62,7 +68,7 @@ pub fn run_child(
         .env("DIBS_FENCING_TOKEN", fence.to_string());
     // SAFETY: `child_setup` makes only async-signal-safe calls.
     unsafe {
-        process.pre_exec(move || child_setup(&ignored, terminal, group));
+        process.pre_exec(move || child_setup(&ignored, terminal, group, procs));
     }
     // spawn returns once the child has exec'd: its process group exists from here on.
     let child = match process.spawn() {
@@ -70,6 +76,9 @@ pub fn run_child(
         Err(e) => {
             eprintln!("dibs: cannot run {program}: {e}");
             watchdog.finish(false);
+            if let Some(cgroup) = cgroup {
+                cgroup.remove();
+            }
             return ended(EX_NOT_STARTED);
         }
     };
@@ -99,6 +108,9 @@ pub fn run_child(
     forwarder.exited();
     let stopped_for_loss = stopper.is_some_and(|watch| watch.finish());
     watchdog.finish(watchdog_reaped);
+    if let Some(cgroup) = cgroup {
+        cgroup.remove();
+    }
     ChildEnd {
         code,
         stopped_for_loss,
@@ -211,13 +223,18 @@ fn wait_for_the_rest(forwarder: &Forwarder, watchdog: libc::pid_t, program: &str
 }
 
 /// Runs in the child between fork and exec, so async-signal-safe calls only. Puts the command
-/// in `group` (the watchdog's, a group of its own), the terminal's foreground if dibs had it,
-/// and gives it the signal state it would have had without dibs.
+/// in its cgroup (`procs`, if it has one) and in `group` (the watchdog's, a group of its own),
+/// the terminal's foreground if dibs had it, and gives it the signal state it would have had
+/// without dibs.
 fn child_setup(
     ignored: &[bool; FORWARDED.len()],
     terminal: Option<RawFd>,
     group: libc::pid_t,
+    procs: Option<RawFd>,
 ) -> io::Result<()> {
+    if let Some(procs) = procs {
+        cgroup::join(procs);
+    }
     // SAFETY: setpgid, tcsetpgrp and sigprocmask, with a set filled by sigemptyset.
     unsafe {
         if libc::setpgid(0, group) != 0 {

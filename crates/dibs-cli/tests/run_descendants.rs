@@ -108,6 +108,59 @@ fn sigkill_to_dibs_or_its_group_kills_the_command_s_group() {
     }
 }
 
+/// Review of issue 42, D5: SIGKILL to dibs, whose command started a job-control group of its
+/// own (`set -m`) or a setsid daemon (a session of its own): the watchdog kills those too, by
+/// CMD's cgroup, and removes the cgroup. The grandchild has written its last line before a
+/// second run's command starts. Before, the watchdog killed CMD's group alone, and the grandchild
+/// ran on beside the second run. SKIPPED where dibs cannot make a cgroup (v2) of its own.
+#[test]
+fn sigkill_to_dibs_kills_the_command_s_other_groups_and_sessions() {
+    let Some(cgroups) = own_cgroup() else {
+        println!("SKIPPED: no cgroup v2 that this user can write to");
+        return;
+    };
+    let server = RedisServer::start();
+    let uri = server.uri();
+    for shape in [Shape::JobControl, Shape::Daemon] {
+        let job = Job::new(&format!("kill-{}", shape == Shape::Daemon));
+        let mut dibs = Running::new(
+            job.dibs(&uri, &KEPT, shape, "ignore")
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let pid = job.grandchild();
+        let _grandchild = KilledOnPanic(pid);
+        let command = dibs.id() as i32;
+        assert_ne!(group_of(pid), group_of(command), "a group of its own");
+        let cgroup = cgroups.join(format!("dibs-run-{command}"));
+        assert!(cgroup.exists(), "{} was made", cgroup.display());
+        let second = job.second(&uri);
+        kill(dibs.id() as i32, libc::SIGKILL);
+        let _ = dibs.child_mut().wait();
+        assert_ended_before(&job, pid, second.started());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while cgroup.exists() {
+            assert!(Instant::now() < deadline, "{} is left", cgroup.display());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// The cgroup (v2) directory this test runs in, if it may make one beside it.
+fn own_cgroup() -> Option<std::path::PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mounts.lines().find(|l| l.contains(" - cgroup2 "))?;
+    let fields: Vec<&str> = mount.split(' ').collect();
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let path = path.strip_prefix(fields[3]).unwrap_or(path);
+    let dir = std::path::Path::new(fields[4]).join(path.trim_start_matches('/'));
+    let c = std::ffi::CString::new(dir.to_str()?).ok()?;
+    // SAFETY: access(2) on a NUL-terminated path.
+    (unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0).then_some(dir)
+}
+
 /// `timeout 2 dibs run ...` sends SIGTERM to dibs and to dibs's group: the grandchild finishes
 /// and the lock is released after it. `timeout -k 1 2 ...` with a grandchild that ignores
 /// SIGTERM: a SIGKILL to dibs and its group a second later, and the watchdog kills CMD's group.
