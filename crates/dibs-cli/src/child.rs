@@ -9,6 +9,7 @@ use std::os::fd::RawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::Command as Process;
 
+use crate::cgroup::{self, Cgroup};
 use crate::descendants;
 use crate::signals::{self, Forwarder, LossStop, FORWARDED};
 use crate::watchdog::Watchdog;
@@ -44,16 +45,21 @@ pub fn run_child(
             return ended((128 + signal).clamp(0, 255) as u8);
         }
     };
-    let watchdog = match Watchdog::start() {
+    let cgroup = Cgroup::create();
+    let watchdog = match Watchdog::start(cgroup.as_ref().map(Cgroup::for_watchdog)) {
         Ok(watchdog) => watchdog,
         Err(e) => {
             eprintln!("dibs: cannot start the watchdog of {program}'s process group: {e}");
+            if let Some(cgroup) = cgroup {
+                cgroup.remove();
+            }
             return ended(EX_SOFTWARE);
         }
     };
     let group = watchdog.group();
     let ignored = forwarder.ignored();
     let terminal = foreground_terminal();
+    let procs = cgroup.as_ref().map(Cgroup::procs);
     let mut process = Process::new(program);
     // DIBS_REDIS may hold a password: it is dibs's, not the command's.
     process
@@ -62,7 +68,7 @@ pub fn run_child(
         .env("DIBS_FENCING_TOKEN", fence.to_string());
     // SAFETY: `child_setup` makes only async-signal-safe calls.
     unsafe {
-        process.pre_exec(move || child_setup(&ignored, terminal, group));
+        process.pre_exec(move || child_setup(&ignored, terminal, group, procs));
     }
     // spawn returns once the child has exec'd: its process group exists from here on.
     let child = match process.spawn() {
@@ -70,6 +76,9 @@ pub fn run_child(
         Err(e) => {
             eprintln!("dibs: cannot run {program}: {e}");
             watchdog.finish(false);
+            if let Some(cgroup) = cgroup {
+                cgroup.remove();
+            }
             return ended(EX_NOT_STARTED);
         }
     };
@@ -84,7 +93,7 @@ pub fn run_child(
         eprintln!("dibs: waiting for {program} failed: {e}");
     }
     let mut child = child;
-    let code = match child.wait() {
+    let code = match forwarder.reap(pid, || child.wait()) {
         Ok(status) => match (status.code(), status.signal()) {
             (Some(code), _) => code.clamp(0, 255) as u8,
             (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
@@ -95,10 +104,13 @@ pub fn run_child(
             EX_SOFTWARE
         }
     };
-    let watchdog_reaped = wait_for_the_rest(watchdog.pid(), program);
+    let watchdog_reaped = wait_for_the_rest(forwarder, watchdog.pid(), program);
     forwarder.exited();
     let stopped_for_loss = stopper.is_some_and(|watch| watch.finish());
     watchdog.finish(watchdog_reaped);
+    if let Some(cgroup) = cgroup {
+        cgroup.remove();
+    }
     ChildEnd {
         code,
         stopped_for_loss,
@@ -172,9 +184,10 @@ fn give_terminal(fd: RawFd, group: libc::pid_t) {
 }
 
 /// Once the child has exited: waits until every other child of dibs but the watchdog has exited
-/// too (what the command left running, reparented to dibs), and reaps them. Whether the watchdog
-/// was reaped meanwhile (a SIGKILL to CMD's group ends it too).
-fn wait_for_the_rest(watchdog: libc::pid_t, program: &str) -> bool {
+/// too (what the command left running, reparented to dibs), and reaps them, each under
+/// `forwarder`'s lock. Whether the watchdog was reaped meanwhile (a SIGKILL to CMD's group ends
+/// it too).
+fn wait_for_the_rest(forwarder: &Forwarder, watchdog: libc::pid_t, program: &str) -> bool {
     let mut said = false;
     let mut watchdog_reaped = false;
     loop {
@@ -190,23 +203,38 @@ fn wait_for_the_rest(watchdog: libc::pid_t, program: &str) -> bool {
             );
             said = true;
         }
-        // SAFETY: waitpid(2) for any child of ours; the loop asks again which are left.
-        match unsafe { libc::waitpid(-1, std::ptr::null_mut(), 0) } {
-            -1 if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
-            -1 => return true, // ECHILD: none left, not even the watchdog
-            reaped => watchdog_reaped |= reaped == watchdog,
+        // SAFETY: waitid(2) for any child of ours, which it leaves unreaped (WNOWAIT), then
+        // waitpid(2) on that one; the loop asks again which are left.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOWAIT;
+        if unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) } != 0 {
+            match io::Error::last_os_error().kind() {
+                io::ErrorKind::Interrupted => continue,
+                _ => return true, // ECHILD: none left, not even the watchdog
+            }
         }
+        // SAFETY: si_pid of a siginfo that waitid filled for an exited child.
+        let pid = unsafe { info.si_pid() };
+        forwarder.reap(pid, || unsafe {
+            libc::waitpid(pid, std::ptr::null_mut(), 0)
+        });
+        watchdog_reaped |= pid == watchdog;
     }
 }
 
 /// Runs in the child between fork and exec, so async-signal-safe calls only. Puts the command
-/// in `group` (the watchdog's, a group of its own), the terminal's foreground if dibs had it,
-/// and gives it the signal state it would have had without dibs.
+/// in its cgroup (`procs`, if it has one) and in `group` (the watchdog's, a group of its own),
+/// the terminal's foreground if dibs had it, and gives it the signal state it would have had
+/// without dibs.
 fn child_setup(
     ignored: &[bool; FORWARDED.len()],
     terminal: Option<RawFd>,
     group: libc::pid_t,
+    procs: Option<RawFd>,
 ) -> io::Result<()> {
+    if let Some(procs) = procs {
+        cgroup::join(procs);
+    }
     // SAFETY: setpgid, tcsetpgrp and sigprocmask, with a set filled by sigemptyset.
     unsafe {
         if libc::setpgid(0, group) != 0 {

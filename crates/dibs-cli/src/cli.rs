@@ -83,10 +83,18 @@ pub enum Command {
     /// daemon, one that called setsid) becomes dibs's child, and the lock is released only when
     /// none is left. SIGTERM, SIGINT and SIGHUP to dibs or its group are passed on to CMD's
     /// process group and to every other group of what CMD started, once each; sent to CMD's
-    /// group (Ctrl-C), they reach it once, from the kernel. A SIGKILL to dibs or its group
-    /// cannot be caught: a watchdog in CMD's group then kills that group, and the lock expires
-    /// by --at-most, unrecorded (the only case where the lock outlives dibs; a daemon that left
-    /// the group by setsid is then beyond reach).
+    /// group (Ctrl-C), they reach it once, from the kernel. Only groups that a process CMD
+    /// started is in at that moment are signalled, never an id that may be another's by now.
+    ///
+    /// A SIGKILL to dibs or its group cannot be caught: a watchdog process, leader of CMD's
+    /// group, then kills what CMD started, and the lock expires by --at-most, unrecorded (the
+    /// only case where the lock outlives dibs). What it reaches: where dibs can make a cgroup
+    /// (v2, Linux 5.14 or later; root, or a delegated subtree), every process CMD started, in
+    /// whatever group or session (a `set -m` job, a setsid daemon), through CMD's cgroup
+    /// dibs-run-PID beside dibs's own, which it then removes. Without one, CMD's process group
+    /// alone: a job-control group or a setsid daemon runs on. Never reached: a process moved out
+    /// of that cgroup by someone else; and nothing, if CMD's group was SIGKILLed before (the
+    /// watchdog died with it).
     #[command(next_line_help = true, verbatim_doc_comment, after_help = RUN_EXIT)]
     Run(RunArgs),
     /// Say whether the lock NAME is held, by whom, and for how long more

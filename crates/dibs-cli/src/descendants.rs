@@ -19,17 +19,24 @@ pub fn become_subreaper() -> io::Result<()> {
     Ok(())
 }
 
-/// Sends `signal` to `group` (CMD's) and to every other process group that a descendant of
-/// dibs is in, once each; never to dibs's own group, which whoever signalled it reached already.
-pub fn signal_groups(group: libc::pid_t, signal: i32) {
+/// Sends `signal` to every process group a descendant of dibs is in now, once each, and to
+/// `pinned` (CMD's group, while the watchdog that leads it is unreaped); never to dibs's own
+/// group, which whoever signalled it reached already.
+///
+/// Only a group seen with a descendant in it is signalled, never an id remembered: once its last
+/// member is reaped, a group's id may be any process's. The caller holds the lock under which
+/// dibs reaps its children ([`crate::signals::Forwarder::reap`]), so a group with a child of dibs
+/// in it (CMD's, the watchdog's, a daemon's) stays in being until it is signalled. A group of
+/// deeper descendants alone could end and its id be taken again between the read of /proc and
+/// the kill, a window of microseconds that needs the pids to wrap round in it.
+pub fn signal_groups(pinned: Option<libc::pid_t>, signal: i32) {
     // SAFETY: getpgrp takes nothing.
     let own = unsafe { libc::getpgrp() };
     let mut groups: BTreeSet<libc::pid_t> = descendants().into_iter().map(|p| p.group).collect();
-    groups.insert(group);
+    groups.extend(pinned);
     for group in groups {
         if group > 1 && group != own {
-            // SAFETY: kill(2) on a process group a descendant of ours is in (or CMD's, which the
-            // watchdog, our unreaped child, keeps in being).
+            // SAFETY: kill(2) on a process group a descendant of ours is in.
             unsafe { libc::kill(-group, signal) };
         }
     }

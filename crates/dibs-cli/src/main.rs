@@ -7,6 +7,7 @@
 //! This file parses ([`cli`]), hands the command to its file, and turns what went wrong into an
 //! exit code.
 
+mod cgroup;
 mod check;
 mod child;
 mod cli;

@@ -35,8 +35,9 @@ pub struct Forwarder {
 enum Target {
     /// No child yet; the first signal that came meanwhile.
     Waiting(Option<i32>),
-    /// CMD runs, in this process group; or what it started does.
-    Running(libc::pid_t),
+    /// CMD runs, or what it started does; CMD's process group while its leader, the watchdog,
+    /// is unreaped (the group's id is then no other's).
+    Running(Option<libc::pid_t>),
     Done,
 }
 
@@ -46,7 +47,7 @@ pub struct Starting<'a>(MutexGuard<'a, Target>);
 
 impl Starting<'_> {
     pub fn started(mut self, group: libc::pid_t) {
-        *self.0 = Target::Running(group);
+        *self.0 = Target::Running(Some(group));
     }
 }
 
@@ -67,7 +68,7 @@ impl Forwarder {
                 let mut target = shared.lock().unwrap_or_else(|p| p.into_inner());
                 match &mut *target {
                     Target::Waiting(first) => *first = first.or(Some(signal)),
-                    Target::Running(group) => signal_groups(*group, signal),
+                    Target::Running(pinned) => signal_groups(*pinned, signal),
                     Target::Done => {}
                 }
             }
@@ -93,6 +94,18 @@ impl Forwarder {
             Target::Waiting(Some(signal)) => Err(signal),
             _ => Ok(Starting(target)),
         }
+    }
+
+    /// Reaps `pid`, a child of dibs that has exited, with `reap`, while no signal is being sent:
+    /// a group with a child of dibs in it stays in being until it is signalled. Once the
+    /// watchdog is reaped, CMD's group id is signalled only if a descendant is seen in it.
+    pub fn reap<T>(&self, pid: libc::pid_t, reap: impl FnOnce() -> T) -> T {
+        let mut target = self.target.lock().unwrap_or_else(|p| p.into_inner());
+        let reaped = reap();
+        if matches!(*target, Target::Running(Some(group)) if group == pid) {
+            *target = Target::Running(None);
+        }
+        reaped
     }
 
     /// No signal goes to the child's group from here on: nothing it started runs, and its
@@ -169,8 +182,8 @@ impl LossWatch {
 fn stop_on_loss(target: &Mutex<Target>, stop: LossStop, lock: &str, program: &str) -> bool {
     let group = |sig| {
         let target = target.lock().unwrap_or_else(|p| p.into_inner());
-        if let Target::Running(group) = *target {
-            signal_groups(group, sig);
+        if let Target::Running(pinned) = *target {
+            signal_groups(pinned, sig);
         }
     };
     if !matches!(stop.events.recv(), Ok(Event::Lost)) {

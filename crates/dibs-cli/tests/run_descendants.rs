@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use common::RedisServer;
 use support::counter::kill;
-use support::descendants::{assert_ended_before, group_of, parent_of, Job, Shape};
+use support::descendants::{
+    assert_ended_before, children_of, gone, group_of, parent_of, Job, Shape,
+};
 use support::{text, KilledOnPanic, Running};
 
 /// Keep-alive extends a 3 s lock: the lock outlives a killed dibs by 3 s at most. Its
@@ -104,6 +106,59 @@ fn sigkill_to_dibs_or_its_group_kills_the_command_s_group() {
         let _ = dibs.child_mut().wait();
         assert_ended_before(&job, pid, second.started());
     }
+}
+
+/// Review of issue 42, D5: SIGKILL to dibs, whose command started a job-control group of its
+/// own (`set -m`) or a setsid daemon (a session of its own): the watchdog kills those too, by
+/// CMD's cgroup, and removes the cgroup. The grandchild has written its last line before a
+/// second run's command starts. Before, the watchdog killed CMD's group alone, and the grandchild
+/// ran on beside the second run. SKIPPED where dibs cannot make a cgroup (v2) of its own.
+#[test]
+fn sigkill_to_dibs_kills_the_command_s_other_groups_and_sessions() {
+    let Some(cgroups) = own_cgroup() else {
+        println!("SKIPPED: no cgroup v2 that this user can write to");
+        return;
+    };
+    let server = RedisServer::start();
+    let uri = server.uri();
+    for shape in [Shape::JobControl, Shape::Daemon] {
+        let job = Job::new(&format!("kill-{}", shape == Shape::Daemon));
+        let mut dibs = Running::new(
+            job.dibs(&uri, &KEPT, shape, "ignore")
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let pid = job.grandchild();
+        let _grandchild = KilledOnPanic(pid);
+        let command = dibs.id() as i32;
+        assert_ne!(group_of(pid), group_of(command), "a group of its own");
+        let cgroup = cgroups.join(format!("dibs-run-{command}"));
+        assert!(cgroup.exists(), "{} was made", cgroup.display());
+        let second = job.second(&uri);
+        kill(dibs.id() as i32, libc::SIGKILL);
+        let _ = dibs.child_mut().wait();
+        assert_ended_before(&job, pid, second.started());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while cgroup.exists() {
+            assert!(Instant::now() < deadline, "{} is left", cgroup.display());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// The cgroup (v2) directory this test runs in, if it may make one beside it.
+fn own_cgroup() -> Option<std::path::PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mounts.lines().find(|l| l.contains(" - cgroup2 "))?;
+    let fields: Vec<&str> = mount.split(' ').collect();
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let path = path.strip_prefix(fields[3]).unwrap_or(path);
+    let dir = std::path::Path::new(fields[4]).join(path.trim_start_matches('/'));
+    let c = std::ffi::CString::new(dir.to_str()?).ok()?;
+    // SAFETY: access(2) on a NUL-terminated path.
+    (unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0).then_some(dir)
 }
 
 /// `timeout 2 dibs run ...` sends SIGTERM to dibs and to dibs's group: the grandchild finishes
@@ -200,4 +255,91 @@ fn a_daemon_the_command_leaves_keeps_the_lock_until_it_ends() {
     assert_eq!(dibs.exit_code(), 0, "CMD's own code");
     assert_ended_before(&job, pid, second.started());
     assert!(recorded(&uri, &job.name).ends_with("released"));
+}
+
+/// Review of issue 42, D4: once dibs has reaped the watchdog (a `kill -9` to CMD's group ended it
+/// and CMD, and a daemon CMD left keeps the lock), the group id it led is free, and a process that
+/// is not dibs's may take it: here an unrelated `setsid sleep`, started by the test with that pid
+/// (through ns_last_pid). A SIGTERM to dibs then reaches the daemon, and not the unrelated group.
+/// Before, dibs passed it on to CMD's former group id too, and killed the unrelated sleep.
+#[test]
+fn a_signal_never_reaches_a_group_that_took_the_command_s_reaped_group_id() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let job = Job::new("reuse");
+    let dibs = Running::new(
+        job.dibs(&uri, &KEPT, Shape::Daemon, "finish")
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = job.grandchild();
+    let _daemon = KilledOnPanic(pid);
+    // bash exits at once: dibs's children are then the daemon and the watchdog, leader of what
+    // was CMD's group.
+    let dibs_pid = dibs.id() as i32;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let watchdog = loop {
+        let children = children_of(dibs_pid);
+        if children.len() == 2 && children.contains(&pid) {
+            break children.into_iter().find(|&c| c != pid).unwrap();
+        }
+        assert!(Instant::now() < deadline, "bash never exited: {children:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(
+        group_of(watchdog),
+        watchdog,
+        "the watchdog leads CMD's group"
+    );
+    kill(-watchdog, libc::SIGKILL);
+    // dibs reaps it: its pid, CMD's group id, is free from then on.
+    while std::path::Path::new(&format!("/proc/{watchdog}")).exists() {
+        assert!(Instant::now() < deadline, "dibs never reaped the watchdog");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let Some(mut unrelated) = start_with_pid(watchdog) else {
+        println!("SKIPPED: cannot write /proc/sys/kernel/ns_last_pid (not root?)");
+        return;
+    };
+    kill(dibs_pid, libc::SIGTERM);
+    let code = dibs.exit_code();
+    let still_runs = unrelated.try_wait().unwrap().is_none();
+    let _ = unrelated.kill();
+    let _ = unrelated.wait();
+    assert!(
+        gone(pid),
+        "the daemon got the SIGTERM and finished (dibs exited {code})"
+    );
+    assert!(
+        still_runs,
+        "the unrelated group {watchdog} was signalled by dibs"
+    );
+}
+
+/// `setsid sleep 100`, started as process `pid`, which leads a session and group `pid` of its
+/// own, not dibs's; None where ns_last_pid cannot be written. Other tests' processes may take
+/// the pid first: up to 100 tries.
+fn start_with_pid(pid: i32) -> Option<std::process::Child> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for _ in 0..100 {
+        std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string()).ok()?;
+        let mut sleep = Command::new("setsid")
+            .args(["sleep", "100"])
+            .spawn()
+            .unwrap();
+        if sleep.id() as i32 != pid {
+            let _ = sleep.kill();
+            let _ = sleep.wait();
+            continue;
+        }
+        // setsid calls setsid(2), then execs sleep: wait for the exec.
+        while std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap() != "sleep\n" {
+            assert!(Instant::now() < deadline, "setsid never ran sleep");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(group_of(pid), pid);
+        return Some(sleep);
+    }
+    panic!("pid {pid} was always taken by another process first");
 }

@@ -33,6 +33,9 @@ pub enum Shape {
     /// `bash -c 'setsid sh LOOP ... & exit 0'`: a daemon in a session of its own, and bash exits
     /// at once.
     Daemon,
+    /// `bash -c 'set -m; sh LOOP ... & wait'`: job control puts it in a process group of its
+    /// own (in dibs's session), and bash waits for it.
+    JobControl,
 }
 
 /// The files of one job: its grandchild's timestamps and pid, and the second run's timestamp.
@@ -65,6 +68,7 @@ impl Job {
         let script = match shape {
             Shape::Grandchild => r#"sh "$0" "$1" "$2"; exit $?"#,
             Shape::Daemon => r#"setsid sh "$0" "$1" "$2" & exit 0"#,
+            Shape::JobControl => r#"set -m; sh "$0" "$1" "$2" & wait"#,
         };
         let mut args: Vec<String> = ["run", "--redis", uri, "--lock", &self.name]
             .iter()
@@ -157,6 +161,15 @@ pub fn gone(pid: i32) -> bool {
 /// The parent of `pid` (0 once it has ended).
 pub fn parent_of(pid: i32) -> i32 {
     stat(pid).map_or(0, |fields| fields[1].parse().unwrap())
+}
+
+/// The children of `pid`, from /proc.
+pub fn children_of(pid: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&child| parent_of(child) == pid)
+        .collect()
 }
 
 /// The process group of `pid`.
