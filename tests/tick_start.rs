@@ -370,3 +370,79 @@ fn on_a_cluster_a_retried_claim_finds_its_own_start() {
         }
     }
 }
+
+/// On a Cluster with a replica per master: a tick whose holder died mid-run (no release, as
+/// after a failed one), then its lock's master killed and its replica promoted: 3 instances'
+/// catch-up after the lock lapsed runs it 0 times, from the start on the history's master.
+#[test]
+fn on_a_cluster_a_tick_whose_holder_died_is_not_run_again_after_a_failover() {
+    let mut nodes = replication::start_cluster_with_replicas(1000);
+    let addrs: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("127.0.0.1:{}", n.port))
+        .collect();
+    let uri = format!("redis+cluster://{}", addrs.join(","));
+    let instances: Vec<Locker> = (0..3).map(|_| locker(&uri, &[])).collect();
+    first_run(&instances[0], "fo");
+    let slot = |key: &str| -> u16 {
+        redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(key)
+            .query(&mut nodes[0].admin())
+            .unwrap()
+    };
+    let master_of = |slot: u16| -> u16 {
+        replication::cluster_nodes(nodes[0].port)
+            .iter()
+            .find(|l| l.is_master() && l.serves(slot))
+            .expect("a master serves the slot")
+            .port
+    };
+    let history_master = master_of(slot("dibs:\u{1f}{history}:fo"));
+    let day = (2..28)
+        .map(|d| format!("2026-12-{d:02}"))
+        .find(|d| master_of(slot(&format!("dibs:fo@{d}"))) != history_master)
+        .expect("a tick whose lock is on another master than the history");
+    let t = LockParams::for_tick("fo", &day, 2_000, 1).unwrap();
+    let lock_slot = slot(&key(&t));
+    let lock_master = master_of(lock_slot);
+    let due = now_ms();
+    let TickAcquire::Won(lease) = instances[0].acquire_unrun(&t, due, false).unwrap() else {
+        panic!("the tick due now is won")
+    };
+    std::mem::forget(lease); // the holder dies: no release, no record of its end
+
+    let killed = nodes.iter().position(|n| n.port == lock_master).unwrap();
+    nodes[killed].kill();
+    let others: Vec<u16> = nodes
+        .iter()
+        .filter(|n| n.port != lock_master)
+        .map(|n| n.port)
+        .collect();
+    replication::wait_for("the replica's promotion", Duration::from_secs(30), || {
+        others.iter().all(|&port| {
+            replication::cluster_ok(port)
+                && replication::cluster_nodes(port)
+                    .iter()
+                    .any(|l| l.port != lock_master && l.is_master() && l.serves(lock_slot))
+        })
+    });
+    // The done-mark lapses after its atMost (2 s) on the new master too.
+    replication::wait_for("the tick's lock to lapse", Duration::from_secs(30), || {
+        instances[1]
+            .inspect(t.name())
+            .is_ok_and(|state| state.is_none())
+    });
+    for instance in &instances {
+        assert!(
+            matches!(
+                instance.acquire_unrun(&t, due, true).unwrap(),
+                TickAcquire::Ran
+            ),
+            "a tick that started is not run again"
+        );
+    }
+    let runs = instances[2].history(t.name(), 10).unwrap().runs;
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    assert_eq!(runs[0].ended, RunEnded::Unended);
+}
