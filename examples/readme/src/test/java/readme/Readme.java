@@ -92,6 +92,34 @@ public final class Readme {
      * @throws Exception if the CLI cannot run
      */
     public static void assertRecorded(String job, String... locks) throws Exception {
+        DibsHistory history = recorded(job, locks);
+        assertTrue(history.stream().allMatch(r -> r.succeeded() && r.ownedToTheEnd()), history.toString());
+        DibsCli check = check(job);
+        assertEquals(0, check.exitCode(), check.toString());
+        assertTrue(check.output().startsWith("ok: job '" + job + "' ran "), check.toString());
+    }
+
+    /**
+     * Asserts that {@code job} has exactly the runs {@code locks} (newest first), each ours to
+     * the end with its task's outcome unknown (a caller that did not say how it ended, as a
+     * bare ShedLock provider), and that {@code dibs check} says it cannot tell (3).
+     *
+     * @param job the job
+     * @param locks its runs' lock names, newest first
+     * @throws Exception if the CLI cannot run
+     */
+    public static void assertRecordedUnseen(String job, String... locks) throws Exception {
+        DibsHistory history = recorded(job, locks);
+        assertTrue(
+                history.stream().allMatch(r -> !r.succeeded() && !r.failed() && r.ownedToTheEnd()),
+                history.toString());
+        DibsCli check = check(job);
+        assertEquals(3, check.exitCode(), check.toString());
+        assertTrue(check.output().contains("not told to dibs"), check.toString());
+    }
+
+    /** The history of {@code job} once it holds the ends of the runs {@code locks}, newest first. */
+    private static DibsHistory recorded(String job, String... locks) throws Exception {
         // A task's end comes before its release records it (a tick's run is recorded from its
         // start, as running): wait for the record of its end (10 s at most).
         long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
@@ -104,9 +132,6 @@ public final class Readme {
         }
         assertEquals(java.util.Optional.of(job), history.job(), history.toString());
         assertEquals(java.util.List.of(locks), history.stream().map(r -> r.lockName()).toList(), history.toString());
-        assertTrue(history.stream().allMatch(r -> r.succeeded() && r.ownedToTheEnd()), history.toString());
-        DibsCli check = check(job);
-        assertEquals(0, check.exitCode(), check.toString());
-        assertTrue(check.output().startsWith("ok: job '" + job + "' ran "), check.toString());
+        return history;
     }
 }

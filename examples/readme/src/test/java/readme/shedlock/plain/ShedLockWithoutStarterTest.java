@@ -19,7 +19,11 @@ import org.springframework.scheduling.annotation.EnableScheduling;
 import org.springframework.scheduling.annotation.Scheduled;
 import readme.Readme;
 
-/** The README's two beans for ShedLock without the starter, in a plain Spring application. */
+/**
+ * The README's two beans for ShedLock without the starter, in a plain Spring application: a bare
+ * provider, which cannot see how the task ended, so its run is recorded with the outcome unknown
+ * and {@code dibs check} answers 3, never ok.
+ */
 class ShedLockWithoutStarterTest {
     static final CountDownLatch RAN = new CountDownLatch(1);
 
@@ -56,7 +60,7 @@ class ShedLockWithoutStarterTest {
         try (RedisServer redis = Readme.start();
                 AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext(Jobs.class)) {
             assertTrue(RAN.await(30, TimeUnit.SECONDS), "the job ran");
-            Readme.assertRecorded("weekly-report", "weekly-report");
+            Readme.assertRecordedUnseen("weekly-report", "weekly-report");
         }
     }
 }
