@@ -139,6 +139,27 @@ end
     };
 }
 
+/// `look(stream, evicted)`: catch-up's look at the tick `ARGV[4]` due at `ARGV[5]` (`ran`, then
+/// `missed`): its answer where it settles the call (the tick ran, cannot be proven missed, or
+/// `ARGV[6]` = 1 asks only to look), else nil: the tick was missed, and may be taken.
+macro_rules! look_lua {
+    () => {
+        r#"
+local function look(stream, evicted)
+  local entries = ran(stream, 4)
+  if type(entries) ~= 'table' then
+    return entries
+  end
+  local found = missed(entries, 5, evicted)
+  if ARGV[6] == '1' or found == -3 then
+    return found
+  end
+  return nil
+end
+"#
+    };
+}
+
 /// The acquire of a tick's lock with the run history: [`super::ACQUIRE`], then the run's start's
 /// entry (see the module docs). `KEYS`: the lock, the job's stream, the index of jobs, the
 /// eviction's mark; `ARGV[1..3]` as `ACQUIRE`'s, `ARGV[4..7]` as `started`'s. Returns false
@@ -194,14 +215,11 @@ end
 "#,
     ran_lua!(),
     missed_lua!(),
+    look_lua!(),
     r#"
 if not retried then
-  local entries = ran(KEYS[2], 4)
-  if type(entries) ~= 'table' then
-    return entries
-  end
-  local found = missed(entries, 5, KEYS[4])
-  if ARGV[6] == '1' or found == -3 then
+  local found = look(KEYS[2], KEYS[4])
+  if found then
     return found
   end
 end"#,
@@ -239,6 +257,7 @@ pub(crate) static CLAIM: LuaScript = LuaScript::new(concat!(
     started_lua!(),
     ran_lua!(),
     missed_lua!(),
+    look_lua!(),
     r#"
 if ARGV[3] == '1' then
   local own = own_start(KEYS[1], ARGV[12])
@@ -247,12 +266,8 @@ if ARGV[3] == '1' then
   end
 end
 if ARGV[13] ~= '1' then
-  local entries = ran(KEYS[1], 4)
-  if type(entries) ~= 'table' then
-    return entries
-  end
-  local found = missed(entries, 5, KEYS[3])
-  if ARGV[6] == '1' or found == -3 then
+  local found = look(KEYS[1], KEYS[3])
+  if found then
     return found
   end
 end
