@@ -160,6 +160,36 @@ end
     };
 }
 
+/// Catch-up's look whole: its constants, `ran`, `missed` and `look`.
+macro_rules! catch_up_look_lua {
+    () => {
+        concat!(
+            "local LENGTH = ",
+            history_length!(),
+            "\nlocal SKEW = ",
+            clock_skew_ms!(),
+            "\n",
+            ran_lua!(),
+            missed_lua!(),
+            look_lua!()
+        )
+    };
+}
+
+/// What writes a start's entry: `append` (`history_lua!`), `own_start` and `started`.
+macro_rules! start_lua {
+    () => {
+        concat!(history_lua!(), own_start_lua!(), started_lua!())
+    };
+}
+
+/// `mint()`: the fencing token, once the `SET` won (`mint_lua!`).
+macro_rules! mint_fn_lua {
+    () => {
+        concat!("\nlocal function mint()", mint_lua!(), "end\n")
+    };
+}
+
 /// The acquire of a tick's lock with the run history: [`super::ACQUIRE`], then the run's start's
 /// entry (see the module docs). `KEYS`: the lock, the job's stream, the index of jobs, the
 /// eviction's mark; `ARGV[1..3]` as `ACQUIRE`'s, `ARGV[4..7]` as `started`'s. Returns false
@@ -169,12 +199,8 @@ pub(crate) static TICK_ACQUIRE: LuaScript = LuaScript::new(concat!(
     // The `SET` first: a skipped tick (every instance but one, each tick) returns before
     // anything else is defined.
     set_lua!(),
-    "\nlocal function mint()",
-    mint_lua!(),
-    "end\n",
-    history_lua!(),
-    own_start_lua!(),
-    started_lua!(),
+    mint_fn_lua!(),
+    start_lua!(),
     r#"
 local token = mint()
 return {token, started(token, 4, KEYS[2], KEYS[3], KEYS[4])}
@@ -199,11 +225,6 @@ return {token, started(token, 4, KEYS[2], KEYS[3], KEYS[4])}
 /// to at least its length) nor dropped (the eviction mark absent). A stream expires only 40
 /// days after its last entry, and catch-up looks back at most 30.
 pub(crate) static CATCH_UP_ACQUIRE: LuaScript = LuaScript::new(concat!(
-    "local LENGTH = ",
-    history_length!(),
-    "\nlocal SKEW = ",
-    clock_skew_ms!(),
-    "\n",
     r#"
 local retried = ARGV[3] == '1' and redis.call('GET', KEYS[1]) == ARGV[1]
 if not retried and redis.call('EXISTS', KEYS[1]) == 1 then
@@ -213,9 +234,7 @@ if not retried and redis.call('EXISTS', KEYS[1]) == 1 then
   return false
 end
 "#,
-    ran_lua!(),
-    missed_lua!(),
-    look_lua!(),
+    catch_up_look_lua!(),
     r#"
 if not retried then
   local found = look(KEYS[2], KEYS[4])
@@ -224,12 +243,8 @@ if not retried then
   end
 end"#,
     set_lua!(),
-    "\nlocal function mint()",
-    mint_lua!(),
-    "end\n",
-    history_lua!(),
-    own_start_lua!(),
-    started_lua!(),
+    mint_fn_lua!(),
+    start_lua!(),
     r#"
 local token = mint()
 return {token, started(token, 9, KEYS[2], KEYS[3], KEYS[4])}
@@ -247,17 +262,8 @@ return {token, started(token, 9, KEYS[2], KEYS[3], KEYS[4])}
 /// both find no entry, since the first wrote its start before its task ran. A retry (`ARGV[3]`
 /// = 1) first looks for its own first try's start, which is no other run's.
 pub(crate) static CLAIM: LuaScript = LuaScript::new(concat!(
-    "local LENGTH = ",
-    history_length!(),
-    "\nlocal SKEW = ",
-    clock_skew_ms!(),
-    "\n",
-    history_lua!(),
-    own_start_lua!(),
-    started_lua!(),
-    ran_lua!(),
-    missed_lua!(),
-    look_lua!(),
+    start_lua!(),
+    catch_up_look_lua!(),
     r#"
 if ARGV[3] == '1' then
   local own = own_start(KEYS[1], ARGV[12])

@@ -44,6 +44,17 @@ class DibsLockingTaskExecutorTest extends ProviderFixture {
         return new LockConfiguration(Instant.now(), name, atMost, atLeast);
     }
 
+    /** Runs, through {@code through}, a task that throws {@code thrown}; returns what the caller got. */
+    private static RuntimeException thrownThrough(LockingTaskExecutor through, String name, RuntimeException thrown) {
+        return assertThrows(
+                RuntimeException.class,
+                () -> through.executeWithLock(
+                        (Runnable) () -> {
+                            throw thrown;
+                        },
+                        config(name, Duration.ofSeconds(30), ZERO)));
+    }
+
     private static boolean keyExists(String name) throws IOException {
         return "1".equals(redis.command("EXISTS", RedisServer.lockKey(name)));
     }
@@ -74,14 +85,7 @@ class DibsLockingTaskExecutorTest extends ProviderFixture {
     void aTaskThatThrowsThroughABareProviderIsRecordedUnknownNotAsASuccess() throws Exception {
         String name = name("threw");
         IllegalStateException thrown = new IllegalStateException("export failed");
-        IllegalStateException caught = assertThrows(
-                IllegalStateException.class,
-                () -> executor.executeWithLock(
-                        (Runnable) () -> {
-                            throw thrown;
-                        },
-                        config(name, Duration.ofSeconds(30), ZERO)));
-        assertSame(thrown, caught);
+        assertSame(thrown, thrownThrough(executor, name, thrown));
         List<DibsRun> runs = client.history(Dibs.jobOf(name), 10);
         assertEquals(1, runs.size(), runs.toString());
         DibsRun run = runs.get(0);
@@ -94,14 +98,7 @@ class DibsLockingTaskExecutorTest extends ProviderFixture {
         assertTrue(check.output().contains("not told to dibs"), check.output());
         // Through dibs's own executor the outcome is seen, and recorded.
         String seen = name("seen");
-        assertThrows(
-                IllegalStateException.class,
-                () -> new DibsLockingTaskExecutor(client)
-                        .executeWithLock(
-                                (Runnable) () -> {
-                                    throw thrown;
-                                },
-                                config(seen, Duration.ofSeconds(30), ZERO)));
+        assertSame(thrown, thrownThrough(new DibsLockingTaskExecutor(client), seen, thrown));
         assertTrue(client.history(Dibs.jobOf(seen), 1).get(0).failed());
         assertEquals(
                 1, DibsCli.run(redis.uri(), "check", seen, "--within", "1h").exitCode());
@@ -128,14 +125,7 @@ class DibsLockingTaskExecutorTest extends ProviderFixture {
     void theTasksExceptionComesThroughAndTheLockIsReleased() throws IOException {
         String name = name("throws");
         IllegalStateException thrown = new IllegalStateException("task failed");
-        IllegalStateException caught = assertThrows(
-                IllegalStateException.class,
-                () -> executor.executeWithLock(
-                        (Runnable) () -> {
-                            throw thrown;
-                        },
-                        config(name, Duration.ofSeconds(30), ZERO)));
-        assertSame(thrown, caught, "the very same exception");
+        assertSame(thrown, thrownThrough(executor, name, thrown), "the very same exception");
         assertFalse(keyExists(name), "released after the failure");
         Exception checked = new Exception("checked");
         Throwable caughtChecked = assertThrows(
