@@ -91,7 +91,10 @@ impl Locker {
         }
         for job in crate::job::jobs_of_lock(name) {
             let all = self.runs_of(job, history::HISTORY_LENGTH as usize)?;
-            if all.runs.iter().any(|run| run.name == name) {
+            // Its job's history, even with no run of the lock in it, where that history may
+            // have lost one (trimmed, or dropped): then what it proves is its own to say.
+            let incomplete = all.full || all.evicted_at_unix_ms.is_some();
+            if all.runs.iter().any(|run| run.name == name) || (incomplete && !all.runs.is_empty()) {
                 let matched = Matched::Lock {
                     job: job.to_owned(),
                 };

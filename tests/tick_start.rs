@@ -446,3 +446,95 @@ fn on_a_cluster_a_tick_whose_holder_died_is_not_run_again_after_a_failover() {
     assert_eq!(runs.len(), 1, "{runs:#?}");
     assert_eq!(runs[0].ended, RunEnded::Unended);
 }
+
+/// A start taken back right after its `XADD` trimmed the stream to its length: the stream must
+/// not shrink below it, or catch-up reads it as never trimmed and proves a miss of a tick that
+/// ran (it answered BeforeFirstRun, or Missed and ran it again). One-entry stream nodes make
+/// `MAXLEN ~` trim to the length exactly, as a whole node does on a busy job.
+#[test]
+fn a_start_taken_back_after_a_trim_leaves_the_stream_trimmed() {
+    let master = RedisServer::start_with(&["--stream-node-max-entries", "1"]);
+    let proxy = Proxy::start(master.port);
+    let _replica = replica_of(master.port, Some(proxy.port));
+    wait_for_replicas(&master, "1");
+    let l = locker_with(&master, &[("read-timeout-ms", SpecValue::Int(1000))]);
+    first_run(&l, "u");
+    let x = LockParams::for_tick("u", "X", 300, 1).unwrap();
+    let due = now_ms() + 10;
+    let TickAcquire::Won(lease) = l.acquire_unrun(&x, due, false).unwrap() else {
+        panic!("won")
+    };
+    drop(lease.release());
+    for n in 0..120 {
+        let t = LockParams::for_tick("u", &format!("t{n}"), 60_000, 1).unwrap();
+        drop(l.acquire(&t).unwrap().unwrap().release());
+    }
+    let mut admin = master.admin();
+    assert!(
+        !stream(&mut admin, "u").iter().any(|e| e.ends_with(";u@X")),
+        "X's run trimmed"
+    );
+    proxy.mute_open_connections();
+    let t = LockParams::for_tick("u", "taken-back", 60_000, 1).unwrap();
+    assert!(matches!(l.acquire(&t), Err(Error::Unconfirmed(_))));
+    assert!(stream(&mut admin, "u").len() >= dibs::HISTORY_LENGTH as usize);
+    topology::wait_until("X's done-mark to lapse", || !master.exists(&key(&x)));
+    let off = locker_with(&master, &[("durable", SpecValue::Str("off".into()))]);
+    assert_eq!(off.tick_state(&x, due).unwrap(), TickState::Unknown);
+    assert!(matches!(
+        off.acquire_unrun(&x, due, true).unwrap(),
+        TickAcquire::Unknown
+    ));
+}
+
+/// `dibs check JOB@TICK` for a tick of a job whose history was trimmed past it: unknown, never
+/// overdue (it said "no success of it is recorded", exit 1, for a run that succeeded).
+#[test]
+fn a_lock_trimmed_from_its_jobs_history_is_unknown_not_overdue() {
+    let server = RedisServer::start();
+    let l = locker_with(&server, &[]);
+    let old = LockParams::for_tick("rep", "2026-12-01", 600_000, 1).unwrap();
+    drop(l.acquire(&old).unwrap().unwrap().release());
+    for n in 0..150 {
+        let t = LockParams::for_tick("rep", &format!("n{n}"), 600_000, 1).unwrap();
+        drop(l.acquire(&t).unwrap().unwrap().release());
+    }
+    let history = l.history(old.name(), 10).unwrap();
+    assert_eq!(
+        history.matched,
+        dibs::Matched::Lock {
+            job: "rep".to_owned()
+        }
+    );
+    assert!(history.runs.is_empty(), "{history:?}");
+    assert!(matches!(
+        history.check(now_ms(), Duration::from_secs(3600)),
+        Verdict::Unknown { .. }
+    ));
+}
+
+/// Entries under the prefix that are not dibs's (another field, another first word) do not make
+/// catch-up skip a tick, as `dibs history` does not list them.
+#[test]
+fn foreign_entries_in_a_jobs_stream_are_no_runs_for_catch_up() {
+    let server = RedisServer::start();
+    let l = locker_with(&server, &[]);
+    first_run(&l, "forge");
+    let mut admin = server.admin();
+    let stream_key = "dibs:\u{1f}{history}:forge";
+    for (field, value) in [
+        ("run", "x;forge@H"),
+        ("other", "started;unknown;0;0;1;0;1;h;;;forge@H"),
+        ("run", "bogus;ok;0;0;1;0;1;h;;;forge@H"),
+    ] {
+        let _: String = redis::cmd("XADD")
+            .arg(stream_key)
+            .arg("*")
+            .arg(field)
+            .arg(value)
+            .query(&mut admin)
+            .unwrap();
+    }
+    let h = LockParams::for_tick("forge", "H", 60_000, 1).unwrap();
+    assert_eq!(l.tick_state(&h, now_ms() + 10).unwrap(), TickState::Missed);
+}

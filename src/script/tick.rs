@@ -60,10 +60,15 @@ end
 /// `forget(stream, value, name)`: deletes the start's entry of the holder `value` (`token;host;
 /// pid;acquired-at`, see `holder`) of the lock `name`, whatever its instance and token: a start
 /// whose `SET` is being taken back (timed out, unconfirmed, a claim that failed) or whose lock an
-/// operator forced.
+/// operator forced. An entry `taken-back` (no run's) takes its place, so that the stream never
+/// gets shorter: catch-up reads a stream of `HISTORY_LENGTH` entries as trimmed, and one that
+/// shrank below it after a trim would read as never trimmed, and prove a miss it cannot.
 macro_rules! forget_lua {
     () => {
-        r#"
+        concat!(
+            "local KEPT = ",
+            history_length!(),
+            r#"
 local function forget(stream, value, name)
   local host, pid, start = string.match(value, '^[^;]*;([^;]*);([^;]*);([^;]*)$')
   if not start then
@@ -80,10 +85,12 @@ local function forget(stream, value, name)
     if run and string.sub(run, 1, 8) == 'started;' and string.sub(run, -#tail) == tail
         and string.find(run, who, 1, true) then
       redis.pcall('XDEL', stream, entry[1])
+      redis.pcall('XADD', stream, 'MAXLEN', '~', KEPT, '*', 'run', 'taken-back')
     end
   end
 end
 "#
+        )
     };
 }
 
@@ -95,6 +102,8 @@ end
 macro_rules! ran_lua {
     () => {
         r#"
+local ENDED = {released = 1, kept = 1, ['no-longer-ours'] = 1, lost = 1, unproven = 1,
+  forced = 1, started = 1}
 local function ran(stream, name_at)
   local entries = redis.pcall('XREVRANGE', stream, '+', '-')
   if type(entries) ~= 'table' or entries.err then
@@ -104,9 +113,13 @@ local function ran(stream, name_at)
   local failed_retried = ARGV[name_at + 3] == '1'
   local unended_retried = ARGV[name_at + 4] == '1'
   for _, entry in ipairs(entries) do
-    local run = entry[2][2]
+    local run = entry[2][1] == 'run' and entry[2][2]
+    local ended, task = nil, nil
     if run and string.sub(run, -#tail) == tail then
-      local ended, task = string.match(run, '^([^;]*);([^;+]*)')
+      ended, task = string.match(run, '^([^;]*);([^;+]*)')
+    end
+    -- Only dibs's own entries (`history::Run::parse`'s endings, and a start) count.
+    if ended and ENDED[ended] then
       if not ((failed_retried and task == 'failed') or (unended_retried and ended == 'started')) then
         return -2
       end
