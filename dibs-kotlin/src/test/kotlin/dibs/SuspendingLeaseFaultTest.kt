@@ -55,7 +55,7 @@ class SuspendingLeaseFaultTest {
     fun theLeaseOfASuspendingCallIsReleasedOnceWhereverTheJvmFails(point: Point, kind: Kind): Unit =
         runBlocking {
             val n = cases.incrementAndGet()
-            val name = "suspend-fault-$point-$kind-${ProcessHandle.current().pid()}-$n"
+            val name = "suspend-fault-$point-$kind-p${ProcessHandle.current().pid()}-$n"
             val fault = Fault(point, kind)
             failingLogger = LeaseFaults.failingLogger(fault)
             FaultInjection.hook = java.util.function.Consumer { p -> fault.at(p.name) }

@@ -71,7 +71,7 @@ class ShedLockLeaseFaultTest {
         assumeTrue(!virtual || Runtime.version().feature() >= 21, "virtual threads: Java 21+");
         assumeTrue(virtual || point != Point.OFFLOAD_SUBMIT, "a platform thread calls Rust directly");
         int n = CASES.incrementAndGet();
-        String name = "shedlock-fault-" + point + "-" + kind + "-"
+        String name = "shedlock-fault-" + point + "-" + kind + "-" + "p"
                 + ProcessHandle.current().pid() + "-" + n;
         Fault fault = new Fault(point, kind);
         failingLogger = LeaseFaults.failingLogger(fault);

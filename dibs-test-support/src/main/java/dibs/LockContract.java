@@ -44,7 +44,7 @@ public abstract class LockContract {
     private static final AtomicInteger NAMES = new AtomicInteger();
 
     protected static String name(String base) {
-        return "contract-" + base + "-" + ProcessHandle.current().pid() + "-" + NAMES.incrementAndGet();
+        return "contract-" + base + "-p" + ProcessHandle.current().pid() + "-" + NAMES.incrementAndGet();
     }
 
     private boolean run(String name, Duration atMost, Duration atLeast, Runnable task) {

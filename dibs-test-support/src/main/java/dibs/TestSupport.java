@@ -36,9 +36,13 @@ final class TestSupport {
         return dir;
     }
 
-    /** A lock name no other test uses. */
+    /**
+     * A lock name no other test uses, and never a tick's name: "p" before the pid, because a pid
+     * of 1900 to 2999 and a count of 10 to 12 read as a year and month ("win-2345-10"), and the
+     * advice for a tick released at once was then logged (a CI run failed on it).
+     */
     static String uniqueName(String base) {
-        return base + "-" + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet();
+        return base + "-p" + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet();
     }
 
     /** A URI whose port nothing listens on. */

@@ -39,7 +39,7 @@ class DibsLockProviderVirtualThreadTest {
             DibsLockProvider provider = new DibsLockProvider(client);
             List<SimpleLock> locks = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
-                String name = "vt-frozen-" + ProcessHandle.current().pid() + "-" + i;
+                String name = "vt-frozen-p" + ProcessHandle.current().pid() + "-" + i;
                 locks.add(
                         provider.lock(new LockConfiguration(Instant.now(), name, Duration.ofSeconds(30), Duration.ZERO))
                                 .orElseThrow());

@@ -35,6 +35,6 @@ abstract class ProviderFixture {
 
     /** A lock name no other test of this JVM or another uses. */
     static String uniqueName(String prefix, String base) {
-        return prefix + "-" + base + "-" + ProcessHandle.current().pid() + "-" + NAMES.incrementAndGet();
+        return prefix + "-" + base + "-p" + ProcessHandle.current().pid() + "-" + NAMES.incrementAndGet();
     }
 }
