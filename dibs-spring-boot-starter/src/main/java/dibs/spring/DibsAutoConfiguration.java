@@ -59,6 +59,7 @@ public class DibsAutoConfiguration {
             Environment environment,
             ObjectProvider<RedisDetailsSource> sources,
             ObjectProvider<SslBundles> sslBundles) {
+        StartupChecks.checkNames(environment); // a misspelt dibs.* property fails the start-up
         Binder binder = Binder.get(environment);
         // The crons of @Scheduled methods may be placeholders: DibsScheduledTick resolves them here.
         DibsScheduledTick.resolvePlaceholdersWith(environment::resolveRequiredPlaceholders);

@@ -1,19 +1,115 @@
 package dibs.spring;
 
 import java.lang.reflect.Method;
+import java.lang.reflect.RecordComponent;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
+import org.springframework.core.env.Environment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.scheduling.support.CronExpression;
 
 /**
  * The checks, at start-up, of values the starter would otherwise read only later (at a fire, at a
  * refresh): the {@code dibs.jobs.*} durations, and each {@link CatchUp} method's policy, window,
- * cron and zone, placeholders resolved. A value that cannot be used fails the start-up with a
+ * cron and zone, placeholders resolved; and that every {@code dibs.*} property set is one the
+ * starter reads. A value that cannot be used fails the start-up with a
  * {@link DibsStartupException} naming it, instead of every fire of the job throwing.
  */
 final class StartupChecks {
+    private static final ConfigurationPropertyName DIBS = ConfigurationPropertyName.of(DibsProperties.PREFIX);
+    /** The native loader's system properties (dibs.native.path, dibs.native.tmpdir), not the starter's. */
+    private static final ConfigurationPropertyName NATIVE = ConfigurationPropertyName.of("dibs.native");
+
     private StartupChecks() {}
+
+    /**
+     * Every {@code dibs.*} property the application sets (its files, its command line, system
+     * properties) is one {@link DibsProperties} binds: a misspelt name ({@code dibs.keep-alvie},
+     * {@code dibs.jobs.expect-evry.report}) fails the start-up, where Spring would ignore it and
+     * run with the default. Environment variables are not checked: a {@code DIBS_*} variable may be
+     * another program's.
+     */
+    static void checkNames(Environment environment) {
+        List<ConfigurationPropertyName> leaves = new ArrayList<>();
+        List<ConfigurationPropertyName> maps = new ArrayList<>(List.of(NATIVE));
+        names(DIBS, DibsProperties.class, leaves, maps);
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+            if (!(source instanceof IterableConfigurationPropertySource all)
+                    || source.getUnderlyingSource() instanceof SystemEnvironmentPropertySource) {
+                continue;
+            }
+            all.filter(DIBS::isAncestorOf).stream().forEach(name -> {
+                if (!leaves.contains(name) && maps.stream().noneMatch(m -> m.isAncestorOf(name))) {
+                    throw new DibsStartupException(name.toString(), "is not a dibs property" + nearest(name, leaves));
+                }
+            });
+        }
+    }
+
+    /** The names a record of the properties binds under {@code prefix}: its leaves, and its maps' prefixes. */
+    private static void names(
+            ConfigurationPropertyName prefix,
+            Class<?> type,
+            List<ConfigurationPropertyName> leaves,
+            List<ConfigurationPropertyName> maps) {
+        for (RecordComponent c : type.getRecordComponents()) {
+            ConfigurationPropertyName name = prefix.append(dashed(c.getName()));
+            if (c.getType().isRecord()) {
+                names(name, c.getType(), leaves, maps);
+            } else if (Map.class.isAssignableFrom(c.getType())) {
+                maps.add(name);
+            } else {
+                leaves.add(name);
+            }
+        }
+    }
+
+    private static String dashed(String camel) {
+        return camel.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** "; did you mean ...?" for the known name closest to {@code name}, if it is close. */
+    private static String nearest(ConfigurationPropertyName name, List<ConfigurationPropertyName> known) {
+        String typed = name.toString();
+        String best = null;
+        int bestDistance = 4; // more edits than 3 is another name, not a typo
+        for (ConfigurationPropertyName k : known) {
+            int d = distance(typed, k.toString());
+            if (d < bestDistance) {
+                best = k.toString();
+                bestDistance = d;
+            }
+        }
+        return best == null
+                ? " (the starter reads no such name; its dibs.* properties are listed in its README)"
+                : "; did you mean " + best + "?";
+    }
+
+    /** The Levenshtein distance of two short names. */
+    private static int distance(String a, String b) {
+        int[] row = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            row[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            int diagonal = row[0];
+            row[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int up = row[j];
+                row[j] = Math.min(
+                        Math.min(row[j] + 1, row[j - 1] + 1), diagonal + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1));
+                diagonal = up;
+            }
+        }
+        return row[b.length()];
+    }
 
     /** The {@code dibs.jobs.*} durations: each period and limit more than 0, each grace not negative. */
     static void check(DibsProperties.Jobs jobs) {

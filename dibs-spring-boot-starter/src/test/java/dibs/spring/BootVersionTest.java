@@ -9,14 +9,17 @@ import org.springframework.boot.SpringBootVersion;
 
 /**
  * These tests run twice, on Boot 3.5 (this module) and on Boot 4.0 (boot4/): each build names
- * the Boot it means in dibs.expected.boot, so that a classpath that quietly kept the other Boot
- * fails here, and the health indicator must be that Boot's.
+ * the Boot it means in starter.test.expected-boot (not under dibs.*, which the starter checks),
+ * so that a classpath that quietly kept the other Boot fails here, and the health indicator must
+ * be that Boot's.
  */
 class BootVersionTest {
     @Test
     void theBootOnTheClasspathIsTheOneThisBuildTestsAndItsHealthApiIsUsed() throws IOException {
-        String expected = System.getProperty("dibs.expected.boot");
-        assertThat(expected).as("-Ddibs.expected.boot, set by the build").isNotNull();
+        String expected = System.getProperty("starter.test.expected-boot");
+        assertThat(expected)
+                .as("-Dstarter.test.expected-boot, set by the build")
+                .isNotNull();
         assertThat(SpringBootVersion.getVersion()).startsWith(expected + ".");
         Class<?> indicator = expected.startsWith("3") ? DibsHealthIndicatorBoot3.class : DibsHealthIndicatorBoot4.class;
         try (RedisServer redis = RedisServer.launch()) {

@@ -86,4 +86,35 @@ class StartupChecksTest {
                         .property())
                 .isEqualTo("dibs.jobs.grace-after-start.backup");
     }
+
+    @Test
+    void aMisspeltDibsPropertyFailsTheStartupNamingIt() {
+        DibsStartupException typo = failure(Object.class, "dibs.keep-alvie=true");
+        assertThat(typo.property()).isEqualTo("dibs.keep-alvie");
+        assertThat(typo.getMessage()).contains("did you mean dibs.keep-alive?");
+        assertThat(failure(Object.class, "dibs.jobs.expect-evry.report=1h").property())
+                .isEqualTo("dibs.jobs.expect-evry.report");
+        assertThat(failure(Object.class, "dibs.retry-unended-tick=true").getMessage())
+                .contains("did you mean dibs.retry-unended-ticks?");
+        assertThat(failure(Object.class, "dibs.actuator.force-releases=true").property())
+                .isEqualTo("dibs.actuator.force-releases");
+        // Every name the starter reads, in each of Spring's spellings, starts; and the native
+        // loader's system properties are not the starter's to refuse.
+        Contexts.runner()
+                .withPropertyValues(
+                        "dibs.keep-alive=false",
+                        "dibs.keepAlive=false",
+                        "dibs.retry_unended_ticks=yes",
+                        "dibs.jobs.expect-every.nightly-report=24h",
+                        "dibs.jobs.expectEvery.weekly=7d",
+                        "dibs.jobs.scan-budget=5s",
+                        "dibs.metrics.enabled=true",
+                        "dibs.actuator.force-release=false",
+                        "dibs.native.tmpdir=/tmp")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(DibsProperties.class).retryUnendedTicks())
+                            .isTrue();
+                });
+    }
 }
