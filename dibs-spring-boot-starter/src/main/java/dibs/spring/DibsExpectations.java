@@ -16,6 +16,11 @@ import java.util.concurrent.ConcurrentMap;
  * time a job's lock is tried from a {@code @Scheduled} method, that method's {@code fixedRate},
  * {@code fixedDelay} or cron gives the period (a ShedLock {@code @SchedulerLock} method too). A
  * call's job is the one its runs are recorded under ({@link Dibs#jobOf}).
+ *
+ * <p>A {@link CatchUp} method that does not name its job ({@link DibsJob}) is expected from
+ * start-up too: its job is learned at its first attempt, and counted overdue from start-up, not
+ * from then; until then the {@code dibsJobs} health lists the method as unnamed ({@link
+ * #unnamed}), as nothing can be read of a job whose name is not known.
  */
 public final class DibsExpectations implements DibsListener {
     /** Jobs whose {@code @Scheduled} method is looked for, at most: one stack walk per job. */
@@ -23,6 +28,8 @@ public final class DibsExpectations implements DibsListener {
 
     private final ConcurrentMap<String, Expectation> byJob = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Boolean> looked = new ConcurrentHashMap<>();
+    /** The methods expected from start-up whose job is not known yet, by {@link #methodName}. */
+    private final ConcurrentMap<String, Expectation> unnamed = new ConcurrentHashMap<>();
 
     /** Made by the starter, with the properties' periods. */
     DibsExpectations(Map<String, Duration> configured) {
@@ -48,6 +55,27 @@ public final class DibsExpectations implements DibsListener {
         put(job, period, source, false);
     }
 
+    /**
+     * Expects the job of {@code method} from now on (start-up), though its name is known only at
+     * its first attempt.
+     */
+    void expectMethod(java.lang.reflect.Method method, Duration period, String source) {
+        positive(methodName(method), period);
+        unnamed.putIfAbsent(methodName(method), new Expectation(period, Instant.now(), source));
+    }
+
+    /**
+     * @return the methods expected from start-up that have not tried a lock yet, as
+     *     {@code Class.method()}, with their expectation
+     */
+    public Map<String, Expectation> unnamed() {
+        return Map.copyOf(unnamed);
+    }
+
+    static String methodName(java.lang.reflect.Method method) {
+        return method.getDeclaringClass().getName() + "." + method.getName() + "()";
+    }
+
     /** @return each job's expectation */
     public Map<String, Expectation> all() {
         return Map.copyOf(byJob);
@@ -59,21 +87,31 @@ public final class DibsExpectations implements DibsListener {
         if (byJob.containsKey(job) || looked.size() >= MAX_LOOKED || looked.putIfAbsent(job, Boolean.TRUE) != null) {
             return;
         }
-        DibsScheduledTick.currentScheduled()
-                .ifPresent(
-                        s -> DibsScheduledTick.periodOf(s).ifPresent(period -> put(job, period, "@Scheduled", false)));
+        DibsScheduledTick.currentScheduledMethod().ifPresent(m -> {
+            Expectation fromStart = unnamed.remove(methodName(m));
+            if (fromStart != null) {
+                byJob.putIfAbsent(job, fromStart); // overdue counted from start-up, not from now
+            } else {
+                DibsScheduledTick.periodOf(DibsScheduledTick.scheduledOf(m))
+                        .ifPresent(period -> put(job, period, "@Scheduled", false));
+            }
+        });
     }
 
     private void put(String job, Duration period, String source, boolean replace) {
         Objects.requireNonNull(job, "job");
-        if (period == null || period.isNegative() || period.isZero()) {
-            throw new IllegalArgumentException("the period of job '" + job + "' must be positive, got " + period);
-        }
+        positive("job '" + job + "'", period);
         Expectation e = new Expectation(period, Instant.now(), source);
         if (replace) {
             byJob.put(job, e);
         } else {
             byJob.putIfAbsent(job, e);
+        }
+    }
+
+    private static void positive(String what, Duration period) {
+        if (period == null || period.isNegative() || period.isZero()) {
+            throw new IllegalArgumentException("the period of " + what + " must be positive, got " + period);
         }
     }
 

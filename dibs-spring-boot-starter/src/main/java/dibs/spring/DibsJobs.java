@@ -89,6 +89,11 @@ public final class DibsJobs implements AutoCloseable {
         return view;
     }
 
+    /** @return the methods expected from start-up whose job is not known yet ({@link DibsExpectations#unnamed}) */
+    Map<String, DibsExpectations.Expectation> unnamed() {
+        return expectations.unnamed();
+    }
+
     /** @return the expected jobs that are overdue now */
     public List<Job> overdue() {
         List<Job> overdue = new ArrayList<>();

@@ -11,7 +11,8 @@ import java.util.function.Predicate;
  * {@code max-duration}), {@code dibs.jobs.overdue-status} ({@code OUT_OF_SERVICE} by default)
  * while one is (a
  * job that dibs cannot judge, where a run may be missing from the history or from a scan cut short,
- * is listed as {@code unknown}, and stays UP), with each
+ * is listed as {@code unknown}, and stays UP; so is a {@link CatchUp} method expected from start-up
+ * whose job's name is not known yet, as {@code unnamed}), with each
  * overdue job and how long it has gone without a successful run on any instance. Boot's
  * liveness and readiness groups do not include it: a pod is not restarted or taken out of a
  * load balancer because a job is late, but {@code /actuator/health} says so.
@@ -55,6 +56,16 @@ public final class DibsJobsHealthCheck {
         details.put("jobs", each);
         if (jobs.failure() != null) {
             details.put("readFailure", jobs.failure());
+        }
+        Map<String, Object> unnamed = new LinkedHashMap<>();
+        jobs.unnamed()
+                .forEach((method, e) -> unnamed.put(
+                        method,
+                        "expected every " + e.every() + " since " + e.since() + " (" + e.source()
+                                + "); its job is known at its first attempt, none yet: name it with @DibsJob"
+                                + " to have it read from start-up"));
+        if (!unnamed.isEmpty()) {
+            details.put("unnamed", unnamed); // nothing can be read of a job whose name is not known
         }
         List<String> unknown = names(j -> j.unknown().isPresent());
         if (!unknown.isEmpty()) {

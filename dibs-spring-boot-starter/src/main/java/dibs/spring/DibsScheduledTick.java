@@ -272,38 +272,41 @@ public final class DibsScheduledTick {
     }
 
     /**
-     * How often the innermost {@code @Scheduled} method on this thread's stack runs: a
-     * {@code fixedRate} or {@code fixedDelay}, or a cron's longest gap between fire times over
-     * its next 64 (a weekday cron's is its weekend). A Spring proxy's frame is looked up on the
-     * class it proxies, so that a ShedLock {@code @SchedulerLock} method is found too. Empty
-     * outside one, or when the period cannot be read.
+     * The innermost {@code @Scheduled} method on this thread's stack, whose {@link #periodOf} is
+     * how often it runs. A Spring proxy's frame is looked up on the class it proxies, so that a
+     * ShedLock {@code @SchedulerLock} method is found too. Empty outside one.
      */
-    static Optional<Scheduled> currentScheduled() {
+    static Optional<Method> currentScheduledMethod() {
         return StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
-                .walk(frames -> frames.map(f -> scheduledOf(f.getDeclaringClass(), f.getMethodName()))
+                .walk(frames -> frames.map(f -> scheduledMethod(f.getDeclaringClass(), f.getMethodName()))
                         .flatMap(Optional::stream)
                         .findFirst());
     }
 
-    private static Optional<Scheduled> scheduledOf(Class<?> type, String name) {
+    private static Optional<Method> scheduledMethod(Class<?> type, String name) {
         for (Class<?> c = type;
                 c != null && c != Object.class;
                 c = c.getName().contains("$$") ? c.getSuperclass() : null) {
             for (Method m : c.getDeclaredMethods()) {
-                if (m.getName().equals(name) && m.getParameterCount() == 0) {
-                    Schedules all = m.getAnnotation(Schedules.class);
-                    Scheduled one =
-                            all != null && all.value().length > 0 ? all.value()[0] : m.getAnnotation(Scheduled.class);
-                    if (one != null) {
-                        return Optional.of(one);
-                    }
+                if (m.getName().equals(name) && m.getParameterCount() == 0 && scheduledOf(m) != null) {
+                    return Optional.of(m);
                 }
             }
         }
         return Optional.empty();
     }
 
-    /** The period of one {@code @Scheduled}; see {@link #currentScheduled()}. */
+    /** A method's first {@code @Scheduled}, or null. */
+    static Scheduled scheduledOf(Method m) {
+        Schedules all = m.getAnnotation(Schedules.class);
+        return all != null && all.value().length > 0 ? all.value()[0] : m.getAnnotation(Scheduled.class);
+    }
+
+    /**
+     * How often one {@code @Scheduled} runs: a {@code fixedRate} or {@code fixedDelay}, or a
+     * cron's longest gap between fire times over its next 64 (a weekday cron's is its weekend).
+     * Empty when it cannot be read.
+     */
     static Optional<Duration> periodOf(Scheduled s) {
         try {
             if (!s.cron().isEmpty()) {

@@ -65,6 +65,78 @@ class ExpectedAtStartTest {
         }
     }
 
+    /**
+     * Two @CatchUp jobs that do not name themselves: one fires once a year, so it never tries its
+     * lock in a test; the other fires every second, and its every run fails.
+     */
+    static final class Reports {
+        final DibsClient dibs;
+        final java.util.concurrent.atomic.AtomicReference<java.time.Instant> firstAttempt =
+                new java.util.concurrent.atomic.AtomicReference<>();
+
+        Reports(DibsClient dibs) {
+            this.dibs = dibs;
+        }
+
+        @Scheduled(cron = "0 0 0 1 1 *")
+        @CatchUp(policy = "skip", window = "PT1M")
+        void yearly() {
+            dibs.executeOnce("yearly-report", DibsScheduledTick.catchUp(), Duration.ofSeconds(10), t -> {});
+        }
+
+        @Scheduled(cron = "* * * * * *")
+        @CatchUp(policy = "skip", window = "PT1M")
+        void everySecond() {
+            firstAttempt.compareAndSet(null, java.time.Instant.now());
+            dibs.executeOnce("second-report", DibsScheduledTick.catchUp(), Duration.ofSeconds(10), t -> {
+                throw new IllegalStateException("the report's database is down");
+            });
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableScheduling
+    static class ReportsApp {
+        @Bean
+        Reports reports(DibsClient dibs) {
+            return new Reports(dibs);
+        }
+    }
+
+    /**
+     * A @CatchUp job without @DibsJob is expected from start-up: until its first attempt, the
+     * health lists its method as unnamed (before: nothing); once it tries its lock, its job is
+     * counted overdue from start-up, not from that attempt (before: from the attempt).
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void aCatchUpJobWithoutItsNameIsExpectedFromStartUp() {
+        Contexts.runner()
+                .withUserConfiguration(ReportsApp.class)
+                .withPropertyValues("spring.data.redis.port=" + redis.port(), "dibs.jobs.refresh=100ms")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Reports reports = context.getBean(Reports.class);
+                    DibsJobsHealthCheck health = context.getBean(DibsJobsHealthCheck.class);
+                    String yearly = Reports.class.getName() + ".yearly()";
+                    String everySecond = Reports.class.getName() + ".everySecond()";
+                    await(
+                            "second-report is overdue",
+                            () -> job(context, "second-report") != null
+                                    && job(context, "second-report").overdue());
+                    DibsExpectations.Expectation expected =
+                            context.getBean(DibsExpectations.class).all().get("second-report");
+                    assertThat(expected.since()).isBefore(reports.firstAttempt.get());
+                    assertThat(expected.source()).isEqualTo("@CatchUp of " + everySecond);
+                    Map<String, Object> unnamed =
+                            (Map<String, Object>) health.check().details().get("unnamed");
+                    assertThat(unnamed).containsOnlyKeys(yearly);
+                    assertThat((String) unnamed.get(yearly))
+                            .contains("expected every PT87", "@DibsJob"); // a year, or a leap year
+                    assertThat(health.check().status()).isEqualTo("OUT_OF_SERVICE");
+                });
+    }
+
     @Configuration(proxyBeanMethods = false)
     @EnableScheduling
     static class BillingApp {
