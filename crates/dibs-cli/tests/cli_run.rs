@@ -124,3 +124,34 @@ fn the_command_gets_the_fencing_token_of_its_lock_greater_each_run() {
     let (first, second) = (token(), token());
     assert!(first > 0 && second > first, "{first} then {second}");
 }
+
+/// Issue 42, item 10, at the command line: a user whose ACL lacks `+time` gets fencing token 0,
+/// and `dibs run` says why on stderr, once, before the command runs (the library warns the same
+/// way, through its lease's warning).
+#[test]
+fn a_server_that_refuses_time_is_warned_about_before_the_command_runs() {
+    let server = RedisServer::start();
+    let _: () = redis::cmd("ACL")
+        .arg(&[
+            "SETUSER", "cron", "on", ">cron-pw", "~*", "&*", "+@all", "-time",
+        ])
+        .query(&mut server.admin())
+        .unwrap();
+    let uri = server.uri().replace("redis://", "redis://cron:cron-pw@");
+    let out = run(
+        &uri,
+        "untimed",
+        "10s",
+        &["--", "sh", "-c", "echo token=$DIBS_FENCING_TOKEN >&2"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let warning = "refused TIME, so every fencing token is 0 and a write guarded by it is refused: grant +time";
+    assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("dibs: warning: ") && stderr.ends_with("token=0\n"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("cron-pw"), "{stderr}");
+    assert!(!server.exists("dibs:untimed"), "released");
+}

@@ -118,6 +118,35 @@ class CatchUpTest extends RedisTestBase {
         assertEquals(List.of("t5"), runsAfterAGap(uniqueName("catch-skip"), DibsCatchUp.Policy.SKIP));
     }
 
+    /**
+     * An earlier tick that cannot be looked at (here the server refuses its key to this user, a
+     * real NOPERM) does not stop the tick due now: it runs, and the look's exception is thrown
+     * after it. Before, the exception left the tick due now unrun.
+     */
+    @Test
+    void anEarlierTickThatCannotBeLookedAtStopsNotTheTickDueNow() throws Exception {
+        String job = uniqueName("catch-look");
+        redis.command("ACL", "SETUSER", job, "on", ">look-pw", "+@all", "~dibs:" + job + "@t5", "~dibs:?{history}*");
+        List<String> ran = new ArrayList<>();
+        try (DibsClient admin = Dibs.client(local().build());
+                DibsClient client =
+                        Dibs.client(local().username(job).password("look-pw").build())) {
+            Instant t1 = Instant.now();
+            assertTrue(admin.executeOnce(job, "t1", Duration.ofSeconds(30), () -> ran.add("t1")));
+            DibsPermissionException thrown = assertThrows(
+                    DibsPermissionException.class,
+                    () -> client.executeOnce(job, DibsCatchUp.all(ticks(t1)), Duration.ofSeconds(30), ran::add));
+            assertTrue(thrown.getMessage().contains("t4"), thrown.getMessage()); // the newest earlier tick
+            assertEquals(List.of("t1", "t5"), ran, "the tick due now ran; t2..t4 could not be proven missed");
+            assertEquals(
+                    "t5",
+                    admin.history(job, 1).get(0).lockName().substring(job.length() + 1),
+                    "the tick due now's run is recorded");
+        } finally {
+            redis.command("ACL", "DELUSER", job);
+        }
+    }
+
     @Test
     void aCatchUpTaskThatThrowsStopsNoTickAfterIt() {
         String job = uniqueName("catch-throws");
