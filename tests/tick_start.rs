@@ -447,6 +447,89 @@ fn on_a_cluster_a_tick_whose_holder_died_is_not_run_again_after_a_failover() {
     assert_eq!(runs[0].ended, RunEnded::Unended);
 }
 
+/// On a Cluster with a replica per master and durable acquire (its default, `auto`, waits for
+/// 1 replica there): a tick whose lock is confirmed, but whose start's entry the history's
+/// replica never got (that replication flow dropped by a `tc` filter), is given back: the call
+/// fails unconfirmed, its task does not run, and neither its lock nor its start is left. Before,
+/// the start was not waited for: the tick ran, and a failover of the history's master could lose
+/// the proof that it started, for catch-up to run it again.
+#[test]
+fn on_a_cluster_a_tick_start_its_replica_did_not_get_is_given_back() {
+    if !replication::tc_available() {
+        eprintln!("SKIPPED: `tc` (iproute2) is needed to stall one replication flow");
+        return;
+    }
+    let nodes = replication::start_cluster_with_replicas(1000);
+    let addrs: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("127.0.0.1:{}", n.port))
+        .collect();
+    let l = locker(&format!("redis+cluster://{}", addrs.join(",")), &[]);
+    first_run(&l, "wt");
+    let slot = |key: &str| -> u16 {
+        redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(key)
+            .query(&mut nodes[0].admin())
+            .unwrap()
+    };
+    let lines = replication::cluster_nodes(nodes[0].port);
+    let master_of = |slot: u16| {
+        lines
+            .iter()
+            .find(|l| l.is_master() && l.serves(slot))
+            .expect("a master serves the slot")
+            .clone()
+    };
+    let stream_key = "dibs:\u{1f}{history}:wt";
+    let history = master_of(slot(stream_key));
+    let day = (2..28)
+        .map(|d| format!("2026-12-{d:02}"))
+        .find(|d| master_of(slot(&format!("dibs:wt@{d}"))).port != history.port)
+        .expect("a tick whose lock is on another master than the history");
+    let t = LockParams::for_tick("wt", &day, 60_000, 1).unwrap();
+    let link: String = redis::cmd("CLIENT")
+        .arg(&["LIST", "TYPE", "replica"])
+        .query(&mut replication::connect(history.port).unwrap())
+        .unwrap();
+    let link_port: u16 = link
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("addr="))
+        .and_then(|addr| addr.rsplit(':').next()?.parse().ok())
+        .expect("the replica's link");
+    let before = stream(&mut replication::connect(history.port).unwrap(), "wt").len();
+    assert_eq!(
+        starts(&mut replication::connect(history.port).unwrap(), "wt"),
+        0
+    );
+    {
+        let _stall = replication::LoopbackStall::drop_segments(history.port, link_port);
+        match l.acquire_unrun(&t, now_ms(), false) {
+            Err(Error::Unconfirmed(why)) => {
+                assert!(why.contains("0 of 1 replicas"), "{why}")
+            }
+            Ok(TickAcquire::Won(_)) => panic!("won: its start is on the history's master alone"),
+            Ok(_) => panic!("not won, yet not unconfirmed"),
+            Err(e) => panic!("{e}"),
+        }
+        assert!(!replication::exists_on(
+            master_of(slot(&key(&t))).port,
+            &key(&t),
+            true
+        ));
+        let entries = stream(&mut replication::connect(history.port).unwrap(), "wt");
+        assert!(
+            entries.iter().all(|e| !e.contains(" started;")) && entries.len() <= before + 1,
+            "no start is left (a taken-back entry may stand in its place): {entries:#?}"
+        );
+    }
+    // The flow back: the tick is won, its start confirmed.
+    let TickAcquire::Won(lease) = l.acquire_unrun(&t, now_ms(), false).unwrap() else {
+        panic!("won once the replica gets the stream again")
+    };
+    drop(lease.release());
+}
+
 /// A start taken back right after its `XADD` trimmed the stream to its length: the stream must
 /// not shrink below it, or catch-up reads it as never trimmed and proves a miss of a tick that
 /// ran (it answered BeforeFirstRun, or Missed and ran it again). One-entry stream nodes make

@@ -115,6 +115,8 @@ impl Locker {
             Some(_) if check.is_some() => return Ok(TickAcquire::Unknown),
             _ => return Ok(TickAcquire::Taken),
         };
+        // The start's claim on a Cluster waits as the lock did, if the lock's wait was answered.
+        let claim_wait = wait.get().filter(|_| matches!(found.acked, Some(Ok(_))));
         let durability_warning = match (wait.get(), found.acked) {
             (Some(wait), Some(Ok(acked))) if !wait.confirmed(acked) => {
                 self.take_back(name, &key, &value, start.as_ref());
@@ -160,7 +162,7 @@ impl Locker {
         };
         let mut started = found.acquired.started;
         if let Some(start) = start.as_ref().filter(|_| apart) {
-            match self.claim(start, check, &key, &value, fence)? {
+            match self.claim(start, check, &key, &value, fence, claim_wait)? {
                 Ok(id) => started = id,
                 Err(verdict) => return Ok(verdict),
             }
@@ -281,14 +283,14 @@ struct Trip {
 
 /// What `WAIT` (replicas) or `WAITAOF` (the master's own fsync, and replicas) acknowledged.
 #[derive(Clone, Copy, Debug)]
-struct Acked {
+pub(super) struct Acked {
     local: i64,
     replicas: i64,
 }
 
 /// What durable acquire asks of one call.
 #[derive(Clone, Copy, Debug)]
-struct Wait {
+pub(super) struct Wait {
     replicas: u32,
     /// `WAITAOF 1 replicas`, not `WAIT replicas`.
     aof: bool,
@@ -308,11 +310,33 @@ impl Wait {
         }
     }
 
-    fn confirmed(&self, acked: Acked) -> bool {
+    /// `WAIT`/`WAITAOF` alone, on the connection whose writes it waits for.
+    pub(super) fn ask(&self, conn: &mut Conn) -> RedisResult<Acked> {
+        let mut cmd = redis::cmd(self.command());
+        if self.aof {
+            cmd.arg(1);
+        }
+        cmd.arg(self.replicas).arg(self.budget_ms);
+        self.read(cmd.query(conn)?)
+    }
+
+    fn read(&self, reply: redis::Value) -> RedisResult<Acked> {
+        if self.aof {
+            let (local, replicas): (i64, i64) = redis::from_redis_value(reply)?;
+            Ok(Acked { local, replicas })
+        } else {
+            Ok(Acked {
+                local: 0,
+                replicas: redis::from_redis_value(reply)?,
+            })
+        }
+    }
+
+    pub(super) fn confirmed(&self, acked: Acked) -> bool {
         acked.replicas >= i64::from(self.replicas) && (!self.aof || acked.local >= 1)
     }
 
-    fn unconfirmed(&self, name: &str, acked: Acked, endpoint: &str) -> String {
+    pub(super) fn unconfirmed(&self, name: &str, acked: Acked, endpoint: &str) -> String {
         let (wanted, budget) = (self.replicas, self.budget_ms);
         let local = if self.aof && acked.local < 1 {
             ", and the master's own AOF fsync did not happen"
@@ -438,17 +462,7 @@ fn trip(
             reply => Acquired::read(reply?)?,
         };
         pool.set_scripts_cached(true);
-        let acked = acked.and_then(|v| {
-            if wait.aof {
-                let (local, replicas): (i64, i64) = redis::from_redis_value(v)?;
-                Ok(Acked { local, replicas })
-            } else {
-                Ok(Acked {
-                    local: 0,
-                    replicas: redis::from_redis_value(v)?,
-                })
-            }
-        });
+        let acked = acked.and_then(|v| wait.read(v));
         return Ok(Trip {
             acquired,
             acked: Some(acked),

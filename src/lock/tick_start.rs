@@ -5,10 +5,11 @@
 use redis::{RedisResult, Value};
 
 use crate::conn::Conn;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::history;
 use crate::script;
 
+use super::acquire::{Acked, Wait};
 use super::catch_up::{TickAcquire, TickCheck, RAN};
 use super::lease::Record;
 use super::params::LockParams;
@@ -130,6 +131,11 @@ impl Locker {
     /// start's entry, or what catch-up found instead: then the lock is given back and the task
     /// does not run. Without a check (a tick run without catch-up) the entry is the history's
     /// alone: a failure to write it is no reason not to run, and the id is `None`.
+    ///
+    /// With a check and durable acquire's `wait`, the start's entry is waited for as the lock
+    /// was, on the connection that wrote it: a failover of the history's master must not lose
+    /// the proof that the tick started, or catch-up runs it again. Unconfirmed, the lock and the
+    /// start are taken back and the call fails as an unconfirmed lock does.
     pub(super) fn claim(
         &self,
         start: &TickStart,
@@ -137,9 +143,11 @@ impl Locker {
         key: &str,
         value: &str,
         fence: u64,
+        wait: Option<Wait>,
     ) -> Result<std::result::Result<Option<String>, TickAcquire>> {
         let keys = start.keys();
-        let claim = |conn: &mut Conn, retry: bool| -> RedisResult<Acquired> {
+        let wait = wait.filter(|_| check.is_some());
+        let claim = |conn: &mut Conn, retry: bool| -> RedisResult<(Acquired, Option<Acked>)> {
             let reply = script::CLAIM.run_with(conn, &keys, 256, |cmd| {
                 cmd.arg(fence).arg(0).arg(u8::from(retry));
                 match check {
@@ -151,7 +159,12 @@ impl Locker {
                 start.args(cmd, value);
                 cmd.arg(u8::from(check.is_none()));
             })?;
-            Acquired::read(reply)
+            let acquired = Acquired::read(reply)?;
+            let acked = match wait {
+                Some(wait) if acquired.fence.is_some_and(|t| t >= 0) => Some(wait.ask(conn)?),
+                _ => None,
+            };
+            Ok((acquired, acked))
         };
         let name = &start.name;
         let found = self.pool.run(
@@ -159,7 +172,17 @@ impl Locker {
             |conn| claim(conn, false),
             |conn| claim(conn, true),
         );
-        let verdict = match (found, check) {
+        if let (Ok((_, Some(acked))), Some(wait)) = (&found, wait) {
+            if !wait.confirmed(*acked) {
+                self.take_back(name, key, value, Some(start));
+                return Err(Error::Unconfirmed(wait.unconfirmed(
+                    name,
+                    *acked,
+                    &self.spec.endpoint(),
+                )));
+            }
+        }
+        let verdict = match (found.map(|(acquired, _)| acquired), check) {
             (
                 Ok(Acquired {
                     fence: Some(token),
