@@ -8,6 +8,7 @@ command -v openssl >/dev/null || need+=(openssl)  # the TLS tests make a throwaw
 command -v curl >/dev/null || need+=(curl)  # spring-boot-check.sh reads the actuator over HTTP
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)  # FencingPostgresTest's server
 PATH="$PATH:/usr/sbin:/sbin" command -v tc >/dev/null || need+=(iproute2)  # the cluster failover test's filter on lo
+compgen -G '/usr/lib/*/faketime/libfaketime.so.1' >/dev/null || need+=(libfaketime)  # catch_up.rs runs an instance whose clock is ahead
 # The compatibility matrix builds Redis 6.2, 7.4 and Valkey 8 from source, with TLS.
 command -v make >/dev/null || need+=(make)
 command -v pkg-config >/dev/null || need+=(pkg-config)

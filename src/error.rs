@@ -22,6 +22,9 @@ pub enum Error {
     /// The lock was won, but fewer replicas than durable acquire asks for acknowledged it in
     /// time: a failover could have lost it, so it was given back and the task must not run.
     Unconfirmed(String),
+    /// This instance's clock runs ahead of the server's by more than catch-up allows
+    /// (`CLOCK_SKEW`): which ticks ran cannot be proven from the history.
+    ClockAhead(String),
 }
 
 impl Error {
@@ -41,7 +44,8 @@ impl Error {
             | Error::Authentication(message)
             | Error::Permission(message)
             | Error::Server(message)
-            | Error::Unconfirmed(message) => message,
+            | Error::Unconfirmed(message)
+            | Error::ClockAhead(message) => message,
         }
     }
 

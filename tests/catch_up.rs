@@ -355,3 +355,94 @@ fn retry_failed_ticks_lets_a_later_fire_run_a_failed_tick_with_catch_up_too() {
         TickAcquire::Ran
     ));
 }
+
+/// libfaketime, which moves the clock of the process it is preloaded in.
+fn libfaketime() -> std::path::PathBuf {
+    std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|d| d.path().join("faketime/libfaketime.so.1"))
+        .find(|p| p.exists())
+        .expect("libfaketime (apt-get install libfaketime; scripts/ensure-deps.sh installs it)")
+}
+
+/// An instance whose clock runs 5 minutes ahead of the server's (this test re-run as a child
+/// process under libfaketime: a real clock, not a number in the test) catches up no tick: each
+/// look at an earlier tick fails with `ClockAhead`, naming the clock. Before, its due times,
+/// minutes in the server's future, were compared with the history's entries as they were, and
+/// a tick the job had not yet reached was proven missed. The tick due now still runs (its own
+/// lock is its proof), and its lease says why catch-up could not help.
+#[test]
+fn an_instance_whose_clock_runs_ahead_catches_up_no_tick() {
+    const CHILD: &str = "DIBS_TEST_CLOCK_AHEAD_URI";
+    if let Some(uri) = std::env::var_os(CHILD) {
+        let uri = uri.into_string().unwrap();
+        let l = Locker::new(
+            ConnSpec::from_map(&[("uri".to_owned(), SpecValue::Str(uri.clone()))]).unwrap(),
+        )
+        .unwrap();
+        let server_ms: (u64, u64) = redis::cmd("TIME")
+            .query(&mut redis::Client::open(uri).unwrap().get_connection().unwrap())
+            .unwrap();
+        let ahead = now_ms() as i64 - (server_ms.0 * 1000 + server_ms.1 / 1000) as i64;
+        assert!(
+            ahead > 4 * 60_000,
+            "libfaketime is in effect: {ahead} ms ahead"
+        );
+        let earlier = tick("ahead", "2026-12-07T03:00");
+        match l.tick_state(&earlier, now_ms() - 60_000) {
+            Err(Error::ClockAhead(why)) => {
+                assert!(
+                    why.contains("more than 60 s ahead") && why.contains("NTP"),
+                    "{why}"
+                )
+            }
+            Ok(state) => panic!("judged from a skewed clock: {state:?}"),
+            Err(e) => panic!("{e}"),
+        }
+        assert!(matches!(
+            l.acquire_unrun(&earlier, now_ms() - 60_000, true),
+            Err(Error::ClockAhead(_))
+        ));
+        let due_now = tick("ahead", "2026-12-07T03:01");
+        let Ok(TickAcquire::Won(mut lease)) = l.acquire_unrun(&due_now, now_ms(), false) else {
+            panic!("the tick due now runs")
+        };
+        let warning = lease.take_warning().unwrap_or_default();
+        assert!(warning.contains("ahead of"), "{warning}");
+        drop(lease.release());
+        println!("CHILD-CHECKED");
+        return;
+    }
+    let server = RedisServer::start();
+    first_run(&locker_with(&server, &[]), "ahead");
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "an_instance_whose_clock_runs_ahead_catches_up_no_tick",
+        ])
+        .args(["--nocapture", "--test-threads=1"])
+        .env(CHILD, server.uri())
+        .env("LD_PRELOAD", libfaketime())
+        .env("FAKETIME", "+5m")
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("CHILD-CHECKED"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !server.exists("dibs:ahead@2026-12-07T03:00"),
+        "no earlier tick was taken"
+    );
+    let runs = locker_with(&server, &[]).history("ahead", 10).unwrap().runs;
+    assert_eq!(
+        runs.len(),
+        2,
+        "the first run and the tick due now: {runs:#?}"
+    );
+}

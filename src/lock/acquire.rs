@@ -14,7 +14,7 @@ use crate::pool::Pool;
 use crate::script;
 use crate::sweeper;
 
-use super::catch_up::{TickAcquire, TickCheck, RAN};
+use super::catch_up::{TickAcquire, TickCheck, CLOCK_AHEAD, RAN};
 use super::lease::Lease;
 use super::params::LockParams;
 use super::tick_start::{Acquired, TickStart};
@@ -112,6 +112,12 @@ impl Locker {
         let fence = match found.acquired.fence {
             Some(token) if token >= 0 => token as u64,
             Some(RAN) => return Ok(TickAcquire::Ran),
+            Some(CLOCK_AHEAD) => {
+                return match check {
+                    Some(check) => Err(check.clock_ahead(&self.spec.endpoint())),
+                    None => Ok(TickAcquire::Unknown), // only a catch-up's look answers so
+                };
+            }
             Some(_) if check.is_some() => return Ok(TickAcquire::Unknown),
             _ => return Ok(TickAcquire::Taken),
         };

@@ -27,6 +27,8 @@ pub(super) const RAN: i64 = -2;
 const MISSED: i64 = -4;
 /// Its answer when looking only: the job has no recorded run from before the tick was due.
 const BEFORE_FIRST_RUN: i64 = -5;
+/// The instance's clock runs more than [`CLOCK_SKEW`] ahead of the server's.
+pub(super) const CLOCK_AHEAD: i64 = -6;
 
 /// How far ahead of the server's clock an instance's may run, for the history's proof that it
 /// reaches back to a tick: a run may start before its tick is due by the server's clock.
@@ -84,6 +86,9 @@ pub(super) struct TickCheck {
     pub(super) evicted: String,
     name: String,
     due_unix_ms: u64,
+    /// This instance's clock when the call began (Unix ms), for the script's check against the
+    /// server's (`CLOCK_AHEAD`).
+    now_unix_ms: u64,
     /// The run is a catch-up's: recorded as such.
     pub(super) catch_up: bool,
     /// A run whose task failed does not count as the tick's (`retry-failed-ticks`).
@@ -93,13 +98,23 @@ pub(super) struct TickCheck {
 }
 
 impl TickCheck {
-    /// The script's `ARGV[4..8]` (`CATCH_UP_ACQUIRE`'s, and `CLAIM`'s).
+    /// The script's `ARGV[4..9]` (`CATCH_UP_ACQUIRE`'s, and `CLAIM`'s).
     pub(super) fn args(&self, cmd: &mut redis::Cmd, look_only: bool) {
         cmd.arg(&self.name)
             .arg(self.due_unix_ms)
             .arg(u8::from(look_only))
             .arg(u8::from(self.retry_failed))
-            .arg(u8::from(self.retry_unended));
+            .arg(u8::from(self.retry_unended))
+            .arg(self.now_unix_ms);
+    }
+
+    /// Why this call's tick cannot be judged: the instance's clock runs ahead of the server's.
+    pub(super) fn clock_ahead(&self, endpoint: &str) -> Error {
+        Error::ClockAhead(format!(
+            "tick lock '{}': this instance's clock is more than {} s ahead of {endpoint}'s, so              catch-up cannot compare its due times with the history's entries, and runs no tick              it cannot prove missed; keep the clocks in step (NTP)",
+            self.name,
+            CLOCK_SKEW.as_secs()
+        ))
     }
 }
 
@@ -152,6 +167,7 @@ impl Locker {
                 .run(&format_args!("looking up tick '{name}'"), look, look)?
         };
         Ok(match found {
+            Some(CLOCK_AHEAD) => return Err(check.clock_ahead(&self.spec.endpoint())),
             Some(MISSED) => TickState::Missed,
             Some(BEFORE_FIRST_RUN) => TickState::BeforeFirstRun,
             Some(RAN) | None => TickState::Ran,
@@ -175,7 +191,20 @@ impl Locker {
         let found = match self.tick_check(params, due_unix_ms)? {
             Some(check) => {
                 let check = TickCheck { catch_up, ..check };
-                self.acquire_checked(params, Some(&check))?
+                match self.acquire_checked(params, Some(&check)) {
+                    // The tick due now needs no proof from the history: its own lock (its
+                    // done-mark) is enough. Said in the lease's warning.
+                    Err(Error::ClockAhead(why)) if !catch_up => {
+                        return Ok(match self.acquire(params)? {
+                            Some(mut lease) => {
+                                lease.add_warning(why);
+                                TickAcquire::Won(lease)
+                            }
+                            None => TickAcquire::Taken,
+                        });
+                    }
+                    found => found?,
+                }
             }
             None => TickAcquire::BeyondReach,
         };
@@ -233,6 +262,7 @@ impl Locker {
             evicted: history::evicted_key(prefix),
             name: params.name.clone(),
             due_unix_ms,
+            now_unix_ms: now_ms,
             catch_up: false,
             retry_failed: self.spec.retry_failed_ticks(),
             retry_unended: self.spec.retry_unended_ticks(),

@@ -205,6 +205,14 @@ impl Lease {
             .saturating_duration_since(Instant::now())
     }
 
+    /// Adds `warning` to the acquire's, said with it.
+    pub(super) fn add_warning(&mut self, warning: String) {
+        self.warning = Some(match self.warning.take() {
+            Some(first) => format!("{first}; {warning}"),
+            None => warning,
+        });
+    }
+
     /// The acquire's warning, once: keep-alive's schedule cannot hold for this `atMost` and
     /// these timeouts. Said for the first lease of each `atMost` of a locker.
     pub fn take_warning(&mut self) -> Option<String> {

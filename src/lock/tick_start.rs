@@ -10,7 +10,7 @@ use crate::history;
 use crate::script;
 
 use super::acquire::{Acked, Wait};
-use super::catch_up::{TickAcquire, TickCheck, RAN};
+use super::catch_up::{TickAcquire, TickCheck, CLOCK_AHEAD, RAN};
 use super::lease::Record;
 use super::params::LockParams;
 use super::Locker;
@@ -153,7 +153,7 @@ impl Locker {
                 match check {
                     Some(check) => check.args(cmd, false),
                     None => {
-                        cmd.arg("").arg(0).arg(0).arg(0).arg(0);
+                        cmd.arg("").arg(0).arg(0).arg(0).arg(0).arg(0);
                     }
                 }
                 start.args(cmd, value);
@@ -198,6 +198,16 @@ impl Locker {
                 }),
                 Some(_),
             ) => TickAcquire::Ran,
+            (
+                Ok(Acquired {
+                    fence: Some(CLOCK_AHEAD),
+                    ..
+                }),
+                Some(check),
+            ) => {
+                self.give_back(name, key, value);
+                return Err(check.clock_ahead(&self.spec.endpoint()));
+            }
             (Ok(_), Some(_)) => TickAcquire::Unknown,
             (Err(e), Some(_)) => {
                 // Its start may have been written, its reply lost.

@@ -154,11 +154,20 @@ end
 
 /// `look(stream, evicted)`: catch-up's look at the tick `ARGV[4]` due at `ARGV[5]` (`ran`, then
 /// `missed`): its answer where it settles the call (the tick ran, cannot be proven missed, or
-/// `ARGV[6]` = 1 asks only to look), else nil: the tick was missed, and may be taken.
+/// `ARGV[6]` = 1 asks only to look), else nil: the tick was missed, and may be taken. First, -6
+/// when the instance's clock at the call's sending (`ARGV[9]`, Unix ms) is more than `SKEW`
+/// ahead of the server's `TIME`: its due times cannot be compared with the history's entries
+/// (a lower bound of the skew, as the server reads its clock after the instance did).
 macro_rules! look_lua {
     () => {
         r#"
 local function look(stream, evicted)
+  local now = redis.pcall('TIME')
+  -- This instance's clock when it sent the call, against the server's (a refused TIME: unknown).
+  if type(now) == 'table' and not now.err
+      and tonumber(ARGV[9]) > tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + SKEW then
+    return -6
+  end
   local entries = ran(stream, 4)
   if type(entries) ~= 'table' then
     return entries
@@ -224,12 +233,13 @@ return {token, started(token, 4, KEYS[2], KEYS[3], KEYS[4])}
 /// ran, then [`TICK_ACQUIRE`] if it did not, in one script, so that no other instance can run the
 /// tick between the look and the `SET`. `KEYS` as `TICK_ACQUIRE`'s; `ARGV[1..3]` as
 /// `ACQUIRE`'s, `ARGV[4]` the tick lock's name, `ARGV[5]` the tick's due time (Unix ms),
-/// `ARGV[6]` 1 to look only, `ARGV[7]` and `ARGV[8]` `ran`'s retries, `ARGV[9..12]` as
-/// `started`'s. Returns false when the lock is there (running, or its done-mark), -2 when the
-/// history has a run of it (a start counts), -3 when the history cannot prove that it has not
-/// (its stream trimmed past the tick, or dropped), -4 when looking only and the tick was missed,
-/// -5 when looking only and the job has no recorded run from before the tick was due (a new job,
-/// or a tick that predates its first run: not one it missed); else as `TICK_ACQUIRE`. The
+/// `ARGV[6]` 1 to look only, `ARGV[7]` and `ARGV[8]` `ran`'s retries, `ARGV[9]` the instance's
+/// clock (Unix ms), `ARGV[10..13]` as `started`'s. Returns false when the lock is there (running,
+/// or its done-mark), -2 when the history has a run of it (a start counts), -3 when the history
+/// cannot prove that it has not (its stream trimmed past the tick, or dropped), -4 when looking
+/// only and the tick was missed, -5 when looking only and the job has no recorded run from before
+/// the tick was due (a new job, or a tick that predates its first run: not one it missed), -6
+/// when the instance's clock runs too far ahead of the server's (`look`); else as `TICK_ACQUIRE`. The
 /// history's entries are looked at whole: about `HISTORY_LENGTH`.
 ///
 /// A stream's absence proves that the tick did not run when it reaches back before the tick
@@ -260,7 +270,7 @@ end"#,
     start_lua!(),
     r#"
 local token = mint()
-return {token, started(token, 9, KEYS[2], KEYS[3], KEYS[4])}
+return {token, started(token, 10, KEYS[2], KEYS[3], KEYS[4])}
 "#
 ));
 
@@ -268,8 +278,8 @@ return {token, started(token, 9, KEYS[2], KEYS[3], KEYS[4])}
 /// and the start's entry of [`CATCH_UP_ACQUIRE`], on the history's slot, once the lock was won
 /// with [`super::ACQUIRE`] (or, looking only, with no lock). `KEYS`: the job's stream, the index
 /// of jobs, the eviction's mark; `ARGV[1]` the token (for the start's entry), `ARGV[2]` unused,
-/// `ARGV[3]` 1 on a retry, `ARGV[4..8]` as `CATCH_UP_ACQUIRE`'s, `ARGV[9..12]` as `started`'s;
-/// `ARGV[13]` 1 to write the start without looking (a tick run without catch-up). Returns what
+/// `ARGV[3]` 1 on a retry, `ARGV[4..9]` as `CATCH_UP_ACQUIRE`'s, `ARGV[10..13]` as `started`'s;
+/// `ARGV[14]` 1 to write the start without looking (a tick run without catch-up). Returns what
 /// `CATCH_UP_ACQUIRE` would, with `{token, id}` for a tick it may run. The history's slot is
 /// the judge: two instances that each won the lock at another time (it lapsed between) cannot
 /// both find no entry, since the first wrote its start before its task ran. A retry (`ARGV[3]`
@@ -279,18 +289,18 @@ pub(crate) static CLAIM: LuaScript = LuaScript::new(concat!(
     catch_up_look_lua!(),
     r#"
 if ARGV[3] == '1' then
-  local own = own_start(KEYS[1], ARGV[12])
+  local own = own_start(KEYS[1], ARGV[13])
   if own then
     return {tonumber(ARGV[1]), own}
   end
 end
-if ARGV[13] ~= '1' then
+if ARGV[14] ~= '1' then
   local found = look(KEYS[1], KEYS[3])
   if found then
     return found
   end
 end
-return {tonumber(ARGV[1]), started(ARGV[1], 9, KEYS[1], KEYS[2], KEYS[3])}
+return {tonumber(ARGV[1]), started(ARGV[1], 10, KEYS[1], KEYS[2], KEYS[3])}
 "#
 ));
 
