@@ -126,13 +126,7 @@ fn cluster_reshard(pki: Option<&Pki>) {
 fn a_cluster_keeps_the_history_and_lists_the_locks_and_jobs_of_every_master() {
     let (nodes, addrs) = start_cluster(&[], None);
     let locker = cluster_locker(&addrs, None);
-    let slot = |key: &str| -> u16 {
-        redis::cmd("CLUSTER")
-            .arg("KEYSLOT")
-            .arg(key)
-            .query(&mut nodes[0].admin())
-            .unwrap()
-    };
+    let slot = |key: &str| nodes[0].keyslot(key);
     let mut owners = std::collections::HashSet::new();
     for n in 0..24 {
         let name = format!("job-{n}");
@@ -414,13 +408,7 @@ fn on_a_cluster_catch_up_runs_a_missed_tick_once_and_never_one_that_started() {
     // A tick whose holder died mid-run: its start is in the history, on another master than its
     // lock (the slots are chosen so); its lock's master is then killed, and the cluster goes on
     // without its slots' done-marks: no instance runs the tick again.
-    let slot = |key: &str| -> u16 {
-        redis::cmd("CLUSTER")
-            .arg("KEYSLOT")
-            .arg(key)
-            .query(&mut nodes[0].admin())
-            .unwrap()
-    };
+    let slot = |key: &str| nodes[0].keyslot(key);
     let history_owner = owner_of(&nodes, slot("dibs:\u{1f}{history}:settle"));
     let day = (3..40)
         .map(|d| format!("2026-12-{d:02}"))

@@ -377,17 +377,7 @@ fn cluster_failover(durable: Option<&str>) -> Option<Figures> {
         .port;
     let master_port = owner.port;
 
-    // The replica's end of its replication link, as the master sees it.
-    let replicas: String = redis::cmd("CLIENT")
-        .arg(&["LIST", "TYPE", "replica"])
-        .query(&mut replication::connect(master_port).unwrap())
-        .unwrap();
-    let link_ports: Vec<u16> = replicas
-        .lines()
-        .filter_map(|l| l.split_whitespace().find_map(|f| f.strip_prefix("addr=")))
-        .map(|addr| addr.rsplit(':').next().unwrap().parse().unwrap())
-        .collect();
-    assert_eq!(link_ports.len(), 1, "one replica link: {replicas}");
+    let link_ports = [replication::replica_link_port(master_port)];
     eprintln!(
         "  slot {slot} of {key}: master {master_port}, replica {replica_port} (link port {})",
         link_ports[0]

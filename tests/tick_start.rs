@@ -332,13 +332,7 @@ fn on_a_cluster_a_retried_claim_finds_its_own_start() {
         &format!("redis+cluster://{}", addrs.join(",")),
         &[("timeout-ms", SpecValue::Int(500))],
     );
-    let slot = |key: &str| -> u16 {
-        redis::cmd("CLUSTER")
-            .arg("KEYSLOT")
-            .arg(key)
-            .query(&mut nodes[0].admin())
-            .unwrap()
-    };
+    let slot = |key: &str| nodes[0].keyslot(key);
     let history_owner = cluster::owner_of(&nodes, slot("dibs:\u{1f}{history}:pay"));
     first_run(&l, "pay");
     let day = (3..28)
@@ -384,13 +378,7 @@ fn on_a_cluster_a_tick_whose_holder_died_is_not_run_again_after_a_failover() {
     let uri = format!("redis+cluster://{}", addrs.join(","));
     let instances: Vec<Locker> = (0..3).map(|_| locker(&uri, &[])).collect();
     first_run(&instances[0], "fo");
-    let slot = |key: &str| -> u16 {
-        redis::cmd("CLUSTER")
-            .arg("KEYSLOT")
-            .arg(key)
-            .query(&mut nodes[0].admin())
-            .unwrap()
-    };
+    let slot = |key: &str| nodes[0].keyslot(key);
     let master_of = |slot: u16| -> u16 {
         replication::cluster_nodes(nodes[0].port)
             .iter()
@@ -466,13 +454,7 @@ fn on_a_cluster_a_tick_start_its_replica_did_not_get_is_given_back() {
         .collect();
     let l = locker(&format!("redis+cluster://{}", addrs.join(",")), &[]);
     first_run(&l, "wt");
-    let slot = |key: &str| -> u16 {
-        redis::cmd("CLUSTER")
-            .arg("KEYSLOT")
-            .arg(key)
-            .query(&mut nodes[0].admin())
-            .unwrap()
-    };
+    let slot = |key: &str| nodes[0].keyslot(key);
     let lines = replication::cluster_nodes(nodes[0].port);
     let master_of = |slot: u16| {
         lines
@@ -488,15 +470,7 @@ fn on_a_cluster_a_tick_start_its_replica_did_not_get_is_given_back() {
         .find(|d| master_of(slot(&format!("dibs:wt@{d}"))).port != history.port)
         .expect("a tick whose lock is on another master than the history");
     let t = LockParams::for_tick("wt", &day, 60_000, 1).unwrap();
-    let link: String = redis::cmd("CLIENT")
-        .arg(&["LIST", "TYPE", "replica"])
-        .query(&mut replication::connect(history.port).unwrap())
-        .unwrap();
-    let link_port: u16 = link
-        .split_whitespace()
-        .find_map(|f| f.strip_prefix("addr="))
-        .and_then(|addr| addr.rsplit(':').next()?.parse().ok())
-        .expect("the replica's link");
+    let link_port = replication::replica_link_port(history.port);
     let before = stream(&mut replication::connect(history.port).unwrap(), "wt").len();
     assert_eq!(
         starts(&mut replication::connect(history.port).unwrap(), "wt"),

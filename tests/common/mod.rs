@@ -195,6 +195,15 @@ impl RedisServer {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
+    /// The Cluster slot of `key`, as this node computes it (`CLUSTER KEYSLOT`).
+    pub fn keyslot(&self, key: &str) -> u16 {
+        redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(key)
+            .query(&mut self.admin())
+            .unwrap()
+    }
+
     /// A direct connection for assertions, as the default user.
     pub fn admin(&self) -> redis::Connection {
         let password = self

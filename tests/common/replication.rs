@@ -367,6 +367,22 @@ pub fn start_cluster_with_replicas_and(node_timeout_ms: u64, extra: &[&str]) -> 
     nodes
 }
 
+/// The local port of the replica's end of its replication link to the master on `master_port`,
+/// as the master sees it (`CLIENT LIST TYPE replica`): what a `LoopbackStall` drops segments to.
+pub fn replica_link_port(master_port: u16) -> u16 {
+    let replicas: String = redis::cmd("CLIENT")
+        .arg(&["LIST", "TYPE", "replica"])
+        .query(&mut connect(master_port).unwrap())
+        .unwrap();
+    let ports: Vec<u16> = replicas
+        .lines()
+        .filter_map(|l| l.split_whitespace().find_map(|f| f.strip_prefix("addr=")))
+        .map(|addr| addr.rsplit(':').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(ports.len(), 1, "one replica link: {replicas}");
+    ports[0]
+}
+
 /// Whether `tc` can be run at all.
 pub fn tc_available() -> bool {
     Command::new("tc")
