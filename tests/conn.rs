@@ -2,10 +2,12 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::RedisServer;
-use dibs::{ConnSpec, Ended, Error, LockParams, Locker, Outcome, SpecValue};
+use dibs::{
+    ConnSpec, Ended, Error, LockParams, Locker, Outcome, SpecValue, TickAcquire, TickState,
+};
 use redis::Commands;
 
 fn params(name: &str) -> LockParams {
@@ -301,4 +303,82 @@ fn a_shared_pool_closes_its_connections_once_idle_past_the_idle_timeout() {
     ));
     std::thread::sleep(Duration::from_millis(800));
     assert_eq!(clients(), 1, "a connection idle within its timeout is kept");
+}
+
+/// Issue 43, item 2: every feature runs as exactly the user of the README's ACL line (read from
+/// the README): a lock with its history, `atLeast`, the fencing token, keep-alive's extension, a
+/// tick, catch-up of a missed tick, a start taken back, inspect, the listings, history, and a
+/// forced release. Before, the line lacked `+exists`, and every catch-up call was refused.
+#[test]
+fn every_feature_runs_as_the_user_of_the_readmes_acl_line() {
+    let server = RedisServer::start();
+    let readme = include_str!("../README.md");
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("ACL SETUSER dibs "))
+        .expect("the README's ACL line");
+    let _: () = redis::cmd("ACL")
+        .arg(line.split_whitespace().skip(1).collect::<Vec<_>>())
+        .query(&mut server.admin())
+        .unwrap();
+    let uri = format!("redis://dibs:secret@127.0.0.1:{}", server.port);
+    let l = Locker::new(ConnSpec::from_uri(&uri).unwrap()).unwrap();
+    let Outcome::Ran { ending, .. } = l.execute(&params("plain"), || ()).unwrap() else {
+        panic!("runs")
+    };
+    assert_eq!(ending.ended, Ended::Released);
+    let kept = LockParams::from_secs("kept", 60, 30).unwrap();
+    let Outcome::Ran { ending, .. } = l.execute(&kept, || ()).unwrap() else {
+        panic!("runs")
+    };
+    assert!(
+        matches!(ending.ended, Ended::KeptForAtLeast { .. }),
+        "{ending:?}"
+    );
+
+    let mut lease = l.acquire(&params("fenced")).unwrap().expect("won");
+    assert!(lease.fence() > 0);
+    assert_eq!(lease.take_warning(), None, "nothing refused");
+    assert!(lease.extend(60_000, 0).unwrap(), "keep-alive's extension");
+    assert!(l.inspect("fenced").unwrap().is_some());
+    let running = l.running("fenced", Duration::from_secs(5)).unwrap();
+    assert!(running.complete && running.items.len() == 1);
+    let token = running.items[0].token.clone().expect("its token");
+    assert!(l.locks("*", 100, Duration::from_secs(5)).unwrap().complete);
+    assert_eq!(
+        l.force_release("fenced", &token, "ops").unwrap(),
+        dibs::ForcedRelease::Released
+    );
+    drop(lease.release());
+
+    // A tick, then catch-up of one no instance ran, looked at and run.
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let first = LockParams::for_tick("nightly", "2026-12-01", 60_000, 1).unwrap();
+    let TickAcquire::Won(run) = l.acquire_unrun(&first, now - 60_000, false).unwrap() else {
+        panic!("the tick due now is won")
+    };
+    drop(run.release());
+    // Due after the first run was recorded: the history's clock is the server's.
+    let (secs, micros): (u64, u64) = redis::cmd("TIME").query(&mut server.admin()).unwrap();
+    let later = secs * 1000 + micros / 1000 + 1;
+    let missed = LockParams::for_tick("nightly", "2026-12-02", 60_000, 1).unwrap();
+    assert!(matches!(
+        l.tick_state(&missed, later).unwrap(),
+        TickState::Missed
+    ));
+    let TickAcquire::Won(caught_up) = l.acquire_unrun(&missed, later, true).unwrap() else {
+        panic!("the missed tick is caught up")
+    };
+    drop(caught_up.release());
+    let runs = l.history("nightly", 10).unwrap().runs;
+    assert_eq!(runs.len(), 2, "{runs:#?}");
+    assert!(l
+        .jobs(10, Duration::from_secs(5))
+        .unwrap()
+        .items
+        .iter()
+        .any(|j| j.name == "nightly"));
 }
