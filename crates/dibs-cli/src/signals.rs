@@ -1,6 +1,8 @@
 //! The signals dibs passes on to the command `dibs run` runs, and those it sends it when the
 //! lock is lost: to CMD's process group, and to the group of each process CMD started that went
-//! to another (a daemon that called setsid, see [`crate::descendants`]).
+//! to another (a daemon that called setsid, see [`crate::descendants`]). The watchdog, which
+//! reaps them, sends them at dibs's word ([`crate::watchdog::Link`]); dibs itself, once the
+//! watchdog has died.
 //!
 //! One signal reaches each group once. A signal to dibs's process group (a `kill -- -PGID`, a
 //! supervisor stopping the group) reaches dibs alone, which passes it on; one to CMD's group
@@ -18,6 +20,7 @@ use signal_hook::iterator::Signals;
 
 use crate::descendants::signal_groups;
 use crate::output::human;
+use crate::watchdog::Link;
 
 pub const FORWARDED: [i32; 3] = [SIGTERM, SIGINT, SIGHUP];
 
@@ -35,10 +38,36 @@ pub struct Forwarder {
 enum Target {
     /// No child yet; the first signal that came meanwhile.
     Waiting(Option<i32>),
-    /// CMD runs, or what it started does; CMD's process group while its leader, the watchdog,
-    /// is unreaped (the group's id is then no other's).
-    Running(Option<libc::pid_t>),
+    /// CMD runs, or what it started does; the watchdog while it is unreaped.
+    Running(Option<Watched>),
     Done,
+}
+
+/// CMD's process group, whose leader, the watchdog, is unreaped (the group's id is then no
+/// other's), and the link to the watchdog.
+struct Watched {
+    group: libc::pid_t,
+    link: Option<Link>,
+}
+
+impl Target {
+    /// Sends `signal` to every group of CMD's, once each: by the watchdog while it lives, else
+    /// by dibs (all CMD's processes are then dibs's descendants).
+    fn deliver(&self, signal: i32) {
+        match self {
+            Target::Running(Some(watched)) => {
+                if !watched
+                    .link
+                    .as_ref()
+                    .is_some_and(|link| link.signal(signal))
+                {
+                    signal_groups(Some(watched.group), signal);
+                }
+            }
+            Target::Running(None) => signal_groups(None, signal),
+            Target::Waiting(_) | Target::Done => {}
+        }
+    }
 }
 
 /// Forwarding held while the child is started: a signal that comes meanwhile waits, and goes to
@@ -46,14 +75,15 @@ enum Target {
 pub struct Starting<'a>(MutexGuard<'a, Target>);
 
 impl Starting<'_> {
-    pub fn started(mut self, group: libc::pid_t) {
-        *self.0 = Target::Running(Some(group));
+    /// CMD runs in `group`, the watchdog's, reached by `link`.
+    pub fn started(mut self, group: libc::pid_t, link: Option<Link>) {
+        *self.0 = Target::Running(Some(Watched { group, link }));
     }
 }
 
 impl Forwarder {
     pub fn start() -> io::Result<Forwarder> {
-        let ignored = inherited_ignored()?;
+        let ignored = inherited_ignored();
         let mut signals = Signals::new(FORWARDED)?;
         let handle = signals.handle();
         let target = Arc::new(Mutex::new(Target::Waiting(None)));
@@ -68,8 +98,7 @@ impl Forwarder {
                 let mut target = shared.lock().unwrap_or_else(|p| p.into_inner());
                 match &mut *target {
                     Target::Waiting(first) => *first = first.or(Some(signal)),
-                    Target::Running(pinned) => signal_groups(*pinned, signal),
-                    Target::Done => {}
+                    running => running.deliver(signal),
                 }
             }
         });
@@ -81,9 +110,21 @@ impl Forwarder {
         })
     }
 
-    /// Which of [`FORWARDED`] were ignored when dibs started.
-    pub fn ignored(&self) -> [bool; FORWARDED.len()] {
-        self.ignored
+    /// Which of [`RESTORED`] were ignored when dibs started, as a mask (bit N: signal N), for
+    /// [`restore_in_child`].
+    pub fn ignored(&self) -> u64 {
+        let mut mask = 0;
+        for signal in RESTORED {
+            let ignored = match FORWARDED.iter().position(|&s| s == signal) {
+                Some(i) => self.ignored[i],
+                // dibs never changes the others.
+                None => ignored_now(signal),
+            };
+            if ignored {
+                mask |= 1 << signal;
+            }
+        }
+        mask
     }
 
     /// Holds forwarding for the child about to start; the signal that came before instead, if
@@ -102,7 +143,7 @@ impl Forwarder {
     pub fn reap<T>(&self, pid: libc::pid_t, reap: impl FnOnce() -> T) -> T {
         let mut target = self.target.lock().unwrap_or_else(|p| p.into_inner());
         let reaped = reap();
-        if matches!(*target, Target::Running(Some(group)) if group == pid) {
+        if matches!(&*target, Target::Running(Some(watched)) if watched.group == pid) {
             *target = Target::Running(None);
         }
         reaped
@@ -181,10 +222,10 @@ impl LossWatch {
 /// bash alone: what it ran too). Returns whether the lock was lost first.
 fn stop_on_loss(target: &Mutex<Target>, stop: LossStop, lock: &str, program: &str) -> bool {
     let group = |sig| {
-        let target = target.lock().unwrap_or_else(|p| p.into_inner());
-        if let Target::Running(pinned) = *target {
-            signal_groups(pinned, sig);
-        }
+        target
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .deliver(sig)
     };
     if !matches!(stop.events.recv(), Ok(Event::Lost)) {
         return false;
@@ -219,36 +260,50 @@ pub fn set_mask(how: libc::c_int, signals: &[i32]) -> io::Result<()> {
 }
 
 /// Which of [`FORWARDED`] were ignored when dibs started (nohup, a shell's background job).
-fn inherited_ignored() -> io::Result<[bool; FORWARDED.len()]> {
-    let mut ignored = [false; FORWARDED.len()];
-    for (signal, ignored) in FORWARDED.iter().zip(&mut ignored) {
-        // SAFETY: sigaction(2) only reading the disposition into a zeroed struct.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(*signal, std::ptr::null(), &mut action) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            *ignored = action.sa_sigaction == libc::SIG_IGN;
-        }
-    }
-    Ok(ignored)
+fn inherited_ignored() -> [bool; FORWARDED.len()] {
+    FORWARDED.map(ignored_now)
 }
 
+/// Whether `signal` is ignored now.
+fn ignored_now(signal: i32) -> bool {
+    // SAFETY: sigaction(2) only reading the disposition into a zeroed struct.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut action) == 0
+            && action.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// The signals whose disposition CMD gets as dibs got it: those dibs forwards, and those the
+/// watchdog, CMD's parent, ignores (SIGPIPE aside: std gives every child the default).
+pub const RESTORED: [i32; 9] = [
+    SIGTERM,
+    SIGINT,
+    SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGTSTP,
+    libc::SIGTTIN,
+    libc::SIGTTOU,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+];
+
 /// Runs in the child between fork and exec, so async-signal-safe calls only: gives it the
-/// signal state it would have had without dibs. The dispositions go before the mask: a signal
-/// let through by the mask must not run signal-hook's handler, which would tell the parent.
-pub fn restore_in_child(ignored: &[bool; FORWARDED.len()]) -> io::Result<()> {
+/// signal state it would have had without dibs: each of [`RESTORED`] ignored if its bit is set
+/// in `ignored`, else the default; no signal blocked. The dispositions go before the mask: a
+/// signal let through by the mask must not run a handler of its parent's.
+pub fn restore_in_child(ignored: u64) -> io::Result<()> {
     // SAFETY: sigaction and sigprocmask, with sets filled by sigemptyset.
     unsafe {
-        for (signal, ignored) in FORWARDED.iter().zip(ignored) {
+        for signal in RESTORED {
             let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = if *ignored {
+            action.sa_sigaction = if ignored & (1 << signal) != 0 {
                 libc::SIG_IGN
             } else {
                 libc::SIG_DFL
             };
             libc::sigemptyset(&mut action.sa_mask);
-            if libc::sigaction(*signal, &action, std::ptr::null_mut()) != 0 {
+            if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
                 return Err(io::Error::last_os_error());
             }
         }
