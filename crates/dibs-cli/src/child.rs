@@ -9,8 +9,9 @@ use std::io;
 use std::os::fd::RawFd;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
+use std::thread;
 
-use crate::signals::{self, Forwarder, LossStop};
+use crate::signals::{self, Forwarder, LossStop, SafeFor};
 use crate::watchdog::{Report, Start, Watchdog};
 use crate::{cgroup, descendants};
 use crate::{EX_NOT_STARTED, EX_SOFTWARE};
@@ -26,7 +27,8 @@ pub struct ChildEnd {
 
 /// Runs the child with our stdin, stdout and stderr, its signals passed on by `forwarder`, and
 /// waits for it and all it started to exit; the code is the child's own. The command gets the
-/// lock's fencing token as `DIBS_FENCING_TOKEN`.
+/// lock's fencing token as `DIBS_FENCING_TOKEN`. `safe_for` tells how long the lock may still be
+/// relied on, for `on_lost`.
 pub fn run_child(
     forwarder: &Forwarder,
     lock: &str,
@@ -34,6 +36,7 @@ pub fn run_child(
     args: &[String],
     fence: u64,
     on_lost: Option<LossStop>,
+    safe_for: SafeFor,
 ) -> ChildEnd {
     let ended = |code| ChildEnd {
         code,
@@ -47,7 +50,8 @@ pub fn run_child(
         }
     };
     let terminal = foreground_terminal();
-    let started = Watchdog::start(program, args, fence, forwarder.ignored(), terminal);
+    let grace = on_lost.as_ref().map(LossStop::grace);
+    let started = Watchdog::start(program, args, fence, forwarder.ignored(), terminal, grace);
     let mut watchdog = match started {
         Ok(watchdog) => watchdog,
         Err(e) => {
@@ -69,8 +73,27 @@ pub fn run_child(
         }
     };
     starting.started(watchdog.group(), watchdog.link());
-    let stopper = on_lost.map(|stop| stop.watch(forwarder, lock, program));
-    let status = wait_for_exit(forwarder, &mut watchdog, pid, terminal);
+    thread::scope(|scope| {
+        let stopper = on_lost.map(|stop| stop.watch(scope, forwarder, lock, program, safe_for));
+        let code = wait_for_all(forwarder, &mut watchdog, pid, terminal, program);
+        forwarder.exited();
+        let stopped_for_loss = stopper.is_some_and(|watch| watch.finish());
+        ChildEnd {
+            code,
+            stopped_for_loss: watchdog.finish() || stopped_for_loss,
+        }
+    })
+}
+
+/// Waits for the child and all it started to exit; the child's exit code.
+fn wait_for_all(
+    forwarder: &Forwarder,
+    watchdog: &mut Watchdog,
+    pid: libc::pid_t,
+    terminal: Option<RawFd>,
+    program: &str,
+) -> u8 {
+    let status = wait_for_exit(forwarder, watchdog, pid, terminal);
     if let Some(fd) = terminal {
         take_terminal(fd);
     }
@@ -85,14 +108,8 @@ pub fn run_child(
             EX_SOFTWARE
         }
     };
-    wait_for_the_rest(forwarder, &mut watchdog, program);
-    forwarder.exited();
-    let stopped_for_loss = stopper.is_some_and(|watch| watch.finish());
-    watchdog.finish();
-    ChildEnd {
-        code,
-        stopped_for_loss,
-    }
+    wait_for_the_rest(forwarder, watchdog, program);
+    code
 }
 
 /// Waits until the child (`pid`) exits; its status. A child stopped by job control (Ctrl-Z, or

@@ -188,7 +188,8 @@ pub struct RunArgs {
     /// With --keep-alive, when the lock is found lost while CMD runs: send CMD's process
     /// group (and every other group of what it started) SIGTERM, then SIGKILL GRACE later (a
     /// DURATION; 0s: at once) if any of it still runs, and exit 75; or ignore: warn only, and
-    /// let CMD run on
+    /// let CMD run on. With a GRACE, the watchdog does the same when the lock may lapse while
+    /// dibs cannot extend it (dibs stopped by SIGSTOP, or starved)
     #[arg(long, value_name = "GRACE|ignore", value_parser = on_lost, default_value = "10s")]
     #[arg(
         requires = "keep_alive",

@@ -81,7 +81,16 @@ pub fn run(args: RunArgs) -> Result<u8, Error> {
         _ => None,
     };
     // A panic here drops the lease, which releases it.
-    let end = run_child(&forwarder, &lock, program, args, lease.fence(), stop);
+    let safe_for = || lease.safe_for();
+    let end = run_child(
+        &forwarder,
+        &lock,
+        program,
+        args,
+        lease.fence(),
+        stop,
+        &safe_for,
+    );
     let ending = lease.release_after(if end.code == 0 {
         TaskResult::Succeeded
     } else {

@@ -20,7 +20,7 @@ use signal_hook::iterator::Signals;
 
 use crate::descendants::signal_groups;
 use crate::output::human;
-use crate::watchdog::Link;
+use crate::watchdog::{monotonic_ns, Link};
 
 pub const FORWARDED: [i32; 3] = [SIGTERM, SIGINT, SIGHUP];
 
@@ -66,6 +66,16 @@ impl Target {
             }
             Target::Running(None) => signal_groups(None, signal),
             Target::Waiting(_) | Target::Done => {}
+        }
+    }
+
+    /// Tells the watchdog when the lock may lapse ([`monotonic_ns`]; `u64::MAX`: never mind).
+    fn lapse_at(&self, at: u64) {
+        if let Target::Running(Some(Watched {
+            link: Some(link), ..
+        })) = self
+        {
+            link.lapse_at(at);
         }
     }
 }
@@ -175,10 +185,13 @@ enum Event {
 }
 
 /// A [`LossStop`] watching a running child.
-pub struct LossWatch {
+pub struct LossWatch<'scope> {
     exited: mpsc::Sender<Event>,
-    thread: thread::JoinHandle<bool>,
+    thread: thread::ScopedJoinHandle<'scope, bool>,
 }
+
+/// How much longer the lock may be relied on, from now ([`dibs::Lease::safe_for`]).
+pub type SafeFor<'a> = &'a (dyn Fn() -> Duration + Sync);
 
 impl LossStop {
     pub fn new(grace: Duration) -> LossStop {
@@ -190,6 +203,10 @@ impl LossStop {
         }
     }
 
+    pub fn grace(&self) -> Duration {
+        self.grace
+    }
+
     /// What keep-alive calls, on its thread, when the lock is found lost.
     pub fn teller(&self) -> impl FnOnce() + Send + 'static {
         let sender = self.sender.clone();
@@ -198,17 +215,25 @@ impl LossStop {
         }
     }
 
-    /// Watches for the loss while the child, whose signals `forwarder` passes on, runs.
-    pub fn watch(self, forwarder: &Forwarder, lock: &str, program: &str) -> LossWatch {
+    /// Watches for the loss while the child, whose signals `forwarder` passes on, runs, and
+    /// tells the watchdog meanwhile when the lock may lapse (`safe_for`).
+    pub fn watch<'scope, 'env>(
+        self,
+        scope: &'scope thread::Scope<'scope, 'env>,
+        forwarder: &Forwarder,
+        lock: &str,
+        program: &str,
+        safe_for: SafeFor<'env>,
+    ) -> LossWatch<'scope> {
         let exited = self.sender.clone();
         let target = forwarder.target.clone();
         let (lock, program) = (lock.to_owned(), program.to_owned());
-        let thread = thread::spawn(move || stop_on_loss(&target, self, &lock, &program));
+        let thread = scope.spawn(move || stop_on_loss(&target, self, &lock, &program, safe_for));
         LossWatch { exited, thread }
     }
 }
 
-impl LossWatch {
+impl LossWatch<'_> {
     /// Once the child and all it started have exited: whether it was told to stop for a loss of
     /// the lock.
     pub fn finish(self) -> bool {
@@ -218,27 +243,43 @@ impl LossWatch {
 }
 
 /// Waits for a loss of the lock or for the end of the child and all it started, whichever comes
-/// first. On a loss: SIGTERM to their groups now, SIGKILL after the grace if any still runs (not
-/// bash alone: what it ran too). Returns whether the lock was lost first.
-fn stop_on_loss(target: &Mutex<Target>, stop: LossStop, lock: &str, program: &str) -> bool {
-    let group = |sig| {
-        target
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .deliver(sig)
-    };
-    if !matches!(stop.events.recv(), Ok(Event::Lost)) {
-        return false;
+/// first, telling the watchdog meanwhile when the lock may lapse, a quarter of the time left
+/// apart: should dibs stop running (SIGSTOP), the watchdog stops the child then. On a loss:
+/// SIGTERM to their groups now, SIGKILL after the grace if any still runs (not bash alone: what
+/// it ran too). Returns whether the lock was lost first.
+fn stop_on_loss(
+    target: &Mutex<Target>,
+    stop: LossStop,
+    lock: &str,
+    program: &str,
+    safe_for: SafeFor,
+) -> bool {
+    let with = |act: &dyn Fn(&Target)| act(&target.lock().unwrap_or_else(|p| p.into_inner()));
+    loop {
+        // Now before the time left: the sum is never later than the lapse.
+        let now = monotonic_ns();
+        let safe = safe_for();
+        // None left: lost (keep-alive says so at once) or lapsed; the last time said stands.
+        if !safe.is_zero() {
+            with(&|t| t.lapse_at(now + safe.as_nanos() as u64));
+        }
+        let period = (safe / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+        match stop.events.recv_timeout(period) {
+            Ok(Event::Lost) => break,
+            Ok(Event::Exited) | Err(RecvTimeoutError::Disconnected) => return false,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
     }
+    with(&|t| t.lapse_at(u64::MAX)); // dibs stops it itself from here
     let grace = human(stop.grace);
     eprintln!(
         "dibs: warning: lock '{lock}' was lost while {program} ran, and another holder may run \
          it now: {program} is sent SIGTERM, and SIGKILL in {grace} if it still runs"
     );
-    group(libc::SIGTERM);
+    with(&|t| t.deliver(libc::SIGTERM));
     if let Err(RecvTimeoutError::Timeout) = stop.events.recv_timeout(stop.grace) {
         eprintln!("dibs: {program} still runs {grace} after SIGTERM: SIGKILL");
-        group(libc::SIGKILL);
+        with(&|t| t.deliver(libc::SIGKILL));
     }
     true
 }

@@ -23,8 +23,8 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 pub use life::main;
-pub use wire::{Report, ARG};
-use wire::{Setup, FINISH};
+pub use wire::{monotonic_ns, Report, ARG};
+use wire::{Setup, FINISH, LAPSE};
 
 use crate::signals::Forwarder;
 
@@ -34,6 +34,8 @@ pub struct Watchdog {
     link: UnixStream,
     reports: BufReader<PipeReader>,
     reaped: bool,
+    /// Whether it said the lock lapsed, and stopped CMD for it.
+    lapsed: bool,
 }
 
 /// How the start of CMD went.
@@ -54,17 +56,27 @@ impl Link {
         let mut answer = [0u8];
         (&self.0).write_all(&[signal as u8]).is_ok() && matches!((&self.0).read(&mut answer), Ok(1))
     }
+
+    /// Tells the watchdog when the lock may lapse ([`wire::LAPSE`]).
+    pub fn lapse_at(&self, at: u64) {
+        let mut message = [LAPSE; 9];
+        message[1..].copy_from_slice(&at.to_le_bytes());
+        let _ = (&self.0).write_all(&message);
+    }
 }
 
 impl Watchdog {
     /// Starts the watchdog, which starts CMD (`program` with `args`, the fencing token `fence`,
-    /// the signals `ignored` when dibs started, the foreground of `terminal`).
+    /// the signals `ignored` when dibs started, the foreground of `terminal`); with `grace`
+    /// (`--on-lost`'s, with keep-alive), it stops CMD if the lock may lapse before dibs says
+    /// otherwise ([`Link::lapse_at`]).
     pub fn start(
         program: &str,
         args: &[String],
         fence: u64,
         ignored: u64,
         terminal: Option<RawFd>,
+        grace: Option<std::time::Duration>,
     ) -> io::Result<Watchdog> {
         let (link, theirs) = UnixStream::pair()?;
         let (reports, their_reports) = io::pipe()?;
@@ -77,6 +89,7 @@ impl Watchdog {
             dibs_group,
             terminal,
             ignored,
+            grace_ms: grace.map(|g| g.as_millis() as u64),
         };
         let mut watchdog = Command::new(own_binary()?);
         watchdog
@@ -109,6 +122,7 @@ impl Watchdog {
             link,
             reports: BufReader::new(reports),
             reaped: false,
+            lapsed: false,
         })
     }
 
@@ -143,6 +157,7 @@ impl Watchdog {
                 Ok(0) | Err(_) => return None,
                 Ok(_) => match Report::parse(&line) {
                     Some(Report::Warning(what)) => eprintln!("dibs: warning: {what}"),
+                    Some(Report::Lapsed) => self.lapsed = true,
                     Some(report) => return Some(report),
                     None => {}
                 },
@@ -160,15 +175,15 @@ impl Watchdog {
     }
 
     /// Tells the watchdog that dibs ends normally (nothing of CMD runs), says what it still has
-    /// to say, and waits for its end.
-    pub fn finish(mut self) {
-        if self.reaped {
-            return;
+    /// to say, and waits for its end. Whether it stopped CMD for a lapse of the lock.
+    pub fn finish(mut self) -> bool {
+        if !self.reaped {
+            let _ = (&self.link).write_all(&[FINISH]);
+            let _ = self.link.shutdown(Shutdown::Both);
+            while self.next().is_some() {}
+            wait(self.pid);
         }
-        let _ = (&self.link).write_all(&[FINISH]);
-        let _ = self.link.shutdown(Shutdown::Both);
-        while self.next().is_some() {}
-        wait(self.pid);
+        self.lapsed
     }
 }
 

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use common::RedisServer;
 use support::counter::kill;
 use support::descendants::{
-    assert_ended_before, children_of, gone, group_of, parent_of, watchdog_of, Job, Shape,
+    assert_ended_before, assert_wrote_before, children_of, gone, group_of, parent_of, watchdog_of,
+    Job, Shape,
 };
 use support::{text, KilledOnPanic, Running};
 
@@ -159,6 +160,40 @@ fn own_cgroup() -> Option<std::path::PathBuf> {
     let c = std::ffi::CString::new(dir.to_str()?).ok()?;
     // SAFETY: access(2) on a NUL-terminated path.
     (unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0).then_some(dir)
+}
+
+/// SIGSTOP to dibs, or to its group: dibs can neither extend the lock nor see it lost, and the
+/// lock lapses by --at-most. The watchdog, which dibs tells when the lock may lapse, stops
+/// what the command started then, as `--on-lost` would (SIGKILL at once, with a grace of 0s), so
+/// a setsid daemon and a `set -m` job that ignore SIGTERM have written their last line before a
+/// second run's command starts. Continued, dibs exits 75. Before, they ran on beside the second
+/// run for as long as dibs was stopped.
+#[test]
+fn sigstop_to_dibs_stops_the_command_before_its_lock_lapses() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let flags = [KEPT.as_slice(), &["--on-lost", "0s"]].concat();
+    for to in [To::Dibs, To::DibsGroup] {
+        let job = Job::new(&format!("stop-{to:?}"));
+        let mut dibs = job.dibs(&uri, &flags, Shape::DaemonAndJob, "ignore");
+        if matches!(to, To::DibsGroup) {
+            dibs.process_group(0);
+        }
+        let dibs = Running::new(dibs.stderr(Stdio::null()).spawn().unwrap());
+        let (daemon, background) = (job.grandchild(), job.job_grandchild());
+        let _grandchildren = (KilledOnPanic(daemon), KilledOnPanic(background));
+        let second = job.second(&uri);
+        let target = match to {
+            To::DibsGroup => -(dibs.id() as i32),
+            _ => dibs.id() as i32,
+        };
+        kill(target, libc::SIGSTOP);
+        let started = second.started();
+        assert_ended_before(&job, daemon, started);
+        assert_wrote_before(&job, &job.job_out(), background, started);
+        kill(target, libc::SIGCONT);
+        assert_eq!(dibs.exit_code(), 75, "{to:?}: stopped for the loss");
+    }
 }
 
 /// `timeout 2 dibs run ...` sends SIGTERM to dibs and to dibs's group: the grandchild finishes

@@ -5,7 +5,9 @@
 //! CMD's stops and exit, passes on the signals dibs asks it to, and reaps what CMD left. When
 //! dibs dies (end-of-file on the link, without [`FINISH`]) or asks for SIGKILL (`--on-lost`), it
 //! kills CMD's cgroup if there is one, then each of its children, again as their own children
-//! come to it, until none is left; then it exits.
+//! come to it, until none is left; then it exits. With `--on-lost GRACE`, it also stops CMD as
+//! `--on-lost` would if the lock may lapse before dibs says it was extended ([`LAPSE`]): dibs
+//! is stopped (SIGSTOP) or starved, and cannot.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -14,10 +16,12 @@ use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
+use std::time::Duration;
 
-use super::wire::{Report, Setup, FINISH};
+use super::wire::{monotonic_ns, Report, Setup, FINISH, LAPSE};
 use crate::cgroup::{self, Cgroup};
 use crate::descendants::{become_subreaper, children_of, signal_groups_below};
+use crate::output::human;
 use crate::signals;
 
 /// Signals the watchdog ignores: those a terminal or a supervisor sends a whole group (CMD's is
@@ -56,6 +60,10 @@ pub fn main(args: Vec<OsString>) -> u8 {
         dibs_left: None,
         said_left: false,
         said_gone: false,
+        grace_ms: setup.grace_ms,
+        lapse_at: None,
+        kill_at: None,
+        pending: Vec::new(),
     };
     if let Err(e) = prepare(&setup) {
         life.report(Report::NotStarted(format!(
@@ -115,6 +123,14 @@ struct Life {
     dibs_left: Option<bool>,
     said_left: bool,
     said_gone: bool,
+    /// `--on-lost`'s grace, with keep-alive: the lapse of the lock is watched.
+    grace_ms: Option<u64>,
+    /// When the lock may lapse ([`monotonic_ns`]), by dibs's last word.
+    lapse_at: Option<u64>,
+    /// Once it lapsed and CMD got SIGTERM: when it is to be SIGKILLed.
+    kill_at: Option<u64>,
+    /// Bytes of the link not yet taken as a whole request.
+    pending: Vec<u8>,
 }
 
 impl Life {
@@ -148,10 +164,49 @@ impl Life {
                 }
             }
             let link = self.dibs_left.is_none().then_some(&self.link);
-            if wait_for(link, chld) {
+            let next = match (self.lapse_at, self.kill_at) {
+                (_, Some(at)) if !self.killing => Some(at),
+                (Some(at), None) if !self.killing => Some(at),
+                _ => None,
+            };
+            if wait_for(link, chld, next) {
                 self.read_requests();
             }
             drain(chld);
+            self.on_time();
+        }
+    }
+
+    /// Past the lapse dibs said: SIGTERM to every group of CMD's, as `--on-lost` sends it, and
+    /// SIGKILL once the grace is over.
+    fn on_time(&mut self) {
+        let now = monotonic_ns();
+        if self.kill_at.is_some_and(|at| at <= now) {
+            self.kill_at = None;
+            self.kill_all();
+        }
+        let (Some(at), Some(grace)) = (self.lapse_at, self.grace_ms) else {
+            return;
+        };
+        if at > now {
+            return;
+        }
+        self.lapse_at = None;
+        // Nothing left to stop, or all of it being killed already.
+        if self.killing || self.command.is_none() && children_of(self.me).is_empty() {
+            return;
+        }
+        self.report(Report::Lapsed);
+        let after = human(Duration::from_millis(grace));
+        self.report(Report::Warning(format!(
+            "the lock may have lapsed while dibs did not run (stopped?) to extend it: what the \
+             command started is sent SIGTERM, and SIGKILL in {after} if it still runs"
+        )));
+        signal_groups_below(self.me, Some(self.me), self.dibs_group, libc::SIGTERM);
+        self.kill_at = Some(now + grace * 1_000_000);
+        if grace == 0 {
+            self.kill_at = None;
+            self.kill_all();
         }
     }
 
@@ -192,17 +247,34 @@ impl Life {
             self.kill_all();
             return;
         }
-        for &byte in &buf[..n] {
+        self.pending.extend_from_slice(&buf[..n]);
+        while let Some(&byte) = self.pending.first() {
             match byte {
                 FINISH => {
                     self.dibs_left = Some(true);
                     return;
                 }
+                LAPSE => {
+                    let Some(at) = self.pending.get(1..9) else {
+                        return; // the rest is still on its way
+                    };
+                    let at = u64::from_le_bytes(at.try_into().expect("8 bytes"));
+                    self.pending.drain(..9);
+                    // Once the stop for a lapse has begun, it goes on: the lock may be another's.
+                    if self.kill_at.is_none() {
+                        self.lapse_at = (at != u64::MAX).then_some(at);
+                    }
+                    continue;
+                }
                 signal if i32::from(signal) == libc::SIGKILL => self.kill_all(),
+                // What the stop for a lapse sent already, dibs's own stop for the loss sends
+                // again once dibs runs: once is enough.
+                signal if i32::from(signal) == libc::SIGTERM && self.kill_at.is_some() => {}
                 signal => {
                     signal_groups_below(self.me, Some(self.me), self.dibs_group, signal.into())
                 }
             }
+            self.pending.remove(0);
             let _ = (&self.link).write_all(&[byte]);
         }
     }
@@ -295,17 +367,22 @@ fn dibs_is_gone(link: &UnixStream) -> bool {
     }
 }
 
-/// Waits until the link (while dibs has not left) or the SIGCHLD pipe can be read; whether the
-/// link can.
-fn wait_for(link: Option<&UnixStream>, chld: &UnixStream) -> bool {
+/// Waits until the link (while dibs has not left) or the SIGCHLD pipe can be read, or until
+/// `until` ([`monotonic_ns`]); whether the link can be read.
+fn wait_for(link: Option<&UnixStream>, chld: &UnixStream, until: Option<u64>) -> bool {
     // poll(2) skips a negative descriptor.
     let mut fds = [link.map_or(-1, |l| l.as_raw_fd()), chld.as_raw_fd()].map(|fd| libc::pollfd {
         fd,
         events: libc::POLLIN,
         revents: 0,
     });
+    // Rounded up: a wake-up before the time would only wait again.
+    let timeout = until.map_or(-1, |at| {
+        let ms = at.saturating_sub(monotonic_ns()).div_ceil(1_000_000);
+        ms.min(i32::MAX as u64) as i32
+    });
     // SAFETY: poll(2) on two pollfds of ours; EINTR (a SIGCHLD) returns at once.
-    if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } <= 0 {
+    if unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout) } <= 0 {
         return false;
     }
     fds[0].revents != 0

@@ -1,7 +1,8 @@
 //! What dibs and its watchdog tell each other. dibs starts it as `dibs ARG SETUP... -- CMD...`;
 //! then, on the link (a socket pair), dibs sends one byte per signal to deliver (0: finish), and
-//! the watchdog answers each with the same byte once it is sent; the watchdog reports, one line
-//! each on a pipe, what dibs waits for (CMD started, stopped, exited; what it left; all gone).
+//! the watchdog answers each with the same byte once it is sent; and, with `--on-lost GRACE`,
+//! when the lock may lapse ([`LAPSE`]). The watchdog reports, one line each on a pipe, what dibs
+//! waits for (CMD started, stopped, exited; what it left; all gone).
 
 use std::ffi::OsString;
 use std::os::fd::RawFd;
@@ -12,6 +13,20 @@ pub const ARG: &str = "--dibs-run-watchdog";
 /// The byte on the link that asks the watchdog to finish: dibs ends normally. End-of-file
 /// without it: dibs died.
 pub const FINISH: u8 = 0;
+
+/// The byte on the link before 8 more (little-endian): the time (CLOCK_MONOTONIC, ns) by which
+/// the lock may lapse, unless dibs says a later one; [`u64::MAX`]: dibs stops CMD itself (it
+/// found the lock lost). Past it, the watchdog stops CMD as `--on-lost` would: dibs did not run
+/// to extend the lock or to see it lost (SIGSTOP).
+pub const LAPSE: u8 = 0xfe;
+
+/// Now, by CLOCK_MONOTONIC (one clock for every process of the host), in ns.
+pub fn monotonic_ns() -> u64 {
+    // SAFETY: clock_gettime(2) into a zeroed timespec of ours.
+    let mut now: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
+}
 
 /// What the watchdog is given, on its command line.
 #[derive(Debug, PartialEq, Eq)]
@@ -27,6 +42,9 @@ pub struct Setup {
     pub terminal: Option<RawFd>,
     /// The signals ignored when dibs started (bit N: signal N), which CMD keeps ignored.
     pub ignored: u64,
+    /// `--on-lost`'s grace in ms, with keep-alive: between the SIGTERM and the SIGKILL of a
+    /// stop for a lapse.
+    pub grace_ms: Option<u64>,
 }
 
 impl Setup {
@@ -39,6 +57,10 @@ impl Setup {
             format!("dibs-group={}", self.dibs_group),
             format!("terminal={terminal}"),
             format!("ignored={:x}", self.ignored),
+            format!(
+                "grace={}",
+                self.grace_ms.map_or("-".to_owned(), |g| g.to_string())
+            ),
         ]
     }
 
@@ -63,6 +85,10 @@ impl Setup {
             dibs_group: number("dibs-group")?,
             terminal,
             ignored: u64::from_str_radix(&value("ignored")?, 16).ok()?,
+            grace_ms: match value("grace")?.as_str() {
+                "-" => None,
+                ms => Some(ms.parse().ok()?),
+            },
         };
         let (program, args) = args[dash + 1..].split_first()?;
         Some((setup, program.clone(), args.to_vec()))
@@ -86,6 +112,8 @@ pub enum Report {
     Gone,
     /// Something dibs should say on stderr.
     Warning(String),
+    /// The lock lapsed with CMD running, and the watchdog stopped it.
+    Lapsed,
 }
 
 impl Report {
@@ -102,6 +130,7 @@ impl Report {
             }
             Report::Gone => "gone\n".to_owned(),
             Report::Warning(what) => format!("warning {}\n", one_line(what)),
+            Report::Lapsed => "lapsed\n".to_owned(),
         }
     }
 
@@ -120,6 +149,7 @@ impl Report {
             ),
             "gone" => Report::Gone,
             "warning" => Report::Warning(rest.to_owned()),
+            "lapsed" => Report::Lapsed,
             _ => return None,
         })
     }
@@ -138,6 +168,7 @@ mod tests {
             dibs_group: 90,
             terminal: Some(0),
             ignored: 1 << libc::SIGHUP,
+            grace_ms: Some(1500),
         };
         let mut args: Vec<OsString> = setup.to_args().into_iter().map(OsString::from).collect();
         args.extend(["--", "sh", "-c", "x=--; echo $x"].map(OsString::from));
@@ -147,6 +178,7 @@ mod tests {
         assert_eq!(rest, ["-c", "x=--; echo $x"]);
         let no_terminal = Setup {
             terminal: None,
+            grace_ms: None,
             ..setup
         };
         let mut args: Vec<OsString> = no_terminal.to_args().into_iter().map(Into::into).collect();
@@ -165,6 +197,7 @@ mod tests {
             Report::Left(vec![3, 4]),
             Report::Gone,
             Report::Warning("cannot remove the cgroup x: busy".into()),
+            Report::Lapsed,
         ] {
             assert_eq!(Report::parse(&report.line()), Some(report));
         }
