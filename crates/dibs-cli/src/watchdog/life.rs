@@ -145,7 +145,13 @@ impl Life {
     fn watch(&mut self, chld: &UnixStream) {
         loop {
             self.reap();
-            let children = children_of(self.me);
+            // /proc is read only when its answer is needed: each of the watchdog's children
+            // that exits (an orphan of CMD's) wakes it.
+            let children = if self.killing || self.command.is_none() {
+                children_of(self.me)
+            } else {
+                Vec::new()
+            };
             if self.killing {
                 kill_each(&children);
             }
