@@ -13,6 +13,7 @@ mod support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use common::RedisServer;
@@ -52,7 +53,7 @@ fn sigkill_without_a_cgroup(to_group: bool) {
     let _left = KillMarked(mark.clone());
     // dibs's user writes the timestamps there.
     std::fs::set_permissions(job.dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let mut dibs = unprivileged();
+    let mut dibs = unprivileged(job.dir());
     dibs.args(job.args(&uri, &KEPT, Shape::DaemonAndJob, "ignore"))
         .env(MARK, &mark)
         .stdout(Stdio::null())
@@ -95,17 +96,33 @@ fn sigkill_without_a_cgroup(to_group: bool) {
 }
 
 /// `dibs`, as `nobody` when the test runs as root (who may write any cgroup): that user may
-/// write none here.
-fn unprivileged() -> Command {
+/// write none here. A copy of it in `dir` where `nobody` may not reach the build's (a checkout
+/// under /root).
+fn unprivileged(dir: &Path) -> Command {
     // SAFETY: geteuid takes nothing.
     if unsafe { libc::geteuid() } != 0 {
         return Command::new(env!("CARGO_BIN_EXE_dibs"));
     }
-    let mut setpriv = Command::new("setpriv");
-    setpriv
-        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
-        .arg(env!("CARGO_BIN_EXE_dibs"));
-    setpriv
+    let as_nobody = |program: &Path| {
+        let mut setpriv = Command::new("setpriv");
+        setpriv
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+            .arg(program);
+        setpriv
+    };
+    let mut binary = PathBuf::from(env!("CARGO_BIN_EXE_dibs"));
+    let reached = as_nobody(Path::new("test"))
+        .arg("-x")
+        .arg(&binary)
+        .status()
+        .unwrap();
+    if !reached.success() {
+        let copy = dir.join("dibs");
+        std::fs::copy(&binary, &copy).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+        binary = copy;
+    }
+    as_nobody(&binary)
 }
 
 impl Drop for KillMarked {
