@@ -1,44 +1,32 @@
-//! A cgroup (v2) of CMD's own, `dibs-run-PID` beside dibs's, where the kernel has one and lets
-//! dibs make it (root, or a delegated subtree): CMD joins it before it runs, and every process
-//! it starts stays in it, whatever group or session it goes to. The [`crate::watchdog`] kills
-//! them all at once through it (`cgroup.kill`, Linux 5.14) when dibs dies, and removes it; dibs
-//! removes it after its last descendant is reaped. Without one, the watchdog reaches CMD's
-//! process group alone.
+//! A cgroup (v2) of CMD's own, `dibs-run-PID` (dibs's pid) beside dibs's, where the kernel has
+//! one and lets dibs make it (root, or a delegated subtree): CMD joins it before it runs, and
+//! every process it starts stays in it, whatever group or session it goes to, and whoever its
+//! parent. The [`crate::watchdog`], which makes it, kills them all at once through it
+//! (`cgroup.kill`, Linux 5.14) when dibs dies, besides killing its descendants one by one, and
+//! removes it once it is empty. Without one, the watchdog's descendants are all it reaches.
 
-use std::ffi::CString;
 use std::fs;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 pub struct Cgroup {
     dir: PathBuf,
     /// Its `cgroup.procs`, written by CMD ("0": the writer) before it execs.
     procs: OwnedFd,
-    /// Its `cgroup.kill` and `cgroup.events`, for the watchdog.
+    /// Its `cgroup.kill` and `cgroup.events`.
     kill: OwnedFd,
     events: OwnedFd,
-    /// Its path, for the watchdog's rmdir.
-    path: CString,
-}
-
-/// What the watchdog needs of the cgroup, as raw descriptors and a path made before the fork.
-#[derive(Clone, Copy)]
-pub struct ForWatchdog {
-    pub kill: RawFd,
-    pub events: RawFd,
-    pub path: *const libc::c_char,
 }
 
 impl Cgroup {
-    /// Makes CMD's cgroup; None where there is no cgroup v2, no `cgroup.kill`, or no right to
-    /// make one.
-    pub fn create() -> Option<Cgroup> {
+    /// Makes CMD's cgroup, named after `dibs`'s pid; None where there is no cgroup v2, no
+    /// `cgroup.kill`, or no right to make one.
+    pub fn create(dibs: libc::pid_t) -> Option<Cgroup> {
         if !cfg!(target_os = "linux") {
             return None;
         }
-        let dir = own_dir()?.join(format!("dibs-run-{}", std::process::id()));
+        let dir = own_dir()?.join(format!("dibs-run-{dibs}"));
         if let Err(e) = fs::create_dir(&dir) {
             // Left by an earlier dibs of this pid, killed before its watchdog ran: empty, as
             // its processes are gone with the pid.
@@ -59,7 +47,6 @@ impl Cgroup {
                 procs: open("cgroup.procs", true)?,
                 kill: open("cgroup.kill", true)?,
                 events: open("cgroup.events", false)?,
-                path: CString::new(dir.as_os_str().as_bytes())?,
                 dir: dir.clone(),
             })
         })();
@@ -74,22 +61,52 @@ impl Cgroup {
         self.procs.as_raw_fd()
     }
 
-    pub fn for_watchdog(&self) -> ForWatchdog {
-        ForWatchdog {
-            kill: self.kill.as_raw_fd(),
-            events: self.events.as_raw_fd(),
-            path: self.path.as_ptr(),
-        }
+    /// SIGKILLs every process in it, at once.
+    pub fn kill(&self) {
+        // SAFETY: write(2) of a static byte to a descriptor of ours.
+        unsafe { libc::write(self.kill.as_raw_fd(), b"1".as_ptr().cast(), 1) };
     }
 
-    /// Removes it, once nothing of CMD runs: it is empty then.
-    pub fn remove(self) {
-        if let Err(e) = fs::remove_dir(&self.dir) {
-            eprintln!(
-                "dibs: warning: cannot remove the cgroup {}: {e}",
-                self.dir.display()
-            );
+    /// Waits until it is empty, and removes it; the error, if it cannot be.
+    pub fn remove(self) -> Result<(), String> {
+        // cgroup.events says "populated 0" once its last process has exited; a change wakes
+        // poll with POLLPRI. The timeout is a safety net for a lost wake-up.
+        let events = self.events.as_raw_fd();
+        let mut buf = [0u8; 128];
+        loop {
+            // SAFETY: lseek, read and poll on a descriptor of ours, into a buffer of ours.
+            let n = unsafe {
+                libc::lseek(events, 0, libc::SEEK_SET);
+                libc::read(events, buf.as_mut_ptr().cast(), buf.len())
+            };
+            if n <= 0 || contains(&buf[..n as usize], b"populated 0") {
+                break;
+            }
+            let mut fd = libc::pollfd {
+                fd: events,
+                events: libc::POLLPRI,
+                revents: 0,
+            };
+            // SAFETY: poll(2) on one pollfd of ours.
+            unsafe { libc::poll(&mut fd, 1, 100) };
         }
+        fs::remove_dir(&self.dir)
+            .map_err(|e| format!("cannot remove the cgroup {}: {e}", self.dir.display()))
+    }
+}
+
+/// Removes CMD's cgroup, if its watchdog made one and died before it could remove it (a
+/// `kill -9` to CMD's group): once dibs has reaped what CMD left, it is empty.
+pub fn remove_left(dibs: libc::pid_t) {
+    let Some(dir) = own_dir().map(|d| d.join(format!("dibs-run-{dibs}"))) else {
+        return;
+    };
+    match fs::remove_dir(&dir) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => eprintln!(
+            "dibs: warning: cannot remove the cgroup {}: {e}",
+            dir.display()
+        ),
+        _ => {}
     }
 }
 
@@ -98,35 +115,6 @@ impl Cgroup {
 pub fn join(procs: RawFd) {
     // SAFETY: write(2) of a static byte to a descriptor of ours.
     unsafe { libc::write(procs, b"0".as_ptr().cast(), 1) };
-}
-
-/// Runs in the watchdog, once dibs has died, so async-signal-safe calls only: kills every
-/// process of the cgroup, waits until it is empty, and removes it.
-///
-/// # Safety
-///
-/// `cgroup`'s descriptors are open and its path valid (made before the fork).
-pub unsafe fn kill_all(cgroup: ForWatchdog) {
-    if libc::write(cgroup.kill, b"1".as_ptr().cast(), 1) != 1 {
-        return;
-    }
-    // cgroup.events says "populated 0" once its last process has exited; a change wakes poll
-    // with POLLPRI. The timeout is a safety net for a lost wake-up.
-    let mut buf = [0u8; 128];
-    loop {
-        libc::lseek(cgroup.events, 0, libc::SEEK_SET);
-        let n = libc::read(cgroup.events, buf.as_mut_ptr().cast(), buf.len());
-        if n <= 0 || contains(&buf[..n as usize], b"populated 0") {
-            break;
-        }
-        let mut fd = libc::pollfd {
-            fd: cgroup.events,
-            events: libc::POLLPRI,
-            revents: 0,
-        };
-        libc::poll(&mut fd, 1, 100);
-    }
-    libc::rmdir(cgroup.path);
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

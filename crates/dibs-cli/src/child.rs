@@ -1,18 +1,19 @@
-//! The command `dibs run` runs, as its child: in a process group of its own (the
-//! [`Watchdog`]'s), given the terminal when dibs has it, passed the signals dibs receives
-//! ([`crate::signals`]), and stopped when its lock is lost. Its run ends when nothing it started
-//! runs any more: what it leaves running (a daemon, what bash ran) is dibs's to wait for, as
-//! dibs is their subreaper ([`crate::descendants`]).
+//! The command `dibs run` runs, as its watchdog's child ([`Watchdog`]): in a process group of
+//! its own (the watchdog's), given the terminal when dibs has it, passed the signals dibs
+//! receives ([`crate::signals`]), and stopped when its lock is lost. Its run ends when nothing it
+//! started runs any more: what it leaves running (a daemon, what bash ran) is the watchdog's to
+//! wait for, as the watchdog is their subreaper; dibs's, should the watchdog die
+//! ([`crate::descendants`]).
 
 use std::io;
 use std::os::fd::RawFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::Command as Process;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::thread;
 
-use crate::cgroup::{self, Cgroup};
-use crate::descendants;
-use crate::signals::{self, Forwarder, LossStop, FORWARDED};
-use crate::watchdog::Watchdog;
+use crate::signals::{self, Forwarder, LossStop, SafeFor};
+use crate::watchdog::{Report, Start, Watchdog};
+use crate::{cgroup, descendants};
 use crate::{EX_NOT_STARTED, EX_SOFTWARE};
 
 /// How the child ended, as dibs's exit code tells it.
@@ -25,7 +26,9 @@ pub struct ChildEnd {
 }
 
 /// Runs the child with our stdin, stdout and stderr, its signals passed on by `forwarder`, and
-/// waits for it and all it started to exit; the code is the child's own. The command gets the lock's fencing token as `DIBS_FENCING_TOKEN`.
+/// waits for it and all it started to exit; the code is the child's own. The command gets the
+/// lock's fencing token as `DIBS_FENCING_TOKEN`. `safe_for` tells how long the lock may still be
+/// relied on, for `on_lost`.
 pub fn run_child(
     forwarder: &Forwarder,
     lock: &str,
@@ -33,6 +36,7 @@ pub fn run_child(
     args: &[String],
     fence: u64,
     on_lost: Option<LossStop>,
+    safe_for: SafeFor,
 ) -> ChildEnd {
     let ended = |code| ChildEnd {
         code,
@@ -45,55 +49,55 @@ pub fn run_child(
             return ended((128 + signal).clamp(0, 255) as u8);
         }
     };
-    let cgroup = Cgroup::create();
-    let watchdog = match Watchdog::start(cgroup.as_ref().map(Cgroup::for_watchdog)) {
+    let terminal = foreground_terminal();
+    let grace = on_lost.as_ref().map(LossStop::grace);
+    let started = Watchdog::start(program, args, fence, forwarder.ignored(), terminal, grace);
+    let mut watchdog = match started {
         Ok(watchdog) => watchdog,
         Err(e) => {
-            eprintln!("dibs: cannot start the watchdog of {program}'s process group: {e}");
-            if let Some(cgroup) = cgroup {
-                cgroup.remove();
-            }
+            eprintln!("dibs: cannot start the watchdog of {program}: {e}");
             return ended(EX_SOFTWARE);
         }
     };
-    let group = watchdog.group();
-    let ignored = forwarder.ignored();
-    let terminal = foreground_terminal();
-    let procs = cgroup.as_ref().map(Cgroup::procs);
-    let mut process = Process::new(program);
-    // DIBS_REDIS may hold a password: it is dibs's, not the command's.
-    process
-        .args(args)
-        .env_remove("DIBS_REDIS")
-        .env("DIBS_FENCING_TOKEN", fence.to_string());
-    // SAFETY: `child_setup` makes only async-signal-safe calls.
-    unsafe {
-        process.pre_exec(move || child_setup(&ignored, terminal, group, procs));
-    }
-    // spawn returns once the child has exec'd: its process group exists from here on.
-    let child = match process.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            eprintln!("dibs: cannot run {program}: {e}");
-            watchdog.finish(false);
-            if let Some(cgroup) = cgroup {
-                cgroup.remove();
-            }
+    let pid = match watchdog.started() {
+        Start::Ran(pid) => pid,
+        Start::NotRun(why) => {
+            eprintln!("dibs: cannot run {program}: {why}");
+            watchdog.finish();
             return ended(EX_NOT_STARTED);
         }
+        Start::Died => {
+            eprintln!("dibs: the watchdog of {program} ended before it ran {program}");
+            watchdog.finish();
+            return ended(EX_SOFTWARE);
+        }
     };
-    let pid = child.id() as libc::pid_t;
-    starting.started(group);
-    let stopper = on_lost.map(|stop| stop.watch(forwarder, lock, program));
-    let waited = wait_for_exit(pid, terminal, group);
+    starting.started(watchdog.group(), watchdog.link());
+    thread::scope(|scope| {
+        let stopper = on_lost.map(|stop| stop.watch(scope, forwarder, lock, program, safe_for));
+        let code = wait_for_all(forwarder, &mut watchdog, pid, terminal, program);
+        forwarder.exited();
+        let stopped_for_loss = stopper.is_some_and(|watch| watch.finish());
+        ChildEnd {
+            code,
+            stopped_for_loss: watchdog.finish() || stopped_for_loss,
+        }
+    })
+}
+
+/// Waits for the child and all it started to exit; the child's exit code.
+fn wait_for_all(
+    forwarder: &Forwarder,
+    watchdog: &mut Watchdog,
+    pid: libc::pid_t,
+    terminal: Option<RawFd>,
+    program: &str,
+) -> u8 {
+    let status = wait_for_exit(forwarder, watchdog, pid, terminal);
     if let Some(fd) = terminal {
         take_terminal(fd);
     }
-    if let Err(e) = waited {
-        eprintln!("dibs: waiting for {program} failed: {e}");
-    }
-    let mut child = child;
-    let code = match forwarder.reap(pid, || child.wait()) {
+    let code = match status {
         Ok(status) => match (status.code(), status.signal()) {
             (Some(code), _) => code.clamp(0, 255) as u8,
             (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
@@ -104,23 +108,69 @@ pub fn run_child(
             EX_SOFTWARE
         }
     };
-    let watchdog_reaped = wait_for_the_rest(forwarder, watchdog.pid(), program);
-    forwarder.exited();
-    let stopped_for_loss = stopper.is_some_and(|watch| watch.finish());
-    watchdog.finish(watchdog_reaped);
-    if let Some(cgroup) = cgroup {
-        cgroup.remove();
+    wait_for_the_rest(forwarder, watchdog, program);
+    code
+}
+
+/// Waits until the child (`pid`) exits; its status. A child stopped by job control (Ctrl-Z, or
+/// reading the terminal from the background) stops dibs with the same signal, so that the shell
+/// sees the job stopped; continued, dibs gives it the terminal back, if dibs has it, and
+/// continues it. The watchdog tells; once it has died (a SIGKILL to CMD's group), the child is
+/// dibs's own, reaped under `forwarder`'s lock.
+fn wait_for_exit(
+    forwarder: &Forwarder,
+    watchdog: &mut Watchdog,
+    pid: libc::pid_t,
+    terminal: Option<RawFd>,
+) -> io::Result<ExitStatus> {
+    let group = watchdog.group();
+    while let Some(report) = watchdog.next() {
+        match report {
+            Report::Stopped(signal) => stopped(signal, terminal, group),
+            Report::Exited(status) => return Ok(ExitStatus::from_raw(status)),
+            _ => {}
+        }
     }
-    ChildEnd {
-        code,
-        stopped_for_loss,
+    watchdog.reap(forwarder);
+    wait_for_own_child(pid, terminal, group)?;
+    let mut status = 0;
+    // SAFETY: waitpid(2) on our own child, which has exited.
+    let reaped = forwarder.reap(pid, || unsafe { libc::waitpid(pid, &mut status, 0) });
+    if reaped != pid {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(ExitStatus::from_raw(status))
+}
+
+/// The job control of a child stopped by `signal`: a stop from the terminal (SIGTSTP, SIGTTIN,
+/// SIGTTOU) stops dibs too, and once dibs is continued, so is the child's group.
+fn stopped(signal: i32, terminal: Option<RawFd>, group: libc::pid_t) {
+    if !matches!(signal, libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU) {
+        return;
+    }
+    if let Some(fd) = terminal {
+        take_terminal(fd);
+    }
+    // SAFETY: a stop signal to dibs itself, which returns once dibs is continued; tcgetpgrp on
+    // a terminal descriptor of ours; SIGCONT to CMD's group, pinned by the watchdog (or, after
+    // it, by the stopped child).
+    unsafe {
+        libc::kill(libc::getpid(), signal);
+        if let Some(fd) = terminal {
+            if libc::tcgetpgrp(fd) == libc::getpgrp() {
+                give_terminal(fd, group);
+            }
+        }
+        libc::kill(-group, libc::SIGCONT);
     }
 }
 
-/// Waits, without reaping, until the child exits. A child stopped by job control (Ctrl-Z, or reading the terminal from the background) stops
-/// dibs with the same signal, so that the shell sees the job stopped; continued, dibs gives it
-/// the terminal back, if dibs has it, and continues it.
-fn wait_for_exit(pid: libc::pid_t, terminal: Option<RawFd>, group: libc::pid_t) -> io::Result<()> {
+/// Waits, without reaping, until the child, dibs's own since its watchdog died, exits.
+fn wait_for_own_child(
+    pid: libc::pid_t,
+    terminal: Option<RawFd>,
+    group: libc::pid_t,
+) -> io::Result<()> {
     loop {
         // SAFETY: waitid(2) on our own child, with a zeroed siginfo to fill.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -135,8 +185,7 @@ fn wait_for_exit(pid: libc::pid_t, terminal: Option<RawFd>, group: libc::pid_t) 
         if info.si_code != libc::CLD_STOPPED {
             return Ok(());
         }
-        // SAFETY: the stop is consumed (not the exit: WEXITED is not asked for), then a stop
-        // signal to dibs itself, which returns once dibs is continued.
+        // SAFETY: the stop is consumed (not the exit: WEXITED is not asked for).
         unsafe {
             let mut seen: libc::siginfo_t = std::mem::zeroed();
             libc::waitid(
@@ -145,19 +194,7 @@ fn wait_for_exit(pid: libc::pid_t, terminal: Option<RawFd>, group: libc::pid_t) 
                 &mut seen,
                 libc::WSTOPPED | libc::WNOHANG,
             );
-            let stopped_by = info.si_status();
-            if matches!(stopped_by, libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU) {
-                if let Some(fd) = terminal {
-                    take_terminal(fd);
-                }
-                libc::kill(libc::getpid(), stopped_by);
-                if let Some(fd) = terminal {
-                    if libc::tcgetpgrp(fd) == libc::getpgrp() {
-                        give_terminal(fd, group);
-                    }
-                }
-                libc::kill(-group, libc::SIGCONT);
-            }
+            stopped(info.si_status(), terminal, group);
         }
     }
 }
@@ -183,19 +220,13 @@ fn give_terminal(fd: RawFd, group: libc::pid_t) {
     let _ = signals::set_mask(libc::SIG_UNBLOCK, &[libc::SIGTTOU]);
 }
 
-/// Once the child has exited: waits until every other child of dibs but the watchdog has exited
-/// too (what the command left running, reparented to dibs), and reaps them, each under
-/// `forwarder`'s lock. Whether the watchdog was reaped meanwhile (a SIGKILL to CMD's group ends
-/// it too).
-fn wait_for_the_rest(forwarder: &Forwarder, watchdog: libc::pid_t, program: &str) -> bool {
+/// Once the child has exited: waits until nothing it started runs. The watchdog, their
+/// subreaper, tells; once it has died, they are dibs's children, and dibs waits for each and
+/// reaps it under `forwarder`'s lock.
+fn wait_for_the_rest(forwarder: &Forwarder, watchdog: &mut Watchdog, program: &str) {
     let mut said = false;
-    let mut watchdog_reaped = false;
-    loop {
-        let left = descendants::children(watchdog);
-        if left.is_empty() {
-            return watchdog_reaped;
-        }
-        if !said {
+    let mut say = |left: &[libc::pid_t]| {
+        if !said && !left.is_empty() {
             let pids: Vec<String> = left.iter().map(|p| p.to_string()).collect();
             eprintln!(
                 "dibs: {program} exited, and left running pid {}: the lock is kept until they exit",
@@ -203,6 +234,21 @@ fn wait_for_the_rest(forwarder: &Forwarder, watchdog: libc::pid_t, program: &str
             );
             said = true;
         }
+    };
+    while let Some(report) = watchdog.next() {
+        match report {
+            Report::Left(pids) => say(&pids),
+            Report::Gone => return,
+            _ => {}
+        }
+    }
+    watchdog.reap(forwarder);
+    loop {
+        let left = descendants::children();
+        if left.is_empty() {
+            break;
+        }
+        say(&left);
         // SAFETY: waitid(2) for any child of ours, which it leaves unreaped (WNOWAIT), then
         // waitpid(2) on that one; the loop asks again which are left.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -210,7 +256,7 @@ fn wait_for_the_rest(forwarder: &Forwarder, watchdog: libc::pid_t, program: &str
         if unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) } != 0 {
             match io::Error::last_os_error().kind() {
                 io::ErrorKind::Interrupted => continue,
-                _ => return true, // ECHILD: none left, not even the watchdog
+                _ => break, // ECHILD: none left
             }
         }
         // SAFETY: si_pid of a siginfo that waitid filled for an exited child.
@@ -218,36 +264,7 @@ fn wait_for_the_rest(forwarder: &Forwarder, watchdog: libc::pid_t, program: &str
         forwarder.reap(pid, || unsafe {
             libc::waitpid(pid, std::ptr::null_mut(), 0)
         });
-        watchdog_reaped |= pid == watchdog;
     }
-}
-
-/// Runs in the child between fork and exec, so async-signal-safe calls only. Puts the command
-/// in its cgroup (`procs`, if it has one) and in `group` (the watchdog's, a group of its own),
-/// the terminal's foreground if dibs had it, and gives it the signal state it would have had
-/// without dibs.
-fn child_setup(
-    ignored: &[bool; FORWARDED.len()],
-    terminal: Option<RawFd>,
-    group: libc::pid_t,
-    procs: Option<RawFd>,
-) -> io::Result<()> {
-    if let Some(procs) = procs {
-        cgroup::join(procs);
-    }
-    // SAFETY: setpgid, tcsetpgrp and sigprocmask, with a set filled by sigemptyset.
-    unsafe {
-        if libc::setpgid(0, group) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if let Some(fd) = terminal {
-            // From the new (background) group: SIGTTOU is blocked until the mask is cleared.
-            let mut ttou: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut ttou);
-            libc::sigaddset(&mut ttou, libc::SIGTTOU);
-            libc::sigprocmask(libc::SIG_BLOCK, &ttou, std::ptr::null_mut());
-            libc::tcsetpgrp(fd, group);
-        }
-    }
-    signals::restore_in_child(ignored)
+    // SAFETY: getpid takes nothing.
+    cgroup::remove_left(unsafe { libc::getpid() });
 }

@@ -80,21 +80,24 @@ pub enum Command {
     /// not DIBS_REDIS. The run is recorded in its job's history.
     ///
     /// Nothing CMD starts outlives the lock: what CMD leaves running (what a script ran, a
-    /// daemon, one that called setsid) becomes dibs's child, and the lock is released only when
-    /// none is left. SIGTERM, SIGINT and SIGHUP to dibs or its group are passed on to CMD's
-    /// process group and to every other group of what CMD started, once each; sent to CMD's
-    /// group (Ctrl-C), they reach it once, from the kernel. Only groups that a process CMD
-    /// started is in at that moment are signalled, never an id that may be another's by now.
+    /// daemon, one that called setsid) becomes the child of dibs's watchdog (below), and the
+    /// lock is released only when none is left. SIGTERM, SIGINT and SIGHUP to dibs or its
+    /// group are passed on to CMD's process group and to every other group of what CMD
+    /// started, once each; sent to CMD's group (Ctrl-C), they reach it once, from the kernel.
+    /// Only groups that a process CMD started is in at that moment are signalled, never an id
+    /// that may be another's by now.
     ///
-    /// A SIGKILL to dibs or its group cannot be caught: a watchdog process, leader of CMD's
-    /// group, then kills what CMD started, and the lock expires by --at-most, unrecorded (the
-    /// only case where the lock outlives dibs). What it reaches: where dibs can make a cgroup
-    /// (v2, Linux 5.14 or later; root, or a delegated subtree), every process CMD started, in
-    /// whatever group or session (a `set -m` job, a setsid daemon), through CMD's cgroup
-    /// dibs-run-PID beside dibs's own, which it then removes. Without one, CMD's process group
-    /// alone: a job-control group or a setsid daemon runs on. Never reached: a process moved out
-    /// of that cgroup by someone else; and nothing, if CMD's group was SIGKILLed before (the
-    /// watchdog died with it).
+    /// A SIGKILL to dibs or its group cannot be caught: a watchdog process (dibs-watchdog in
+    /// ps), CMD's parent and leader of CMD's group, in no group of dibs's, then kills what CMD
+    /// started, and the lock expires by --at-most, unrecorded (the only case where the lock
+    /// outlives dibs). It is the subreaper of all CMD starts, so every process of CMD's, in
+    /// whatever group or session (a `set -m` job, a setsid daemon), is its descendant, and it
+    /// kills them one by one: no cgroup is needed. Where dibs can make a cgroup (v2, Linux 5.14
+    /// or later; root, or a delegated subtree), CMD also runs in one of its own, dibs-run-PID
+    /// beside dibs's, which the watchdog kills at once (cgroup.kill) and then removes. Never
+    /// reached: without a cgroup, a process the user may not signal (what sudo runs); with
+    /// one, a process moved out of it by someone else; and nothing, if CMD's group was
+    /// SIGKILLed before (the watchdog died with it).
     #[command(next_line_help = true, verbatim_doc_comment, after_help = RUN_EXIT)]
     Run(RunArgs),
     /// Say whether the lock NAME is held, by whom, and for how long more
@@ -185,7 +188,8 @@ pub struct RunArgs {
     /// With --keep-alive, when the lock is found lost while CMD runs: send CMD's process
     /// group (and every other group of what it started) SIGTERM, then SIGKILL GRACE later (a
     /// DURATION; 0s: at once) if any of it still runs, and exit 75; or ignore: warn only, and
-    /// let CMD run on
+    /// let CMD run on. With a GRACE, the watchdog does the same when the lock may lapse while
+    /// dibs cannot extend it (dibs stopped by SIGSTOP, or starved)
     #[arg(long, value_name = "GRACE|ignore", value_parser = on_lost, default_value = "10s")]
     #[arg(
         requires = "keep_alive",

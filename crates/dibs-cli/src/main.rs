@@ -40,6 +40,13 @@ const EX_NOT_STARTED: u8 = 127;
 const EX_INCOMPLETE: u8 = 3;
 
 fn main() -> ExitCode {
+    // The watchdog of a `dibs run`, which dibs starts as a process of its own.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == watchdog::ARG)
+    {
+        return ExitCode::from(watchdog::main(std::env::args_os().skip(2).collect()));
+    }
     let cli = match Cli::parse_args(std::env::args_os()) {
         Ok(cli) => cli,
         Err(error) => {

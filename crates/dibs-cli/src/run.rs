@@ -32,7 +32,8 @@ pub fn run(args: RunArgs) -> Result<u8, Error> {
         None => LockParams::from_millis(&lock, millis(at_most), millis(at_least))?,
     };
     let locker = locker(&conn, keep_alive)?;
-    // What CMD leaves running becomes dibs's child, to be waited for before the release.
+    // What CMD leaves running becomes its watchdog's child, or dibs's should the watchdog die (a
+    // `kill -9` to CMD's group), to be waited for before the release.
     if let Err(e) = become_subreaper() {
         eprintln!("dibs: cannot become the subreaper of {program}'s processes: {e}");
         return Ok(EX_SOFTWARE);
@@ -80,7 +81,16 @@ pub fn run(args: RunArgs) -> Result<u8, Error> {
         _ => None,
     };
     // A panic here drops the lease, which releases it.
-    let end = run_child(&forwarder, &lock, program, args, lease.fence(), stop);
+    let safe_for = || lease.safe_for();
+    let end = run_child(
+        &forwarder,
+        &lock,
+        program,
+        args,
+        lease.fence(),
+        stop,
+        &safe_for,
+    );
     let ending = lease.release_after(if end.code == 0 {
         TaskResult::Succeeded
     } else {

@@ -1,66 +1,139 @@
-//! The guard of a SIGKILL to dibs, which dibs cannot catch: a tiny process that leads CMD's
-//! process group and holds the read end of a pipe whose write end only dibs holds. When dibs
-//! dies, however, the pipe reads end-of-file and the watchdog kills all of CMD's cgroup
-//! ([`crate::cgroup`]: every process CMD started, whatever its group or session) where there is
-//! one, then SIGKILLs CMD's group, itself included: nothing of CMD runs on while its lock
-//! expires. Without a cgroup, what left CMD's group (a `set -m` job, a setsid daemon) does. It ignores the signals a group gets
-//! (a Ctrl-C, a `kill -- -PGID`), so that it outlives them, and never runs anything: it is forked,
-//! not exec'd, and makes only async-signal-safe calls.
+//! The guard of a SIGKILL to dibs, which dibs cannot catch: the watchdog, a process of its own
+//! that runs CMD as its child, leads CMD's process group (and ignores what a group is sent, so
+//! that it outlives a Ctrl-C or a `kill -- -PGID`), and is the subreaper of everything CMD
+//! starts. dibs's death does not kill it: it is in a group of its own, not dibs's. It holds a
+//! socket whose other end only dibs holds; when dibs dies, however, the socket reads
+//! end-of-file, and the watchdog kills CMD's cgroup, where there is one, and every process of
+//! CMD's, one by one as each comes to it, setsid daemons and `set -m` jobs included, before the
+//! lock expires ([`life`]).
+//!
+//! It is dibs's own binary, exec'd afresh ([`wire::ARG`]), rather than a fork of dibs: a fork of
+//! a process with threads may only make async-signal-safe calls, and the watchdog reads /proc,
+//! spawns CMD and reaps as an ordinary single-threaded program.
 
-use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
+mod life;
+mod wire;
 
-use crate::cgroup::ForWatchdog;
+use std::ffi::OsString;
+use std::io::{self, BufRead, BufReader, PipeReader, Read, Write};
+use std::net::Shutdown;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
 
-/// Signals the watchdog ignores: those a terminal or a supervisor sends a whole group.
-const IGNORED: [i32; 10] = [
-    libc::SIGTERM,
-    libc::SIGINT,
-    libc::SIGHUP,
-    libc::SIGQUIT,
-    libc::SIGTSTP,
-    libc::SIGTTIN,
-    libc::SIGTTOU,
-    libc::SIGUSR1,
-    libc::SIGUSR2,
-    libc::SIGPIPE,
-];
+pub use life::main;
+pub use wire::{monotonic_ns, Report, ARG};
+use wire::{Setup, FINISH, LAPSE};
+
+use crate::signals::Forwarder;
 
 pub struct Watchdog {
     pid: libc::pid_t,
-    /// Dropped when dibs exits, however it exits: the watchdog's signal.
-    _alive: OwnedFd,
+    /// dibs's end of the link: closed when dibs exits, however it exits.
+    link: UnixStream,
+    reports: BufReader<PipeReader>,
+    reaped: bool,
+    /// Whether it said the lock lapsed, and stopped CMD for it.
+    lapsed: bool,
+}
+
+/// How the start of CMD went.
+pub enum Start {
+    Ran(libc::pid_t),
+    /// CMD could not be run, and why.
+    NotRun(String),
+    /// The watchdog ended before it said.
+    Died,
+}
+
+/// The way to the watchdog for the signals dibs passes on.
+pub struct Link(UnixStream);
+
+impl Link {
+    /// Has the watchdog send `signal` to every group of CMD's once; false when it is gone.
+    pub fn signal(&self, signal: i32) -> bool {
+        let mut answer = [0u8];
+        (&self.0).write_all(&[signal as u8]).is_ok() && matches!((&self.0).read(&mut answer), Ok(1))
+    }
+
+    /// Tells the watchdog when the lock may lapse ([`wire::LAPSE`]).
+    pub fn lapse_at(&self, at: u64) {
+        let mut message = [LAPSE; 9];
+        message[1..].copy_from_slice(&at.to_le_bytes());
+        let _ = (&self.0).write_all(&message);
+    }
 }
 
 impl Watchdog {
-    /// Starts the watchdog, leader of a new process group for CMD to join, and the killer of
-    /// `cgroup`, CMD's, if it has one.
-    pub fn start(cgroup: Option<ForWatchdog>) -> io::Result<Watchdog> {
-        let mut fds = [0; 2];
-        // SAFETY: pipe(2) into an array of two.
-        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-            return Err(io::Error::last_os_error());
+    /// Starts the watchdog, which starts CMD (`program` with `args`, the fencing token `fence`,
+    /// the signals `ignored` when dibs started, the foreground of `terminal`); with `grace`
+    /// (`--on-lost`'s, with keep-alive), it stops CMD if the lock may lapse before dibs says
+    /// otherwise ([`Link::lapse_at`]).
+    pub fn start(
+        program: &str,
+        args: &[String],
+        fence: u64,
+        ignored: u64,
+        terminal: Option<RawFd>,
+        grace: Option<std::time::Duration>,
+    ) -> io::Result<Watchdog> {
+        let (link, theirs) = UnixStream::pair()?;
+        let (reports, their_reports) = io::pipe()?;
+        // SAFETY: getpid and getpgrp take nothing.
+        let (dibs, dibs_group) = unsafe { (libc::getpid(), libc::getpgrp()) };
+        let setup = Setup {
+            link: theirs.as_raw_fd(),
+            reports: their_reports.as_raw_fd(),
+            dibs,
+            dibs_group,
+            terminal,
+            ignored,
+            grace_ms: grace.map(|g| g.as_millis() as u64),
+        };
+        let mut watchdog = Command::new(own_binary()?);
+        watchdog
+            .arg0(std::env::args_os().next().unwrap_or_else(|| "dibs".into()))
+            .arg(ARG)
+            .args(setup.to_args())
+            .arg("--")
+            .arg(program)
+            .args(args)
+            // DIBS_REDIS may hold a password: it is dibs's, not the command's.
+            .env_remove("DIBS_REDIS")
+            .env("DIBS_FENCING_TOKEN", fence.to_string())
+            .process_group(0);
+        let fds = [setup.link, setup.reports];
+        // SAFETY: fcntl(2) alone, async-signal-safe: the two descriptors stay open in the
+        // watchdog (it closes them on exec again before it starts CMD).
+        unsafe {
+            watchdog.pre_exec(move || {
+                for fd in fds {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
         }
-        // SAFETY: each descriptor is ours alone from here on.
-        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        // Both ends close on exec, so that CMD holds neither; no other thread forks meanwhile.
-        for fd in fds {
-            // SAFETY: fcntl(2) on a descriptor of ours.
-            if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
-        }
-        // SAFETY: the child runs `watch` alone, which makes only async-signal-safe calls and
-        // never returns.
-        match unsafe { libc::fork() } {
-            -1 => Err(io::Error::last_os_error()),
-            0 => unsafe { watch(fds[0], cgroup) },
-            pid => {
-                // As the child does: whichever runs first, the group exists once this returns.
-                // SAFETY: setpgid(2) on our child, which has not exec'd (it never does).
-                unsafe { libc::setpgid(pid, pid) };
-                drop(read);
-                Ok(Watchdog { pid, _alive: write })
+        let pid = watchdog.spawn()?.id() as libc::pid_t;
+        Ok(Watchdog {
+            pid,
+            link,
+            reports: BufReader::new(reports),
+            reaped: false,
+            lapsed: false,
+        })
+    }
+
+    /// Waits until CMD runs, or could not be run.
+    pub fn started(&mut self) -> Start {
+        loop {
+            match self.next() {
+                Some(Report::Started(pid)) => return Start::Ran(pid),
+                Some(Report::NotStarted(why)) => return Start::NotRun(why),
+                Some(_) => {}
+                None => return Start::Died,
             }
         }
     }
@@ -71,79 +144,63 @@ impl Watchdog {
         self.pid
     }
 
-    pub fn pid(&self) -> libc::pid_t {
-        self.pid
+    pub fn link(&self) -> Option<Link> {
+        self.link.try_clone().ok().map(Link)
     }
 
-    /// Ends the watchdog once nothing of CMD runs; `reaped` when the wait for CMD's leftovers
-    /// reaped it already (a SIGKILL to CMD's group ends it too).
-    pub fn finish(self, reaped: bool) {
-        if !reaped {
-            // SAFETY: kill(2) and waitpid(2) on our child, not reaped yet.
-            unsafe {
-                libc::kill(self.pid, libc::SIGKILL);
-                while libc::waitpid(self.pid, std::ptr::null_mut(), 0) == -1
-                    && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
-                {
-                }
+    /// The watchdog's next report; None once it has ended (it was SIGKILLed, with CMD's group).
+    /// A warning is said here.
+    pub fn next(&mut self) -> Option<Report> {
+        loop {
+            let mut line = String::new();
+            match self.reports.read_line(&mut line) {
+                Ok(0) | Err(_) => return None,
+                Ok(_) => match Report::parse(&line) {
+                    Some(Report::Warning(what)) => eprintln!("dibs: warning: {what}"),
+                    Some(Report::Lapsed) => self.lapsed = true,
+                    Some(report) => return Some(report),
+                    None => {}
+                },
             }
         }
     }
+
+    /// Reaps the watchdog, which has ended, under `forwarder`'s lock: no signal goes to its
+    /// group id after that. What it left (CMD, its leftovers) is dibs's child from then on.
+    pub fn reap(&mut self, forwarder: &Forwarder) {
+        if !self.reaped {
+            forwarder.reap(self.pid, || wait(self.pid));
+            self.reaped = true;
+        }
+    }
+
+    /// Tells the watchdog that dibs ends normally (nothing of CMD runs), says what it still has
+    /// to say, and waits for its end. Whether it stopped CMD for a lapse of the lock.
+    pub fn finish(mut self) -> bool {
+        if !self.reaped {
+            let _ = (&self.link).write_all(&[FINISH]);
+            let _ = self.link.shutdown(Shutdown::Both);
+            while self.next().is_some() {}
+            wait(self.pid);
+        }
+        self.lapsed
+    }
 }
 
-/// The watchdog's life: closes every descriptor but the pipe's read end and the cgroup's (it
-/// must hold no socket, terminal or output pipe of dibs's), waits for end-of-file, and kills
-/// the cgroup and its group.
-///
-/// # Safety
-///
-/// Only in a child just forked: it calls only async-signal-safe functions, and exits.
-unsafe fn watch(read: libc::c_int, cgroup: Option<ForWatchdog>) -> ! {
-    libc::setpgid(0, 0);
-    for signal in IGNORED {
-        libc::signal(signal, libc::SIG_IGN);
+/// dibs's binary, as it runs now: /proc/self/exe, which an upgrade that replaces the file does
+/// not change, where there is one.
+fn own_binary() -> io::Result<OsString> {
+    let proc = std::path::Path::new("/proc/self/exe");
+    if proc.exists() {
+        return Ok(proc.into());
     }
-    let mut keep = [read, -1, -1];
-    if let Some(cgroup) = cgroup {
-        keep[1..].copy_from_slice(&[cgroup.kill, cgroup.events]);
-    }
-    keep.sort_unstable();
-    close_all_but(&keep);
-    let mut byte = 0u8;
-    loop {
-        let n = libc::read(read, (&mut byte as *mut u8).cast(), 1);
-        if n == 0 || (n < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted) {
-            break;
-        }
-    }
-    if let Some(cgroup) = cgroup {
-        crate::cgroup::kill_all(cgroup);
-    }
-    libc::kill(0, libc::SIGKILL);
-    libc::_exit(0)
+    Ok(std::env::current_exe()?.into())
 }
 
-/// Closes every descriptor but those of `keep` (sorted; -1 for none): close_range(2) where the
-/// kernel has it (5.9), else one by one up to 4096.
-unsafe fn close_all_but(keep: &[libc::c_int]) {
-    #[cfg(target_os = "linux")]
-    {
-        let mut from = 0u32;
-        let mut closed = true;
-        for &fd in keep.iter().filter(|&&fd| fd >= 0) {
-            if fd as u32 > from {
-                closed &= libc::syscall(libc::SYS_close_range, from, (fd - 1) as u32, 0u32) == 0;
-            }
-            from = fd as u32 + 1;
-        }
-        closed &= libc::syscall(libc::SYS_close_range, from, u32::MAX, 0u32) == 0;
-        if closed {
-            return;
-        }
-    }
-    for fd in 0..4096 {
-        if !keep.contains(&fd) {
-            libc::close(fd);
-        }
-    }
+/// Reaps `pid`, a child of ours.
+fn wait(pid: libc::pid_t) {
+    // SAFETY: waitpid(2) on our child.
+    while unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) } == -1
+        && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+    {}
 }

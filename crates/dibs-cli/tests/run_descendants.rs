@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use common::RedisServer;
 use support::counter::kill;
 use support::descendants::{
-    assert_ended_before, children_of, gone, group_of, parent_of, Job, Shape,
+    assert_ended_before, assert_wrote_before, children_of, gone, group_of, parent_of, watchdog_of,
+    Job, Shape,
 };
 use support::{text, KilledOnPanic, Running};
 
@@ -161,6 +162,40 @@ fn own_cgroup() -> Option<std::path::PathBuf> {
     (unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0).then_some(dir)
 }
 
+/// SIGSTOP to dibs, or to its group: dibs can neither extend the lock nor see it lost, and the
+/// lock lapses by --at-most. The watchdog, which dibs tells when the lock may lapse, stops
+/// what the command started then, as `--on-lost` would (SIGKILL at once, with a grace of 0s), so
+/// a setsid daemon and a `set -m` job that ignore SIGTERM have written their last line before a
+/// second run's command starts. Continued, dibs exits 75. Before, they ran on beside the second
+/// run for as long as dibs was stopped.
+#[test]
+fn sigstop_to_dibs_stops_the_command_before_its_lock_lapses() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let flags = [KEPT.as_slice(), &["--on-lost", "0s"]].concat();
+    for to in [To::Dibs, To::DibsGroup] {
+        let job = Job::new(&format!("stop-{to:?}"));
+        let mut dibs = job.dibs(&uri, &flags, Shape::DaemonAndJob, "ignore");
+        if matches!(to, To::DibsGroup) {
+            dibs.process_group(0);
+        }
+        let dibs = Running::new(dibs.stderr(Stdio::null()).spawn().unwrap());
+        let (daemon, background) = (job.grandchild(), job.job_grandchild());
+        let _grandchildren = (KilledOnPanic(daemon), KilledOnPanic(background));
+        let second = job.second(&uri);
+        let target = match to {
+            To::DibsGroup => -(dibs.id() as i32),
+            _ => dibs.id() as i32,
+        };
+        kill(target, libc::SIGSTOP);
+        let started = second.started();
+        assert_ended_before(&job, daemon, started);
+        assert_wrote_before(&job, &job.job_out(), background, started);
+        kill(target, libc::SIGCONT);
+        assert_eq!(dibs.exit_code(), 75, "{to:?}: stopped for the loss");
+    }
+}
+
 /// `timeout 2 dibs run ...` sends SIGTERM to dibs and to dibs's group: the grandchild finishes
 /// and the lock is released after it. `timeout -k 1 2 ...` with a grandchild that ignores
 /// SIGTERM: a SIGKILL to dibs and its group a second later, and the watchdog kills CMD's group.
@@ -241,11 +276,13 @@ fn a_daemon_the_command_leaves_keeps_the_lock_until_it_ends() {
     let _daemon = KilledOnPanic(pid);
     assert_eq!(group_of(pid), pid, "the daemon leads a group of its own");
     let second = job.second(&uri);
-    // bash exits at once: the daemon is then dibs's child (dibs is a subreaper), or, before,
-    // dibs had exited too.
+    // bash exits at once: the daemon is then the child of dibs's watchdog (its subreaper), or,
+    // before, dibs had exited too.
     let mut dibs = dibs;
     let deadline = Instant::now() + Duration::from_secs(10);
-    while parent_of(pid) != dibs.id() as i32 && dibs.child_mut().try_wait().unwrap().is_none() {
+    while watchdog_of(dibs.id() as i32) != Some(parent_of(pid))
+        && dibs.child_mut().try_wait().unwrap().is_none()
+    {
         assert!(Instant::now() < deadline, "bash never exited");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -258,7 +295,8 @@ fn a_daemon_the_command_leaves_keeps_the_lock_until_it_ends() {
 }
 
 /// Review of issue 42, D4: once dibs has reaped the watchdog (a `kill -9` to CMD's group ended it
-/// and CMD, and a daemon CMD left keeps the lock), the group id it led is free, and a process that
+/// and CMD, and a daemon CMD left, the watchdog's child, is dibs's then and keeps the lock), the
+/// group id it led is free, and a process that
 /// is not dibs's may take it: here an unrelated `setsid sleep`, started by the test with that pid
 /// (through ns_last_pid). A SIGTERM to dibs then reaches the daemon, and not the unrelated group.
 /// Before, dibs passed it on to CMD's former group id too, and killed the unrelated sleep.
@@ -275,29 +313,31 @@ fn a_signal_never_reaches_a_group_that_took_the_command_s_reaped_group_id() {
     );
     let pid = job.grandchild();
     let _daemon = KilledOnPanic(pid);
-    // bash exits at once: dibs's children are then the daemon and the watchdog, leader of what
-    // was CMD's group.
+    // bash exits at once: the daemon is then the only child of the watchdog (dibs's only
+    // child), leader of what was CMD's group.
     let dibs_pid = dibs.id() as i32;
     let deadline = Instant::now() + Duration::from_secs(10);
     let watchdog = loop {
-        let children = children_of(dibs_pid);
-        if children.len() == 2 && children.contains(&pid) {
-            break children.into_iter().find(|&c| c != pid).unwrap();
+        if let Some(watchdog) = watchdog_of(dibs_pid) {
+            if children_of(watchdog) == [pid] {
+                break watchdog;
+            }
         }
-        assert!(Instant::now() < deadline, "bash never exited: {children:?}");
+        assert!(Instant::now() < deadline, "bash never exited");
         std::thread::sleep(Duration::from_millis(10));
     };
-    assert_eq!(
-        group_of(watchdog),
-        watchdog,
-        "the watchdog leads CMD's group"
-    );
+    assert_eq!(children_of(dibs_pid), [watchdog]);
     kill(-watchdog, libc::SIGKILL);
-    // dibs reaps it: its pid, CMD's group id, is free from then on.
+    // dibs reaps it: its pid, CMD's group id, is free from then on; the daemon is dibs's.
     while std::path::Path::new(&format!("/proc/{watchdog}")).exists() {
         assert!(Instant::now() < deadline, "dibs never reaped the watchdog");
         std::thread::sleep(Duration::from_millis(10));
     }
+    assert_eq!(
+        parent_of(pid),
+        dibs_pid,
+        "the daemon went to dibs, its subreaper"
+    );
     let Some(mut unrelated) = start_with_pid(watchdog) else {
         println!("SKIPPED: cannot write /proc/sys/kernel/ns_last_pid (not root?)");
         return;
@@ -315,6 +355,11 @@ fn a_signal_never_reaches_a_group_that_took_the_command_s_reaped_group_id() {
         still_runs,
         "the unrelated group {watchdog} was signalled by dibs"
     );
+    // The watchdog died before it could remove CMD's cgroup: dibs does, once the daemon is reaped.
+    if let Some(cgroups) = own_cgroup() {
+        let cgroup = cgroups.join(format!("dibs-run-{dibs_pid}"));
+        assert!(!cgroup.exists(), "{} is left", cgroup.display());
+    }
 }
 
 /// `setsid sleep 100`, started as process `pid`, which leads a session and group `pid` of its

@@ -36,6 +36,9 @@ pub enum Shape {
     /// `bash -c 'set -m; sh LOOP ... & wait'`: job control puts it in a process group of its
     /// own (in dibs's session), and bash waits for it.
     JobControl,
+    /// Both: a setsid daemon (writing to the job's file) and a `set -m` job (writing to
+    /// [`Job::job_out`]), and bash waits for them.
+    DaemonAndJob,
 }
 
 /// The files of one job: its grandchild's timestamps and pid, and the second run's timestamp.
@@ -58,6 +61,16 @@ impl Job {
         self.dir.path().join("grandchild")
     }
 
+    /// [`Shape::DaemonAndJob`]'s job's timestamps.
+    pub fn job_out(&self) -> PathBuf {
+        self.dir.path().join("grandchild.job")
+    }
+
+    /// The job's directory, for a test that runs dibs as another user.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
     fn second_out(&self) -> PathBuf {
         self.dir.path().join("second")
     }
@@ -69,6 +82,9 @@ impl Job {
             Shape::Grandchild => r#"sh "$0" "$1" "$2"; exit $?"#,
             Shape::Daemon => r#"setsid sh "$0" "$1" "$2" & exit 0"#,
             Shape::JobControl => r#"set -m; sh "$0" "$1" "$2" & wait"#,
+            Shape::DaemonAndJob => {
+                r#"setsid sh "$0" "$1" "$2" & set -m; sh "$0" "$1.job" "$2" & wait"#
+            }
         };
         let mut args: Vec<String> = ["run", "--redis", uri, "--lock", &self.name]
             .iter()
@@ -93,15 +109,12 @@ impl Job {
     /// Waits until the grandchild runs, and returns its pid; 10 s at most, where it takes
     /// some 50 ms.
     pub fn grandchild(&self) -> i32 {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let pid = self.out().with_extension("pid");
-        loop {
-            if let Ok(pid) = std::fs::read_to_string(&pid) {
-                return pid.trim().parse().unwrap();
-            }
-            assert!(Instant::now() < deadline, "the grandchild never started");
-            thread::sleep(Duration::from_millis(10));
-        }
+        grandchild_of(&self.out())
+    }
+
+    /// [`Shape::DaemonAndJob`]'s job, as [`Job::grandchild`].
+    pub fn job_grandchild(&self) -> i32 {
+        grandchild_of(&self.job_out())
     }
 
     /// A second `dibs run` of the same lock, tried every 50 ms until it wins (40 s at most);
@@ -144,6 +157,23 @@ impl Second {
     }
 }
 
+/// The pid a [`LOOP`] writing to `out` wrote once it ran; 10 s at most, where it takes some
+/// 50 ms.
+fn grandchild_of(out: &Path) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let pid = out.with_extension(match out.extension() {
+        Some(ext) => format!("{}.pid", ext.to_string_lossy()),
+        None => "pid".to_owned(),
+    });
+    loop {
+        if let Ok(pid) = std::fs::read_to_string(&pid) {
+            return pid.trim().parse().unwrap();
+        }
+        assert!(Instant::now() < deadline, "{} never started", out.display());
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// The timestamps of a file, as written.
 pub fn stamps(path: &Path) -> Vec<u128> {
     std::fs::read_to_string(path)
@@ -172,6 +202,13 @@ pub fn children_of(pid: i32) -> Vec<i32> {
         .collect()
 }
 
+/// The watchdog of `dibs run` `dibs`: its child that leads a process group (CMD's), if any.
+pub fn watchdog_of(dibs: i32) -> Option<i32> {
+    children_of(dibs)
+        .into_iter()
+        .find(|&child| stat(child).is_some_and(|f| f[2] == child.to_string()))
+}
+
 /// The process group of `pid`.
 pub fn group_of(pid: i32) -> i32 {
     stat(pid).expect("running")[2].parse().unwrap()
@@ -188,22 +225,30 @@ fn stat(pid: i32) -> Option<Vec<String>> {
 /// have: the first run's lock was free), and it wrote nothing after the second run's command
 /// started. 10 s for it to end, where the test's stimuli end it within 2 s.
 pub fn assert_ended_before(job: &Job, pid: i32, second_started: u128) {
+    assert_wrote_before(job, &job.out(), pid, second_started);
+}
+
+/// [`assert_ended_before`] for the [`LOOP`] `pid` writing to `out`.
+pub fn assert_wrote_before(job: &Job, out: &Path, pid: i32, second_started: u128) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !gone(pid) {
         assert!(
             Instant::now() < deadline,
-            "{}: the grandchild {pid} still runs 10 s after a second run took the lock",
-            job.name
+            "{}: the grandchild {pid} ({}) still runs 10 s after a second run took the lock",
+            job.name,
+            out.display()
         );
         thread::sleep(Duration::from_millis(20));
     }
-    let stamps = stamps(&job.out());
+    let stamps = stamps(out);
     let last = *stamps.last().expect("the grandchild wrote");
     let after = stamps.iter().filter(|&&s| s > second_started).count();
     assert!(
         last < second_started,
-        "{}: the grandchild wrote {after} times after the second run started ({} ms after)",
+        "{}: the grandchild {pid} wrote {after} times to {} after the second run started ({} ms \
+         after)",
         job.name,
+        out.display(),
         (last - second_started) / 1_000_000
     );
 }
