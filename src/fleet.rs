@@ -368,6 +368,16 @@ impl Locker {
     /// by another stays.
     pub fn force_release(&self, name: &str, token: &str, by: &str) -> Result<ForcedRelease> {
         validate_name(name)?;
+        if !history::is_label(by, history::MAX_LABEL_BYTES) {
+            return Err(Error::invalid(
+                "by",
+                format!(
+                    "'by' names who forces the release, in its job's history: 1 to {} bytes \
+                     without ';' or control characters",
+                    history::MAX_LABEL_BYTES
+                ),
+            ));
+        }
         if token.len() != 36 || uuid::Uuid::parse_str(token).is_err() {
             return Err(Error::invalid(
                 "token",
@@ -399,10 +409,7 @@ impl Locker {
             let (start, pid, host) = holder.as_ref().map_or((0, 0, ""), |h| {
                 (h.acquired_at_unix_ms, h.pid, h.host.as_str())
             });
-            let entry = format!(
-                "forced;;0;0;0;{start};{pid};{host};;{};{name}",
-                history::field(by)
-            );
+            let entry = format!("forced;;0;0;0;{start};{pid};{host};;{};{name}", by);
             let stream = history::stream_key(self.spec.key_prefix(), &job);
             place.write(&self.pool, name, &stream, &entry, None);
             // The forced entry stands for the holder's run: its start's entry, if it is a

@@ -124,8 +124,14 @@ pub(crate) fn task_field(task: TaskResult, catch_up: bool) -> String {
 const CATCH_UP_MARK: &str = "+catch-up";
 
 /// Who forced a release, as a record field: no `;` in it.
-pub(crate) fn field(text: &str) -> String {
-    text.replace(';', "_")
+/// The longest label of [`is_label`]: an instance id, who forced a release.
+pub(crate) const MAX_LABEL_BYTES: usize = 128;
+
+/// Whether `text` may name who did something in a run's record (an instance id, who forced a
+/// release): 1 to `max` bytes, without `;` (which would split the record into other fields) or
+/// control characters, so that a record always reads back as written.
+pub(crate) fn is_label(text: &str, max: usize) -> bool {
+    !text.is_empty() && text.len() <= max && !text.chars().any(|c| c.is_control() || c == ';')
 }
 
 /// Whether a key under `prefix` is one of the history's, not a lock.

@@ -31,6 +31,7 @@ mod lock;
 mod pool;
 mod resp;
 mod script;
+mod shown;
 mod sweeper;
 mod tls;
 
@@ -52,3 +53,4 @@ pub use lock::{
     unknown_tick, Lease, LockParams, Locker, Outcome, TickAcquire, TickState, CLOCK_SKEW,
     MAX_CATCH_UP_AGE, MAX_NAME_BYTES, MAX_TICK_BYTES,
 };
+pub use shown::shown;

@@ -163,6 +163,15 @@ fn a_forced_release_deletes_only_the_token_shown_and_is_recorded() {
         matches!(bad, dibs::Error::InvalidArgument { arg: "token", .. }),
         "{bad}"
     );
+    // Who forced it is validated like an instance id, before any I/O: a newline would forge a
+    // row wherever the history is shown, a ';' another field (issue 43, item 6).
+    for by in ["ops\nreport  ok", "ops;pod-9", "", &"x".repeat(129)] {
+        let bad = locker.force_release("sync", &token, by).unwrap_err();
+        assert!(
+            matches!(bad, dibs::Error::InvalidArgument { arg: "by", .. }),
+            "{by:?}: {bad}"
+        );
+    }
 }
 
 /// Another valid token: the same but one hex digit.

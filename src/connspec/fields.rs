@@ -152,10 +152,7 @@ impl Fields {
         if let Some(id) = &self.instance_id {
             // A `;` would split the run's record (`history::record`) into other fields: refused,
             // so that a record always reads back as written.
-            if id.is_empty()
-                || id.len() > MAX_INSTANCE_ID_BYTES
-                || id.chars().any(|c| c.is_control() || c == ';')
-            {
+            if !crate::history::is_label(id, MAX_INSTANCE_ID_BYTES) {
                 return Err(ParseError::invalid(
                     "instance-id",
                     format!("'instance-id' must be 1 to {MAX_INSTANCE_ID_BYTES} bytes without ';' or control characters"),

@@ -46,7 +46,7 @@ const MAX_TIMEOUT_MS: i128 = 86_400_000;
 const MAX_POOL_SIZE: i128 = 10_000;
 const MAX_KEY_PREFIX_BYTES: usize = 256;
 /// The longest `instance-id`, in UTF-8 bytes.
-const MAX_INSTANCE_ID_BYTES: usize = 128;
+const MAX_INSTANCE_ID_BYTES: usize = crate::history::MAX_LABEL_BYTES;
 
 /// Where the server listens.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -9,7 +9,7 @@ use dibs::{
 
 use crate::cli::CheckArgs;
 use crate::connect::locker;
-use crate::output::{evicted, human, instance, subject, task_word, unix_ms, utc};
+use crate::output::{evicted, human, instance, say, subject, task_word, unix_ms, utc};
 use crate::EX_INCOMPLETE;
 
 /// A success shorter than `--min-duration`.
@@ -85,7 +85,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
     let standing = judgement.standing();
     if let Standing::TooLong = standing {
         let lines: Vec<String> = judgement.too_long.iter().map(|l| held_line(l)).collect();
-        println!(
+        say!(
             "too long: {subject} has a run holding its lock longer than {}: {}{partial}",
             human(max_duration.unwrap_or_default()),
             lines.join(", ")
@@ -121,11 +121,11 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
                 ),
             ),
         };
-        println!("unknown: {subject}: {found}, but {missing} may be missing{partial}");
+        say!("unknown: {subject}: {found}, but {missing} may be missing{partial}");
         return Ok(EX_INCOMPLETE);
     }
     if let (Standing::Running, Some(lock)) = (standing, judgement.starting) {
-        println!(
+        say!(
             "running: {subject} has not run to success within {window}, but a run started within \
              the grace after start ({}) runs now: {}; {}{partial}",
             human(grace_after_start.unwrap_or_default()),
@@ -136,7 +136,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
     }
     match judgement.verdict {
         Verdict::Ran(run) if standing == Standing::Suspect => {
-            println!(
+            say!(
                 "suspect: {subject} ran {} ago on {} ({}), but its task took {}, less than \
                  --min-duration {}: it may not have done its work",
                 ago(run),
@@ -148,7 +148,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
             Ok(EX_SUSPECT)
         }
         Verdict::Ran(run) => {
-            println!(
+            say!(
                 "ok: {subject} ran {} ago on {} ({}, lock {}){partial}",
                 ago(run),
                 instance(run),
@@ -161,7 +161,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
             last_success,
             latest: newest,
         } => {
-            println!(
+            say!(
                 "overdue: {subject} has not run to success within {window}: {}{}{partial}",
                 last(last_success),
                 latest(newest)
@@ -179,7 +179,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
                 run.outcome_unknown() && run.recorded_at_unix_ms + 1 == complete_since_unix_ms
             });
             if let Some(run) = unseen {
-                println!(
+                say!(
                     "unknown: no success of {subject} is recorded within {window}, but how its \
                      run of {} ago on {} ({}) ended is not known: {}; {}{}{partial}",
                     ago(run),
@@ -195,7 +195,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
                 );
                 return Ok(EX_INCOMPLETE);
             }
-            println!(
+            say!(
                 "unknown: no success of {subject} is recorded within {window}, but the \
                  history holds every run only since {} UTC{}: an earlier one may be \
                  missing from it; {}{}{partial}",

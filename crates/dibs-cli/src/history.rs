@@ -6,20 +6,20 @@ use dibs::Error;
 
 use crate::cli::HistoryArgs;
 use crate::connect::locker;
-use crate::output::{evicted, human, instance, print_table, subject, task_word, utc};
+use crate::output::{evicted, human, instance, print_table, say, subject, task_word, utc};
 
 pub fn history(args: HistoryArgs) -> Result<u8, Error> {
     let HistoryArgs { conn, job, limit } = args;
     let history = locker(&conn, false)?.history(&job, limit)?;
     let subject = subject(&job, &history.matched);
     if history.runs.is_empty() {
-        println!(
+        say!(
             "no run of job or lock '{job}' is recorded{}",
             evicted(&history)
         );
         return Ok(0);
     }
-    println!(
+    say!(
         "{subject}: the last {} recorded, newest first",
         history.runs.len()
     );

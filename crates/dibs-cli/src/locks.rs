@@ -4,7 +4,7 @@ use dibs::Error;
 
 use crate::cli::LocksArgs;
 use crate::connect::locker;
-use crate::output::{age, holder, human, print_table, ttl};
+use crate::output::{age, holder, human, print_table, say, ttl};
 use crate::EX_INCOMPLETE;
 
 pub fn locks(args: LocksArgs) -> Result<u8, Error> {
@@ -28,11 +28,11 @@ pub fn locks(args: LocksArgs) -> Result<u8, Error> {
     if listing.items.is_empty() {
         match partial {
             Some(partial) => {
-                println!("no held lock found (matching '{pattern}') in the part scanned");
-                println!("{partial}");
+                say!("no held lock found (matching '{pattern}') in the part scanned");
+                say!("{partial}");
                 return Ok(EX_INCOMPLETE);
             }
-            None => println!("no lock held (matching '{pattern}')"),
+            None => say!("no lock held (matching '{pattern}')"),
         }
         return Ok(0);
     }
@@ -54,10 +54,10 @@ pub fn locks(args: LocksArgs) -> Result<u8, Error> {
     }
     print_table(&rows);
     if listing.truncated {
-        println!("(the first {limit}; --limit shows more)");
+        say!("(the first {limit}; --limit shows more)");
     }
     if let Some(partial) = partial {
-        println!("{partial}");
+        say!("{partial}");
         return Ok(EX_INCOMPLETE);
     }
     Ok(0)

@@ -67,7 +67,7 @@ fn main() -> ExitCode {
         Command::Release(args) => release::release(args),
     };
     ExitCode::from(outcome.unwrap_or_else(|e| {
-        eprintln!("dibs: {e}");
+        output::tell!("dibs: {e}");
         match e {
             Error::InvalidArgument { .. } => EX_USAGE,
             _ => EX_UNAVAILABLE,

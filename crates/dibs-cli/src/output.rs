@@ -1,4 +1,23 @@
-//! How the commands show what they print: durations, times, tables, holders and runs.
+//! How the commands show what they print: durations, times, tables, holders and runs. Every
+//! line goes out through [`say!`] or [`tell!`] (a table through [`print_table`]), which escape
+//! what came from Redis (`dibs::shown`): a name or a field cannot forge a row or send the
+//! terminal a command.
+
+/// `println!`, its text passed through `dibs::shown`.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        println!("{}", dibs::shown(&format!($($arg)*)))
+    };
+}
+pub(crate) use say;
+
+/// `eprintln!`, its text passed through `dibs::shown`.
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        eprintln!("{}", dibs::shown(&format!($($arg)*)))
+    };
+}
+pub(crate) use tell;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -42,8 +61,12 @@ pub fn utc(unix_ms: u64) -> String {
     )
 }
 
-/// Columns padded to their widest cell.
+/// Columns padded to their widest cell, each cell escaped (`dibs::shown`).
 pub fn print_table(rows: &[Vec<String>]) {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| dibs::shown(c).into_owned()).collect())
+        .collect();
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| {
@@ -54,7 +77,7 @@ pub fn print_table(rows: &[Vec<String>]) {
                 .unwrap_or(0)
         })
         .collect();
-    for row in rows {
+    for row in &rows {
         let mut line = String::new();
         for (c, cell) in row.iter().enumerate() {
             if c + 1 < row.len() {

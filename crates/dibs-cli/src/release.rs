@@ -4,7 +4,7 @@ use dibs::{Error, ForcedRelease};
 
 use crate::cli::ReleaseArgs;
 use crate::connect::locker;
-use crate::output::{age, holder, ttl};
+use crate::output::{age, holder, say, tell, ttl};
 
 pub fn release(args: ReleaseArgs) -> Result<u8, Error> {
     let ReleaseArgs {
@@ -19,11 +19,11 @@ pub fn release(args: ReleaseArgs) -> Result<u8, Error> {
         Some(token) => (token, None),
         None => {
             let Some(held) = locker.held_lock(&lock)? else {
-                println!("lock '{lock}' is not held; nothing to release");
+                say!("lock '{lock}' is not held; nothing to release");
                 return Ok(0);
             };
             let Some(token) = held.token.clone() else {
-                eprintln!("dibs: lock '{lock}' holds a value dibs did not write; not touched");
+                tell!("dibs: lock '{lock}' holds a value dibs did not write; not touched");
                 return Ok(1);
             };
             let what = format!(
@@ -33,7 +33,7 @@ pub fn release(args: ReleaseArgs) -> Result<u8, Error> {
                 ttl(&held)
             );
             if !yes && !confirm(&format!("release {what}? [y/N] ")) {
-                println!("not released");
+                say!("not released");
                 return Ok(1);
             }
             (token, Some(what))
@@ -42,15 +42,15 @@ pub fn release(args: ReleaseArgs) -> Result<u8, Error> {
     match locker.force_release(&lock, &token, &by)? {
         ForcedRelease::Released => {
             let what = shown.unwrap_or_else(|| format!("lock '{lock}'"));
-            println!("released {what}; recorded in its job's history as forced by {by}");
+            say!("released {what}; recorded in its job's history as forced by {by}");
             Ok(0)
         }
         ForcedRelease::Free => {
-            println!("lock '{lock}' is not held; nothing to release");
+            say!("lock '{lock}' is not held; nothing to release");
             Ok(0)
         }
         ForcedRelease::OtherHolder => {
-            println!("lock '{lock}' is held by another holder than the one given (it changed hands); not released");
+            say!("lock '{lock}' is held by another holder than the one given (it changed hands); not released");
             Ok(1)
         }
     }
@@ -64,7 +64,16 @@ fn operator() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_owned())
         .unwrap_or_else(|_| "unknown".to_owned());
-    format!("{user}@{host}")
+    // The library takes 1 to 128 bytes without ';' or control characters: an odd $USER is made
+    // to fit, not refused.
+    let mut by: String = format!("{user}@{host}")
+        .chars()
+        .map(|c| if c.is_control() || c == ';' { '_' } else { c })
+        .collect();
+    while by.len() > 128 {
+        by.pop();
+    }
+    by
 }
 
 /// Asks on stderr, reads a line of stdin: yes only for `y` or `yes`.

@@ -60,7 +60,7 @@ pub fn run(args: RunArgs) -> Result<u8, Error> {
         }
     };
     if let Some(warning) = lease.take_warning() {
-        eprintln!("dibs: warning: {warning}");
+        crate::output::tell!("dibs: warning: {warning}");
     }
     let stop = match on_lost {
         OnLost::Stop(grace) if keep_alive => {
@@ -98,7 +98,7 @@ pub fn run(args: RunArgs) -> Result<u8, Error> {
     });
     forwarder.stop();
     if let Some(warning) = ending.warning() {
-        eprintln!("dibs: warning: {warning}");
+        crate::output::tell!("dibs: warning: {warning}");
     }
     Ok(if end.stopped_for_loss {
         EX_LOST

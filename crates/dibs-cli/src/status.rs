@@ -6,12 +6,12 @@ use dibs::Error;
 
 use crate::cli::StatusArgs;
 use crate::connect::locker;
-use crate::output::{human, unix_ms};
+use crate::output::{human, say, unix_ms};
 
 pub fn status(args: StatusArgs) -> Result<u8, Error> {
     let StatusArgs { conn, lock } = args;
     match locker(&conn, false)?.inspect(&lock)? {
-        None => println!("lock '{lock}' is free"),
+        None => say!("lock '{lock}' is free"),
         Some(state) => {
             let who = match &state.holder {
                 Some(h) => format!(
@@ -27,7 +27,7 @@ pub fn status(args: StatusArgs) -> Result<u8, Error> {
             let ttl = state.remaining_ms.map_or("never expires".to_owned(), |ms| {
                 format!("expires in {}", human(Duration::from_millis(ms)))
             });
-            println!("lock '{lock}' is {who}; {ttl}");
+            say!("lock '{lock}' is {who}; {ttl}");
         }
     }
     Ok(0)

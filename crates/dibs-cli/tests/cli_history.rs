@@ -413,3 +413,68 @@ fn check_finds_a_running_lock_of_the_job_behind_a_thousand_others() {
     let out = check("--grace-after-start");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }
+
+/// Issue 43, item 6: what Redis holds is shown escaped. A key whose name holds a newline, an
+/// ESC sequence and a bidi override, a holder whose host does too, and a history entry copied
+/// from a real run with such a host (raw `SET` and `XADD`, as anyone who may write under the
+/// prefix can) forge no row of `dibs locks` or `dibs history`, and send no control byte to the
+/// terminal. Before, they were printed as they were.
+#[test]
+fn what_redis_holds_forges_no_row_and_reaches_no_terminal() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let mut admin = server.admin();
+    let forged = "evil\nnightly-report  pod-9 pid 1\u{1b}[2J\u{202e}";
+    let holder = format!(
+        "{};ho\u{1b}]0;owned\u{7}st\nforged row;1;{}",
+        "6f1d4c1e-1d2b-4c3e-9f6a-0a1b2c3d4e5f",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    );
+    let _: () = redis::cmd("SET")
+        .arg(format!("dibs:{forged}"))
+        .arg(&holder)
+        .arg("EX")
+        .arg(600)
+        .query(&mut admin)
+        .unwrap();
+    let ok = run(&uri, "report", "1m", &["--", "true"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let stream = "dibs:\u{1f}{history}:report";
+    let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+        .arg(stream)
+        .arg("-")
+        .arg("+")
+        .query(&mut admin)
+        .unwrap();
+    let real = &entries[0].1[0].1;
+    let host = real.split(';').nth(7).unwrap().to_owned();
+    let copy = real.replacen(&host, "h\nreport  ok  forged\u{1b}[31m\u{2066}", 1);
+    let _: String = redis::cmd("XADD")
+        .arg(stream)
+        .arg("*")
+        .arg("run")
+        .arg(&copy)
+        .query(&mut admin)
+        .unwrap();
+
+    for (args, rows) in [(&["locks"][..], 3), (&["history", "report"][..], 4)] {
+        let out = ops(&uri, args);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+        assert!(
+            !stdout
+                .chars()
+                .any(|c| c.is_control() && c != '\n' || c == '\u{202e}' || c == '\u{2066}'),
+            "{stdout:?}"
+        );
+        assert!(!stdout.contains("forged row\n") && !stdout.contains("\nreport  ok  forged"));
+        assert!(
+            stdout.contains("\\n") && stdout.contains("\\e["),
+            "{stdout}"
+        );
+        assert!(stdout.lines().count() <= rows, "{args:?}: {stdout}");
+    }
+}

@@ -411,7 +411,8 @@ public final class DibsClient implements AutoCloseable {
      *
      * @param lockName the lock's name
      * @param token the holder's token
-     * @param by who forces it, for the history ({@code user@host}, an actuator principal)
+     * @param by who forces it, for the history ({@code user@host}, an actuator principal): 1 to 128
+     *     bytes without {@code ;} or control characters
      * @return true if the lock was deleted; false if it was free or held by another token
      * @throws IllegalArgumentException on a bad argument (before I/O)
      * @throws DibsException if Redis could not be reached
