@@ -149,7 +149,15 @@ impl Locker {
     fn running_starts(&self, runs: &mut [Run]) -> Result<()> {
         for run in runs.iter_mut().filter(|r| r.ended == RunEnded::Unended) {
             let key = self.key(&run.name);
-            let read = |conn: &mut Conn| redis::cmd("GET").arg(&key).query::<Option<Vec<u8>>>(conn);
+            let end = crate::holder::MAX_VALUE_BYTES as isize;
+            let read = |conn: &mut Conn| {
+                let value: Vec<u8> = redis::cmd("GETRANGE")
+                    .arg(&key)
+                    .arg(0)
+                    .arg(end)
+                    .query(conn)?;
+                Ok::<_, redis::RedisError>(crate::holder::bounded(value, 0))
+            };
             let name = &run.name;
             let value = self
                 .pool
@@ -267,8 +275,9 @@ impl Locker {
                     return Ok(found);
                 }
                 let mut pipe = redis::pipe();
+                let end = crate::holder::MAX_VALUE_BYTES as isize;
                 for key in &keys {
-                    pipe.get(key).pttl(key);
+                    pipe.getrange(key, 0, end).pttl(key);
                 }
                 let replies: Vec<RedisResult<Value>> = pipe.ignore_errors().query(conn)?;
                 for (key, pair) in keys.iter().zip(replies.chunks_exact(2)) {
@@ -276,15 +285,16 @@ impl Locker {
                     let value = pair[0]
                         .as_ref()
                         .ok()
-                        .and_then(|v| redis::from_redis_value::<Option<Vec<u8>>>(v.clone()).ok());
-                    let Some(Some(value)) = value else {
-                        continue;
-                    };
+                        .and_then(|v| redis::from_redis_value::<Vec<u8>>(v.clone()).ok());
                     let pttl = pair[1]
                         .as_ref()
                         .ok()
                         .and_then(|v| redis::from_redis_value::<i64>(v.clone()).ok())
                         .unwrap_or(-1);
+                    // Gone since the scan, or longer than a value of dibs's (read in part).
+                    let Some(value) = value.and_then(|v| crate::holder::bounded(v, pttl)) else {
+                        continue;
+                    };
                     let name = String::from_utf8_lossy(&key[prefix.len()..]);
                     let lock = HeldLock::read(&name, &value, pttl);
                     if keep(&lock) {
@@ -386,8 +396,8 @@ impl Locker {
         }
         let key = self.key(name);
         let force = |conn: &mut Conn| -> RedisResult<Value> {
-            script::FORCE_DELETE.run_with(conn, &[&key], 48, |cmd| {
-                cmd.arg(token);
+            script::FORCE_DELETE.run_with(conn, &[&key], 56, |cmd| {
+                cmd.arg(token).arg(crate::holder::MAX_VALUE_BYTES);
             })
         };
         let found = self

@@ -23,6 +23,24 @@ pub struct LockState {
     pub holder: Option<Holder>,
 }
 
+/// The most of a lock's value dibs reads: a value dibs writes is at most 324 bytes (a host name
+/// is cut to 255), so one longer is someone else's, and is never loaded whole (`GETRANGE`).
+pub(crate) const MAX_VALUE_BYTES: usize = 512;
+
+/// The longest host name a value carries, in bytes.
+const MAX_HOST_BYTES: usize = 255;
+
+/// A value read with `GETRANGE key 0 MAX_VALUE_BYTES`, and the key's `PTTL`: `None` when there is
+/// no key (an empty value and -2), an empty value when it was longer than dibs ever writes (not
+/// in dibs's format, as `Holder::parse` then says).
+pub(crate) fn bounded(value: Vec<u8>, pttl: i64) -> Option<Vec<u8>> {
+    match value.len() {
+        0 if pttl == -2 => None,
+        n if n > MAX_VALUE_BYTES => Some(Vec::new()),
+        _ => Some(value),
+    }
+}
+
 /// This host's clock, in Unix ms.
 pub(crate) fn unix_ms() -> u64 {
     SystemTime::now()
@@ -94,7 +112,8 @@ fn host_name() -> &'static str {
             .or_else(|| std::env::var("COMPUTERNAME").ok())
             .unwrap_or_else(|| "unknown".to_owned());
         // ';' separates the fields of the value.
-        raw.trim()
+        let mut host: String = raw
+            .trim()
             .chars()
             .map(|c| {
                 if c == ';' || c.is_whitespace() || c.is_control() {
@@ -103,7 +122,11 @@ fn host_name() -> &'static str {
                     c
                 }
             })
-            .collect()
+            .collect();
+        while host.len() > MAX_HOST_BYTES {
+            host.pop();
+        }
+        host
     })
 }
 

@@ -41,7 +41,7 @@ use crate::connspec::{Address, ConnSpec, Durable, ServerSpec};
 use crate::ending::Ending;
 use crate::error::Result;
 use crate::history::HeldLock;
-use crate::holder::LockState;
+use crate::holder::{self, LockState};
 use crate::pool::Pool;
 
 /// How a locked call ended.
@@ -193,23 +193,33 @@ impl Locker {
     pub fn held_lock(&self, name: &str) -> Result<Option<HeldLock>> {
         validate_name(name)?;
         let key = self.key(name);
-        // The value as bytes: anyone may have written anything under the prefix.
-        let read = |conn: &mut Conn| -> RedisResult<(Option<Vec<u8>>, i64)> {
-            redis::pipe().get(&key).pttl(&key).query(conn).or_else(|e| {
-                // A pipeline folds its replies' errors into one without a code; the same
-                // failure on a lone GET (NOAUTH, NOPERM, ...) comes back typed. Not after a
-                // timeout or a broken socket: that would only wait a second time.
-                if e.is_timeout() || e.is_io_error() {
-                    return Err(e);
-                }
-                let _: Option<Vec<u8>> = redis::cmd("GET").arg(&key).query(conn)?;
-                Err(e)
-            })
+        // The value as bytes, and never more than a value of dibs's: anyone may have written
+        // anything under the prefix, 300 MB included.
+        let end = holder::MAX_VALUE_BYTES as isize;
+        let read = |conn: &mut Conn| -> RedisResult<(Vec<u8>, i64)> {
+            redis::pipe()
+                .getrange(&key, 0, end)
+                .pttl(&key)
+                .query(conn)
+                .or_else(|e| {
+                    // A pipeline folds its replies' errors into one without a code; the same
+                    // failure on a lone GETRANGE (NOAUTH, NOPERM, ...) comes back typed. Not
+                    // after a timeout or a broken socket: that would only wait a second time.
+                    if e.is_timeout() || e.is_io_error() {
+                        return Err(e);
+                    }
+                    let _: Vec<u8> = redis::cmd("GETRANGE")
+                        .arg(&key)
+                        .arg(0)
+                        .arg(end)
+                        .query(conn)?;
+                    Err(e)
+                })
         };
         let (value, pttl) = self
             .pool
             .run(&format_args!("inspecting lock '{name}'"), read, read)?;
-        Ok(value.map(|value| HeldLock::read(name, &value, pttl)))
+        Ok(holder::bounded(value, pttl).map(|value| HeldLock::read(name, &value, pttl)))
     }
 
     /// [`Lease::release`], for callers that hold the locker anyway.

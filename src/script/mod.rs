@@ -170,12 +170,16 @@ pub(crate) use history_jobs;
 
 /// An operator's forced release (`dibs release`): deletes the lock if its value's token is
 /// `ARGV[1]` (fresh or spent, as `dibs locks` shows it). Returns the value it deleted (who held
-/// it, for the history's entry), 0 when there is no lock, -1 when it holds another token.
+/// it, for the history's entry; its first `ARGV[2]` + 1 bytes, never a foreign value whole), 0
+/// when there is no lock, -1 when it holds another token.
 pub(crate) static FORCE_DELETE: LuaScript = LuaScript::new(
     r#"
-local current = redis.call('GET', KEYS[1])
-if current == false then
-  return 0
+local current = redis.call('GETRANGE', KEYS[1], 0, ARGV[2])
+if current == '' then
+  if redis.call('EXISTS', KEYS[1]) == 0 then
+    return 0
+  end
+  return -1
 end
 if string.sub(current, 1, 36) ~= ARGV[1] then
   return -1

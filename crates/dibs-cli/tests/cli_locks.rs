@@ -246,3 +246,52 @@ fn hostname() -> String {
         .trim()
         .to_owned()
 }
+
+/// Runs `dibs ARGS --redis URI` and returns its stdout and its peak resident set (KiB), from the
+/// kernel's own count (`wait4`'s `ru_maxrss`).
+fn dibs_measured(uri: &str, args: &[&str]) -> (String, i64) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dibs"))
+        .args(args)
+        .args(["--redis", uri])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data, filled in by wait4 for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    (stdout, usage.ru_maxrss)
+}
+
+/// Issue 43, item 5: a 300 MB value under the prefix (made on the server with `SETRANGE`) is
+/// never loaded whole: `status`, `locks` and `history` stay under 64 MB of RSS and call it a
+/// value dibs did not write. Before, `status` took 618 MB and `locks` 926 MB.
+#[test]
+fn a_huge_value_under_the_prefix_is_never_read_whole() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let _: i64 = redis::cmd("SETRANGE")
+        .arg("dibs:huge")
+        .arg(300 * 1024 * 1024 - 1)
+        .arg("x")
+        .query(&mut server.admin())
+        .unwrap();
+    for args in [
+        &["status", "--lock", "huge"][..],
+        &["locks"][..],
+        &["history", "huge"][..],
+    ] {
+        let (stdout, max_rss_kib) = dibs_measured(&uri, args);
+        println!("dibs {args:?}: peak RSS {max_rss_kib} KiB");
+        assert!(max_rss_kib < 64 * 1024, "{args:?}: {max_rss_kib} KiB\n{stdout}");
+        if args[0] != "history" {
+            assert!(stdout.contains("a value dibs did not write"), "{args:?}: {stdout}");
+        }
+    }
+}

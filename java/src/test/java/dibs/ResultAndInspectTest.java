@@ -356,6 +356,7 @@ class ResultAndInspectTest extends RedisTestBase {
                     "-@all",
                     "+set",
                     "+get",
+                    "+getrange",
                     "+evalsha",
                     "+eval",
                     "+pexpire",
