@@ -249,6 +249,7 @@ fn hostname() -> String {
 
 /// Runs `dibs ARGS --redis URI` and returns its stdout and its peak resident set (KiB), from the
 /// kernel's own count (`wait4`'s `ru_maxrss`).
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its rusage
 fn dibs_measured(uri: &str, args: &[&str]) -> (String, i64) {
     use std::io::Read;
     let mut child = Command::new(env!("CARGO_BIN_EXE_dibs"))
