@@ -29,13 +29,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code dibs.lock.active}: gauge, tasks of this instance running under their lock now.
  * </ul>
  * Meters are made on first use of a tag value and kept in a map, so an event costs a map
- * look-up, not a registry look-up.
+ * look-up, not a registry look-up. At most {@code dibs.metrics.max-tags} values of the tag are
+ * kept (1,000 by default); the calls of the rest are counted under {@code lock=_other}.
  */
 public final class DibsMetrics implements DibsListener {
     static final String TAG = "lock";
 
+    /** The default of {@code dibs.metrics.max-tags}. */
+    static final int MAX_TAGS = 1000;
+
     private final MeterRegistry registry;
     private final DibsLockTag tagOf;
+    private final TagLimit limit;
     private final ConcurrentMap<String, Meters> meters = new ConcurrentHashMap<>();
 
     /**
@@ -43,8 +48,13 @@ public final class DibsMetrics implements DibsListener {
      * @param tagOf lock name to tag value
      */
     public DibsMetrics(MeterRegistry registry, DibsLockTag tagOf) {
+        this(registry, tagOf, new TagLimit(MAX_TAGS));
+    }
+
+    DibsMetrics(MeterRegistry registry, DibsLockTag tagOf, TagLimit limit) {
         this.registry = registry;
         this.tagOf = tagOf;
+        this.limit = limit;
     }
 
     @Override
@@ -92,7 +102,7 @@ public final class DibsMetrics implements DibsListener {
     }
 
     private Meters of(String lockName) {
-        String tag = tagOf.apply(lockName);
+        String tag = limit.of(tagOf.apply(lockName));
         Meters m = meters.get(tag);
         return m != null ? m : meters.computeIfAbsent(tag, t -> new Meters(registry, Tags.of(TAG, t)));
     }

@@ -50,8 +50,9 @@ public class DibsMetricsAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    public DibsMetrics dibsMetrics(MeterRegistry registry, DibsLockTag tag) {
-        return new DibsMetrics(registry, tag);
+    public DibsMetrics dibsMetrics(MeterRegistry registry, DibsLockTag tag, DibsProperties properties) {
+        StartupChecks.check(properties.metrics());
+        return new DibsMetrics(registry, tag, new TagLimit(properties.metrics().maxTags()));
     }
 
     /**
@@ -64,8 +65,11 @@ public class DibsMetricsAutoConfiguration {
     static class Observations {
         @Bean
         @ConditionalOnMissingBean
-        DibsObservations dibsObservations(io.micrometer.observation.ObservationRegistry registry, DibsLockTag tag) {
-            return new DibsObservations(registry, tag);
+        DibsObservations dibsObservations(
+                io.micrometer.observation.ObservationRegistry registry, DibsLockTag tag, DibsProperties properties) {
+            StartupChecks.check(properties.metrics());
+            return new DibsObservations(
+                    registry, tag, new TagLimit(properties.metrics().maxTags()));
         }
     }
 }

@@ -57,9 +57,9 @@ final class DibsObservations implements DibsListener {
         }
     }
 
-    DibsObservations(ObservationRegistry registry, DibsLockTag tagOf) {
+    DibsObservations(ObservationRegistry registry, DibsLockTag tagOf, TagLimit limit) {
         this.registry = registry;
-        this.tagOf = tagOf;
+        this.tagOf = name -> limit.of(tagOf.apply(name));
     }
 
     @Override

@@ -96,6 +96,10 @@ public record DibsProperties(
      *
      * @param enabled Whether to register dibs's Micrometer meters (dibs.lock.*) when there is a
      *     MeterRegistry.
+     * @param maxTags The most values of the meters' and observations' lock tag: the calls of any
+     *     later one are counted under lock=_other (a time series per order id otherwise).
      */
-    public record Metrics(@DefaultValue("true") boolean enabled) {}
+    public record Metrics(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("1000") int maxTags) {}
 }

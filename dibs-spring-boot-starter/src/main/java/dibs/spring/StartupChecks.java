@@ -111,6 +111,13 @@ final class StartupChecks {
         return row[b.length()];
     }
 
+    /** {@code dibs.metrics.max-tags}: at least 1. */
+    static void check(DibsProperties.Metrics metrics) {
+        if (metrics.maxTags() < 1) {
+            throw new DibsStartupException("dibs.metrics.max-tags", "must be at least 1, got " + metrics.maxTags());
+        }
+    }
+
     /** The {@code dibs.jobs.*} durations: each period and limit more than 0, each grace not negative. */
     static void check(DibsProperties.Jobs jobs) {
         positive("dibs.jobs.refresh", jobs.refresh());

@@ -1,0 +1,50 @@
+package dibs.spring;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The bound on the values of the {@code lock} tag of dibs's meters and observations
+ * ({@code dibs.metrics.max-tags}): the first {@code max} values seen are kept, and every later
+ * one is counted under {@value #OTHER}. A service that locks {@code order-<uuid>} would otherwise
+ * make a time series per order, in the JVM and in Prometheus. Said once, in a warning.
+ */
+final class TagLimit {
+    /** Where the values past the limit are counted. */
+    static final String OTHER = "_other";
+
+    private static final System.Logger LOG = System.getLogger("dibs.spring");
+
+    private final int max;
+    private final Set<String> kept = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean warned = new AtomicBoolean();
+
+    TagLimit(int max) {
+        if (max < 1) {
+            throw new IllegalArgumentException("dibs.metrics.max-tags must be at least 1, got " + max);
+        }
+        this.max = max;
+    }
+
+    /** {@code tag}, or {@value #OTHER} once {@code max} other values are kept. */
+    String of(String tag) {
+        if (kept.contains(tag)) {
+            return tag;
+        }
+        synchronized (this) {
+            if (kept.size() < max) {
+                kept.add(tag);
+                return tag;
+            }
+        }
+        if (warned.compareAndSet(false, true)) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "dibs: more than " + max + " values of the meters' 'lock' tag (dibs.metrics.max-tags); the rest"
+                            + " are counted under '" + OTHER + "'. Lock names that change per call (an id, a"
+                            + " date) make one job each: declare a DibsLockTag bean that maps them to a few.");
+        }
+        return OTHER;
+    }
+}
