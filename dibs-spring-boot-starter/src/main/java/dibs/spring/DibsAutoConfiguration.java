@@ -59,7 +59,6 @@ public class DibsAutoConfiguration {
             Environment environment,
             ObjectProvider<RedisDetailsSource> sources,
             ObjectProvider<SslBundles> sslBundles) {
-        StartupChecks.checkNames(environment); // a misspelt dibs.* property fails the start-up
         Binder binder = Binder.get(environment);
         // The crons of @Scheduled methods may be placeholders: DibsScheduledTick resolves them here.
         DibsScheduledTick.resolvePlaceholdersWith(environment::resolveRequiredPlaceholders);
@@ -140,6 +139,12 @@ public class DibsAutoConfiguration {
     public DibsJobs dibsJobs(DibsClient client, DibsExpectations expectations, DibsProperties properties) {
         StartupChecks.check(properties.jobs());
         return new DibsJobs(client, expectations, properties.jobs(), java.time.Clock.systemUTC());
+    }
+
+    /** @return the check that a misspelt {@code dibs.*} property fails the start-up */
+    @Bean
+    static StartupChecks.Names dibsPropertyNames() {
+        return new StartupChecks.Names();
     }
 
     /** @return what expects the jobs named by {@link DibsJob} from start-up on */

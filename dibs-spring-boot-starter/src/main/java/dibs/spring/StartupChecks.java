@@ -30,39 +30,89 @@ final class StartupChecks {
     private StartupChecks() {}
 
     /**
+     * Runs {@link #checkNames} when the context is refreshed, before any bean is made: with
+     * {@code spring.main.lazy-initialization} too, where no dibs bean may be made at start-up.
+     */
+    static final class Names
+            implements org.springframework.beans.factory.config.BeanFactoryPostProcessor,
+                    org.springframework.context.EnvironmentAware {
+        private Environment environment;
+
+        @Override
+        public void setEnvironment(Environment environment) {
+            this.environment = environment;
+        }
+
+        @Override
+        public void postProcessBeanFactory(
+                org.springframework.beans.factory.config.ConfigurableListableBeanFactory beanFactory) {
+            checkNames(environment);
+        }
+    }
+
+    /**
      * Every {@code dibs.*} property the application sets (its files, its command line, system
-     * properties) is one {@link DibsProperties} binds: a misspelt name ({@code dibs.keep-alvie},
-     * {@code dibs.jobs.expect-evry.report}) fails the start-up, where Spring would ignore it and
-     * run with the default. Environment variables are not checked: a {@code DIBS_*} variable may be
-     * another program's.
+     * properties) that looks like one of the starter's is one {@link DibsProperties} binds: a
+     * misspelt name ({@code dibs.keep-alvie}, {@code dibs.jobs.expect-evry.report}) fails the
+     * start-up, where Spring would ignore it and run with the default. Refused: a name under one
+     * of the starter's sections ({@code dibs.jobs}, {@code dibs.metrics}, {@code dibs.actuator})
+     * that it does not read, and a name whose first part is at most 2 edits from one of the
+     * starter's. Left alone: a name far from all of them ({@code dibs.reports.bucket} of the
+     * application's own properties, a build's {@code dibs.root}), and environment variables (a
+     * {@code DIBS_*} variable may be another program's).
      */
     static void checkNames(Environment environment) {
         List<ConfigurationPropertyName> leaves = new ArrayList<>();
         List<ConfigurationPropertyName> maps = new ArrayList<>(List.of(NATIVE));
-        names(DIBS, DibsProperties.class, leaves, maps);
+        List<ConfigurationPropertyName> sections = new ArrayList<>();
+        names(DIBS, DibsProperties.class, leaves, maps, sections);
         for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
             if (!(source instanceof IterableConfigurationPropertySource all)
                     || source.getUnderlyingSource() instanceof SystemEnvironmentPropertySource) {
                 continue;
             }
             all.filter(DIBS::isAncestorOf).stream().forEach(name -> {
-                if (!leaves.contains(name) && maps.stream().noneMatch(m -> m.isAncestorOf(name))) {
+                boolean read =
+                        leaves.contains(name) || maps.stream().anyMatch(m -> m.equals(name) || m.isAncestorOf(name));
+                if (!read && looksLikeOurs(name, leaves, maps, sections)) {
                     throw new DibsStartupException(name.toString(), "is not a dibs property" + nearest(name, leaves));
                 }
             });
         }
     }
 
-    /** The names a record of the properties binds under {@code prefix}: its leaves, and its maps' prefixes. */
+    /** Whether an unread {@code name} is in one of the starter's sections, or near one of its names. */
+    private static boolean looksLikeOurs(
+            ConfigurationPropertyName name,
+            List<ConfigurationPropertyName> leaves,
+            List<ConfigurationPropertyName> maps,
+            List<ConfigurationPropertyName> sections) {
+        if (sections.stream().anyMatch(s -> s.isAncestorOf(name))) {
+            return true;
+        }
+        String first = name.getElement(1, ConfigurationPropertyName.Form.UNIFORM);
+        java.util.stream.Stream<ConfigurationPropertyName> ours =
+                java.util.stream.Stream.of(leaves, maps, sections).flatMap(List::stream);
+        return ours.filter(k -> k.getNumberOfElements() > 1)
+                .map(k -> k.getElement(1, ConfigurationPropertyName.Form.UNIFORM))
+                .anyMatch(k -> distance(first, k) <= 2);
+    }
+
+    /**
+     * The names a record of the properties binds under {@code prefix}: its leaves, its maps'
+     * prefixes, and its records' (sections).
+     */
     private static void names(
             ConfigurationPropertyName prefix,
             Class<?> type,
             List<ConfigurationPropertyName> leaves,
-            List<ConfigurationPropertyName> maps) {
+            List<ConfigurationPropertyName> maps,
+            List<ConfigurationPropertyName> sections) {
         for (RecordComponent c : type.getRecordComponents()) {
             ConfigurationPropertyName name = prefix.append(dashed(c.getName()));
             if (c.getType().isRecord()) {
-                names(name, c.getType(), leaves, maps);
+                sections.add(name);
+                names(name, c.getType(), leaves, maps, sections);
             } else if (Map.class.isAssignableFrom(c.getType())) {
                 maps.add(name);
             } else {

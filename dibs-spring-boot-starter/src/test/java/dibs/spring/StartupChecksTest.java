@@ -98,6 +98,24 @@ class StartupChecksTest {
                 .contains("did you mean dibs.retry-unended-ticks?");
         assertThat(failure(Object.class, "dibs.actuator.force-releases=true").property())
                 .isEqualTo("dibs.actuator.force-releases");
+        assertThat(failure(Object.class, "dibs.job.grace=1s").property()).isEqualTo("dibs.job.grace");
+        assertThat(failure(Object.class, "dibs.metrics.max-tag=5").getMessage())
+                .contains("did you mean dibs.metrics.max-tags?");
+        // Refused at start-up with lazy initialization too, where no dibs bean is made then.
+        DibsStartupException[] lazy = new DibsStartupException[1];
+        Contexts.runner()
+                .withBean(org.springframework.boot.LazyInitializationBeanFactoryPostProcessor.class)
+                .withPropertyValues("dibs.keep-alvie=true")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    lazy[0] = Contexts.startupException(context.getStartupFailure());
+                });
+        assertThat(lazy[0].property()).isEqualTo("dibs.keep-alvie");
+        // Names far from every one of the starter's are another's: the application's own
+        // @ConfigurationProperties("dibs.reports"), a build's dibs.root.
+        Contexts.runner()
+                .withPropertyValues("dibs.reports.bucket=b", "dibs.root=/src/dibs")
+                .run(context -> assertThat(context).hasNotFailed());
         // Every name the starter reads, in each of Spring's spellings, starts; and the native
         // loader's system properties are not the starter's to refuse.
         Contexts.runner()
