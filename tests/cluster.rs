@@ -5,6 +5,8 @@
 #[path = "common/cluster.rs"]
 mod cluster;
 mod common;
+#[path = "common/replication.rs"]
+mod replication;
 #[path = "common/topology.rs"]
 mod topology;
 
@@ -366,12 +368,6 @@ fn a_cluster_master_frozen_during_the_set_leaves_no_orphan_lock_after_the_thaw()
 fn on_a_cluster_catch_up_runs_a_missed_tick_once_and_never_one_that_started() {
     let (mut nodes, addrs) = start_cluster(&[], None);
     let instances: Vec<Locker> = (0..3).map(|_| cluster_locker(&addrs, None)).collect();
-    let now = || {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as u64
-    };
     // The job's first run, so that later misses can be proven.
     let first = LockParams::for_tick("settle", "2026-12-01", 60_000, 1).unwrap();
     let dibs::TickAcquire::Won(lease) = instances[0]
@@ -443,4 +439,141 @@ fn on_a_cluster_catch_up_runs_a_missed_tick_once_and_never_one_that_started() {
         .runs;
     assert_eq!(runs.len(), 1, "{runs:?}");
     assert_eq!(runs[0].ended, dibs::RunEnded::Unended);
+}
+
+/// A Cluster with a replica per master (durable acquire's default waits for 1 there): the lock
+/// of `job`'s tick and its history live on two masters; returns the tick's params, the history's
+/// master and its replica. The slots are chosen so.
+fn tick_apart_from_history(
+    nodes: &[RedisServer],
+    job: &str,
+) -> (LockParams, replication::NodeLine, replication::NodeLine) {
+    let lines = replication::cluster_nodes(nodes[0].port);
+    let master_of = |key: &str| {
+        let slot = nodes[0].keyslot(key);
+        lines
+            .iter()
+            .find(|l| l.is_master() && l.serves(slot))
+            .expect("a master serves the slot")
+            .clone()
+    };
+    let history = master_of(&format!("dibs:\u{1f}{{history}}:{job}"));
+    let replica = lines
+        .iter()
+        .find(|l| l.master == history.id)
+        .expect("the history's master has a replica")
+        .clone();
+    let day = (2..28)
+        .map(|d| format!("2026-12-{d:02}"))
+        .find(|d| master_of(&format!("dibs:{job}@{d}")).port != history.port)
+        .expect("a tick whose lock is on another master than the history");
+    (
+        LockParams::for_tick(job, &day, 60_000, 1).unwrap(),
+        history,
+        replica,
+    )
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+fn replicated_cluster_locker(nodes: &[RedisServer], job: &str) -> Locker {
+    let addrs: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("127.0.0.1:{}", n.port))
+        .collect();
+    let l =
+        Locker::new(ConnSpec::from_uri(&format!("redis+cluster://{}", addrs.join(","))).unwrap())
+            .unwrap();
+    let first = LockParams::for_tick(job, "2026-12-01", 60_000, 1).unwrap();
+    let dibs::TickAcquire::Won(lease) = l.acquire_unrun(&first, now() - 60_000, false).unwrap()
+    else {
+        panic!("a first tick is won")
+    };
+    drop(lease.release());
+    l
+}
+
+/// The start's `WAIT` is the history's master's: with the replica of a third master (neither the
+/// lock's nor the history's) down, the tick due now is won, its lock and start confirmed where
+/// they are. Before, the claim's `WAIT`, sent alone on the cluster connection, went to every
+/// master and took the least count: every catch-up call failed unconfirmed.
+#[test]
+fn on_a_cluster_the_start_waits_for_the_history_master_alone() {
+    let mut nodes = replication::start_cluster_with_replicas(1000);
+    let l = replicated_cluster_locker(&nodes, "routed");
+    let (t, history, _) = tick_apart_from_history(&nodes, "routed");
+    let lines = replication::cluster_nodes(nodes[0].port);
+    let lock_slot = nodes[0].keyslot(&format!("dibs:{}", t.name()));
+    let third = lines
+        .iter()
+        .find(|m| m.is_master() && m.port != history.port && !m.serves(lock_slot))
+        .expect("a third master")
+        .clone();
+    let victim = lines.iter().find(|r| r.master == third.id).unwrap().port;
+    let at = nodes.iter().position(|n| n.port == victim).unwrap();
+    nodes[at].kill();
+    replication::wait_for("its replica gone", Duration::from_secs(10), || {
+        replication::info_number(third.port, "connected_slaves") == 0
+    });
+    match l.acquire_unrun(&t, now(), false) {
+        Ok(dibs::TickAcquire::Won(lease)) => drop(lease.release()),
+        Ok(_) => panic!("not won"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The claim retried on a fresh connection after the one whose `WAIT` waited was cut (the
+/// history's replication flow dropped by `tc`): the retry finds its own start and writes again
+/// (the stream's expiry), so its `WAIT` waits for that start, and the call fails unconfirmed.
+/// Before, the retry wrote nothing, and on Redis 7.2+ and Valkey 8 its `WAIT` answered at once:
+/// won, with a start its replica never got.
+#[test]
+fn on_a_cluster_a_claim_retried_after_its_wait_was_cut_is_not_won_without_its_replica() {
+    if !replication::tc_available() {
+        eprintln!("SKIPPED: `tc` (iproute2) is needed to stall one replication flow");
+        return;
+    }
+    let nodes = replication::start_cluster_with_replicas(1000);
+    let l = replicated_cluster_locker(&nodes, "cut");
+    let (t, history, replica) = tick_apart_from_history(&nodes, "cut");
+    let _stall = replication::LoopbackStall::drop_segments(
+        history.port,
+        replication::replica_link_port(history.port),
+    );
+    let outcome = std::thread::scope(|s| {
+        let acquire = s.spawn(|| l.acquire_unrun(&t, now(), false));
+        assert!(
+            replication::kill_client_in(history.port, "wait").is_some(),
+            "a WAIT to cut"
+        );
+        acquire.join().unwrap()
+    });
+    assert!(
+        matches!(outcome, Err(dibs::Error::Unconfirmed(_))),
+        "{}",
+        match &outcome {
+            Ok(dibs::TickAcquire::Won(_)) => "won".to_owned(),
+            Ok(_) => "not won".to_owned(),
+            Err(e) => e.to_string(),
+        }
+    );
+    let stream = "dibs:\u{1f}{history}:cut";
+    assert!(
+        !replication::exists_on(replica.port, &stream, true) || {
+            let mut c = replication::connect(replica.port).unwrap();
+            let _: () = redis::cmd("READONLY").query(&mut c).unwrap();
+            let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+                .arg(&stream)
+                .arg("-")
+                .arg("+")
+                .query(&mut c)
+                .unwrap();
+            entries.iter().all(|(_, f)| !f[0].1.starts_with("started;"))
+        }
+    );
 }

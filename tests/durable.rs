@@ -476,3 +476,45 @@ fn a_server_without_script_config_client_info_and_wait_still_locks() {
 fn locker_for(server: &RedisServer) -> Locker {
     locker(&server.uri(), None, 4000)
 }
+
+/// A durable acquire whose `WAIT` is cut (its connection killed while it waits, the replication
+/// flow dropped by `tc`) is retried on a fresh connection, where the key already holds our value:
+/// the retry writes (the same expiry again), so that its `WAIT` waits for the first `SET` too.
+/// Before, it wrote nothing, and on Redis 7.2+ and Valkey 8 (which count a connection's own
+/// writes) its `WAIT` answered at once: won, the lock on the master alone.
+#[test]
+fn an_acquire_retried_after_its_wait_was_cut_is_not_won_without_its_replica() {
+    if !replication::tc_available() {
+        eprintln!("SKIPPED: `tc` (iproute2) is needed to stall the replication flow");
+        return;
+    }
+    let master = RedisServer::start();
+    let replica = synced(replica_of(master.port, None));
+    let l = locker(&master.uri(), Some(SpecValue::Int(1)), 2_000);
+    let warm = LockParams::from_secs("retry-warm", 60, 0).unwrap();
+    drop(l.acquire(&warm).unwrap().unwrap().release());
+    let _stall = replication::LoopbackStall::drop_segments(
+        master.port,
+        replication::replica_link_port(master.port),
+    );
+    let p = LockParams::from_secs("retry-cut", 60, 0).unwrap();
+    let outcome = std::thread::scope(|s| {
+        let acquire = s.spawn(|| l.acquire(&p));
+        assert!(
+            replication::kill_client_in(master.port, "wait").is_some(),
+            "a WAIT to cut"
+        );
+        acquire.join().unwrap()
+    });
+    assert!(
+        matches!(outcome, Err(Error::Unconfirmed(_))),
+        "{:?}",
+        outcome.map(|o| o.is_some())
+    );
+    assert!(!master.exists("dibs:retry-cut"), "given back");
+    assert!(!replication::exists_on(
+        replica.port,
+        "dibs:retry-cut",
+        false
+    ));
+}

@@ -302,7 +302,7 @@ pub(super) struct Wait {
     aof: bool,
     /// Asked for by the spec (a refusal fails the call), not the default (a refusal is warned
     /// about once, then the server is used without).
-    explicit: bool,
+    pub(super) explicit: bool,
     /// Half the read timeout: the reply comes back within it, well inside the read timeout.
     budget_ms: u64,
 }
@@ -316,17 +316,19 @@ impl Wait {
         }
     }
 
-    /// `WAIT`/`WAITAOF` alone, on the connection whose writes it waits for.
-    pub(super) fn ask(&self, conn: &mut Conn) -> RedisResult<Acked> {
+    /// `WAIT`/`WAITAOF`, to pipeline behind the writes it waits for (on a Cluster, sent alone,
+    /// it would go to every master).
+    pub(super) fn cmd(&self) -> redis::Cmd {
         let mut cmd = redis::cmd(self.command());
         if self.aof {
             cmd.arg(1);
         }
         cmd.arg(self.replicas).arg(self.budget_ms);
-        self.read(cmd.query(conn)?)
+        cmd
     }
 
-    fn read(&self, reply: redis::Value) -> RedisResult<Acked> {
+    /// What the `WAIT`/`WAITAOF` of [`Wait::cmd`] answered.
+    pub(super) fn read(&self, reply: redis::Value) -> RedisResult<Acked> {
         if self.aof {
             let (local, replicas): (i64, i64) = redis::from_redis_value(reply)?;
             Ok(Acked { local, replicas })
@@ -343,6 +345,22 @@ impl Wait {
     }
 
     pub(super) fn unconfirmed(&self, name: &str, acked: Acked, endpoint: &str) -> String {
+        format!(
+            "lock '{name}' on {endpoint} was won but not confirmed: {}",
+            self.lacking(acked)
+        )
+    }
+
+    /// [`Wait::unconfirmed`] for a tick's start in its job's history, on a Cluster.
+    pub(super) fn unconfirmed_start(&self, name: &str, acked: Acked, endpoint: &str) -> String {
+        format!(
+            "lock '{name}' on {endpoint} was won, but the start of its run in its job's history \
+             was not confirmed: {}",
+            self.lacking(acked)
+        )
+    }
+
+    fn lacking(&self, acked: Acked) -> String {
         let (wanted, budget) = (self.replicas, self.budget_ms);
         let local = if self.aof && acked.local < 1 {
             ", and the master's own AOF fsync did not happen"
@@ -350,9 +368,9 @@ impl Wait {
             ""
         };
         format!(
-            "lock '{name}' on {endpoint} was won but not confirmed: {} of {wanted} replicas \
-             acknowledged it within {budget} ms{local}, so a failover could lose it; it was given \
-             back and the task did not run (durable acquire; a replica lagging or cut off)",
+            "{} of {wanted} replicas acknowledged it within {budget} ms{local}, so a failover \
+             could lose it; it was given back and the task did not run (durable acquire; a \
+             replica lagging or cut off)",
             acked.replicas
         )
     }

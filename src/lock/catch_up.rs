@@ -111,7 +111,9 @@ impl TickCheck {
     /// Why this call's tick cannot be judged: the instance's clock runs ahead of the server's.
     pub(super) fn clock_ahead(&self, endpoint: &str) -> Error {
         Error::ClockAhead(format!(
-            "tick lock '{}': this instance's clock is more than {} s ahead of {endpoint}'s, so              catch-up cannot compare its due times with the history's entries, and runs no tick              it cannot prove missed; keep the clocks in step (NTP)",
+            "tick lock '{}': this instance's clock is more than {} s ahead of {endpoint}'s, so \
+             catch-up cannot compare its due times with the history's entries, and runs no tick \
+             it cannot prove missed; keep the clocks in step (NTP)",
             self.name,
             CLOCK_SKEW.as_secs()
         ))

@@ -148,7 +148,7 @@ impl Locker {
         let keys = start.keys();
         let wait = wait.filter(|_| check.is_some());
         let claim = |conn: &mut Conn, retry: bool| -> RedisResult<(Acquired, Option<Acked>)> {
-            let reply = script::CLAIM.run_with(conn, &keys, 256, |cmd| {
+            let args = |cmd: &mut redis::Cmd| {
                 cmd.arg(fence).arg(0).arg(u8::from(retry));
                 match check {
                     Some(check) => check.args(cmd, false),
@@ -158,10 +158,19 @@ impl Locker {
                 }
                 start.args(cmd, value);
                 cmd.arg(u8::from(check.is_none()));
-            })?;
+            };
+            let Some(wait) = wait else {
+                return Ok((
+                    Acquired::read(script::CLAIM.run_with(conn, &keys, 256, args)?)?,
+                    None,
+                ));
+            };
+            // The WAIT behind the CLAIM, in its pipeline: on the history's master, on the
+            // connection that wrote the start.
+            let (reply, acked) = script::CLAIM.run_then(conn, &keys, 256, args, &wait.cmd())?;
             let acquired = Acquired::read(reply)?;
-            let acked = match wait {
-                Some(wait) if acquired.fence.is_some_and(|t| t >= 0) => Some(wait.ask(conn)?),
+            let acked = match acquired.fence {
+                Some(token) if token >= 0 => Some(wait.read(acked?)?),
                 _ => None,
             };
             Ok((acquired, acked))
@@ -175,7 +184,11 @@ impl Locker {
         if let (Ok((_, Some(acked))), Some(wait)) = (&found, wait) {
             if !wait.confirmed(*acked) {
                 self.take_back(name, key, value, Some(start));
-                return Err(Error::Unconfirmed(wait.unconfirmed(
+                if !wait.explicit {
+                    // The replica may have left for good: the next call counts again.
+                    self.pool.forget_replicas();
+                }
+                return Err(Error::Unconfirmed(wait.unconfirmed_start(
                     name,
                     *acked,
                     &self.spec.endpoint(),

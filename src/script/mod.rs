@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use redis::{ErrorKind, FromRedisValue, RedisResult, ServerErrorKind};
+use redis::{ErrorKind, FromRedisValue, RedisResult, ServerErrorKind, Value};
 
 use crate::conn::Conn;
 
@@ -97,6 +97,40 @@ impl LuaScript {
             other => other,
         }
     }
+
+    /// [`LuaScript::run_with`], then `after` on the same connection, pipelined: the script's
+    /// reply and `after`'s. On a Cluster the pipeline goes to the node of the script's first key,
+    /// where a keyless command sent alone (`WAIT`) would go to every master.
+    pub(crate) fn run_then(
+        &self,
+        conn: &mut Conn,
+        keys: &[&str],
+        capacity: usize,
+        args: impl Fn(&mut redis::Cmd),
+        after: &redis::Cmd,
+    ) -> RedisResult<(Value, RedisResult<Value>)> {
+        for cached in [true, false] {
+            let mut cmd = self.call(cached, keys, capacity);
+            args(&mut cmd);
+            let mut pipe = redis::pipe();
+            pipe.add_command(cmd).add_command(after.clone());
+            let mut replies: Vec<RedisResult<Value>> = match pipe.ignore_errors().query(conn) {
+                // A cluster connection folds a reply's error into the whole pipeline's.
+                Err(e) if cached && e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                    continue
+                }
+                replies => replies?,
+            };
+            let after = replies.pop().unwrap_or(Ok(Value::Nil));
+            match replies.pop().unwrap_or(Ok(Value::Nil)) {
+                Err(e) if cached && e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                    continue
+                }
+                reply => return Ok((reply?, after)),
+            }
+        }
+        unreachable!("EVAL never answers NOSCRIPT")
+    }
 }
 
 /// The acquire's `SET` (see [`ACQUIRE`]): it returns false where the lock is taken, so that a
@@ -107,6 +141,13 @@ macro_rules! set_lua {
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if ARGV[3] ~= '1' or redis.call('GET', KEYS[1]) ~= ARGV[1] then
     return false
+  end
+  -- Our first try's SET landed, its reply lost: a write on this connection (the same expiry
+  -- again), so that durable acquire's WAIT waits for that SET too (Redis 7.2+ counts only a
+  -- connection's own writes).
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then
+    redis.call('PEXPIRE', KEYS[1], ttl)
   end
 end"#
     };

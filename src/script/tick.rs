@@ -162,10 +162,13 @@ macro_rules! look_lua {
     () => {
         r#"
 local function look(stream, evicted)
-  local now = redis.pcall('TIME')
+  local time = redis.pcall('TIME')
+  local now_ms = nil
+  if type(time) == 'table' and not time.err then
+    now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
   -- This instance's clock when it sent the call, against the server's (a refused TIME: unknown).
-  if type(now) == 'table' and not now.err
-      and tonumber(ARGV[9]) > tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + SKEW then
+  if now_ms and tonumber(ARGV[9]) > now_ms + SKEW then
     return -6
   end
   local entries = ran(stream, 4)
@@ -291,6 +294,12 @@ pub(crate) static CLAIM: LuaScript = LuaScript::new(concat!(
 if ARGV[3] == '1' then
   local own = own_start(KEYS[1], ARGV[13])
   if own then
+    -- A write on this connection (the stream's expiry again), so that the WAIT behind this
+    -- script waits for the first try's start too (Redis 7.2+ counts a connection's own writes).
+    local ttl = redis.call('PTTL', KEYS[1])
+    if ttl > 0 then
+      redis.call('PEXPIRE', KEYS[1], ttl)
+    end
     return {tonumber(ARGV[1]), own}
   end
 end

@@ -383,6 +383,32 @@ pub fn replica_link_port(master_port: u16) -> u16 {
     ports[0]
 }
 
+/// Waits (up to 5 s) for a client of the server on `port` to be blocked in `cmd` (as `CLIENT
+/// LIST` says), and kills that connection: a reply lost while a command waits. Its id, or None
+/// when no such client came.
+pub fn kill_client_in(port: u16, cmd: &str) -> Option<String> {
+    let mut admin = connect(port).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let marker = format!(" cmd={cmd} ");
+    while Instant::now() < deadline {
+        let list: String = redis::cmd("CLIENT").arg("LIST").query(&mut admin).unwrap();
+        if let Some(line) = list.lines().find(|l| l.contains(&marker)) {
+            let id = line
+                .split_whitespace()
+                .find_map(|f| f.strip_prefix("id="))
+                .unwrap()
+                .to_owned();
+            let _: i64 = redis::cmd("CLIENT")
+                .arg(&["KILL", "ID", &id])
+                .query(&mut admin)
+                .unwrap();
+            return Some(id);
+        }
+        sleep(Duration::from_millis(5));
+    }
+    None
+}
+
 /// Whether `tc` can be run at all.
 pub fn tc_available() -> bool {
     Command::new("tc")

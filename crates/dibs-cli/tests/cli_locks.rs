@@ -261,7 +261,12 @@ fn dibs_measured(uri: &str, args: &[&str]) -> (String, i64) {
         .spawn()
         .unwrap();
     let mut stdout = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
     let mut status = 0;
     // SAFETY: rusage is plain data, filled in by wait4 for our own child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -290,9 +295,15 @@ fn a_huge_value_under_the_prefix_is_never_read_whole() {
     ] {
         let (stdout, max_rss_kib) = dibs_measured(&uri, args);
         println!("dibs {args:?}: peak RSS {max_rss_kib} KiB");
-        assert!(max_rss_kib < 64 * 1024, "{args:?}: {max_rss_kib} KiB\n{stdout}");
+        assert!(
+            max_rss_kib < 64 * 1024,
+            "{args:?}: {max_rss_kib} KiB\n{stdout}"
+        );
         if args[0] != "history" {
-            assert!(stdout.contains("a value dibs did not write"), "{args:?}: {stdout}");
+            assert!(
+                stdout.contains("a value dibs did not write"),
+                "{args:?}: {stdout}"
+            );
         }
     }
 }
