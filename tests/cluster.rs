@@ -564,11 +564,11 @@ fn on_a_cluster_a_claim_retried_after_its_wait_was_cut_is_not_won_without_its_re
     );
     let stream = "dibs:\u{1f}{history}:cut";
     assert!(
-        !replication::exists_on(replica.port, &stream, true) || {
+        !replication::exists_on(replica.port, stream, true) || {
             let mut c = replication::connect(replica.port).unwrap();
             let _: () = redis::cmd("READONLY").query(&mut c).unwrap();
             let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
-                .arg(&stream)
+                .arg(stream)
                 .arg("-")
                 .arg("+")
                 .query(&mut c)
