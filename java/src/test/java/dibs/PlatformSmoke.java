@@ -45,7 +45,7 @@ public final class PlatformSmoke {
         String uri = args[0];
         // Not UUID.randomUUID(): names only need to differ, and seeding SecureRandom crashes
         // the JVM under wine (scripts/wine-smoke.sh), where this program runs too.
-        String run = Integer.toHexString(ThreadLocalRandom.current().nextInt());
+        String run = "r" + Integer.toHexString(ThreadLocalRandom.current().nextInt()); // never all digits: a tick
         System.out.println("dibs smoke on " + System.getProperty("os.name") + " " + System.getProperty("os.arch")
                 + ", Java " + System.getProperty("java.version") + " (" + System.getProperty("java.vendor")
                 + "), redis " + uri + ", run " + run);

@@ -25,11 +25,17 @@ import java.util.concurrent.ConcurrentMap;
 public final class DibsExpectations implements DibsListener {
     /** Jobs whose {@code @Scheduled} method is looked for, at most: one stack walk per job. */
     private static final int MAX_LOOKED = 4096;
+    /** Stack walks for one job's method, at most, while none is found. */
+    private static final int MAX_WALKS = 8;
 
     private final ConcurrentMap<String, Expectation> byJob = new ConcurrentHashMap<>();
-    private final ConcurrentMap<String, Boolean> looked = new ConcurrentHashMap<>();
-    /** The methods expected from start-up whose job is not known yet, by {@link #methodName}. */
-    private final ConcurrentMap<String, Expectation> unnamed = new ConcurrentHashMap<>();
+    /** Stack walks for a job's method that found none, by job; {@link #MAX_WALKS} once settled. */
+    private final ConcurrentMap<String, java.util.concurrent.atomic.AtomicInteger> looked = new ConcurrentHashMap<>();
+    /**
+     * The methods expected from start-up whose job is not known yet, by {@link #methodName}: an
+     * expectation per bean of the method.
+     */
+    private final ConcurrentMap<String, java.util.Deque<Expectation>> unnamed = new ConcurrentHashMap<>();
 
     /** Made by the starter, with the properties' periods. */
     DibsExpectations(Map<String, Duration> configured) {
@@ -57,19 +63,26 @@ public final class DibsExpectations implements DibsListener {
 
     /**
      * Expects the job of {@code method} from now on (start-up), though its name is known only at
-     * its first attempt.
+     * its first attempt; once per bean of the method, as each bean may lock a job of its own.
      */
     void expectMethod(java.lang.reflect.Method method, Duration period, String source) {
         positive(methodName(method), period);
-        unnamed.putIfAbsent(methodName(method), new Expectation(period, Instant.now(), source));
+        unnamed.computeIfAbsent(methodName(method), m -> new java.util.concurrent.ConcurrentLinkedDeque<>())
+                .add(new Expectation(period, Instant.now(), source));
     }
 
     /**
-     * @return the methods expected from start-up that have not tried a lock yet, as
-     *     {@code Class.method()}, with their expectation
+     * @return the methods expected from start-up whose job is not known yet, as
+     *     {@code Class.method()}: an expectation for each of its beans that has not tried a lock yet
      */
-    public Map<String, Expectation> unnamed() {
-        return Map.copyOf(unnamed);
+    public Map<String, java.util.List<Expectation>> unnamed() {
+        Map<String, java.util.List<Expectation>> all = new java.util.TreeMap<>();
+        unnamed.forEach((method, each) -> {
+            if (!each.isEmpty()) {
+                all.put(method, java.util.List.copyOf(each));
+            }
+        });
+        return all;
     }
 
     static String methodName(java.lang.reflect.Method method) {
@@ -81,21 +94,44 @@ public final class DibsExpectations implements DibsListener {
         return Map.copyOf(byJob);
     }
 
+    /**
+     * Finds the {@code @Scheduled} method a job's lock is tried from, by a stack walk: for its
+     * period, or to give a method expected from start-up its job's name. A job is walked for until
+     * a method is found, at most {@value #MAX_WALKS} times (its first tries may come from
+     * elsewhere: a "run now" at start-up), and never once its expectation is settled.
+     */
     @Override
     public void attempt(String lockName) {
         String job = Dibs.jobOf(lockName);
-        if (byJob.containsKey(job) || looked.size() >= MAX_LOOKED || looked.putIfAbsent(job, Boolean.TRUE) != null) {
+        boolean known = byJob.containsKey(job);
+        if (known && unnamed.isEmpty()) {
             return;
         }
-        DibsScheduledTick.currentScheduledMethod().ifPresent(m -> {
-            Expectation fromStart = unnamed.remove(methodName(m));
-            if (fromStart != null) {
-                byJob.putIfAbsent(job, fromStart); // overdue counted from start-up, not from now
-            } else {
-                DibsScheduledTick.periodOf(DibsScheduledTick.scheduledOf(m))
-                        .ifPresent(period -> put(job, period, "@Scheduled", false));
+        java.util.concurrent.atomic.AtomicInteger walks = looked.get(job);
+        if (walks == null) {
+            if (looked.size() >= MAX_LOOKED) {
+                return;
             }
-        });
+            walks = looked.computeIfAbsent(job, j -> new java.util.concurrent.atomic.AtomicInteger());
+        }
+        if (walks.get() >= MAX_WALKS) {
+            return;
+        }
+        java.util.Optional<java.lang.reflect.Method> found = DibsScheduledTick.currentScheduledMethod();
+        if (found.isEmpty()) {
+            walks.incrementAndGet();
+            return;
+        }
+        walks.set(MAX_WALKS); // settled: this job's method is known
+        java.lang.reflect.Method m = found.get();
+        java.util.Deque<Expectation> pending = unnamed.get(methodName(m));
+        Expectation fromStart = pending == null ? null : pending.poll();
+        if (fromStart != null) {
+            byJob.putIfAbsent(job, fromStart); // overdue counted from start-up, not from now
+        } else if (!known) {
+            DibsScheduledTick.periodOf(DibsScheduledTick.scheduledOf(m))
+                    .ifPresent(period -> put(job, period, "@Scheduled", false));
+        }
     }
 
     private void put(String job, Duration period, String source, boolean replace) {

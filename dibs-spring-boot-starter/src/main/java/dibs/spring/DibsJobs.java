@@ -90,7 +90,7 @@ public final class DibsJobs implements AutoCloseable {
     }
 
     /** @return the methods expected from start-up whose job is not known yet ({@link DibsExpectations#unnamed}) */
-    Map<String, DibsExpectations.Expectation> unnamed() {
+    Map<String, java.util.List<DibsExpectations.Expectation>> unnamed() {
         return expectations.unnamed();
     }
 

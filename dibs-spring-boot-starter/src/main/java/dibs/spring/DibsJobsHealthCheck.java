@@ -58,12 +58,15 @@ public final class DibsJobsHealthCheck {
             details.put("readFailure", jobs.failure());
         }
         Map<String, Object> unnamed = new LinkedHashMap<>();
-        jobs.unnamed()
-                .forEach((method, e) -> unnamed.put(
-                        method,
-                        "expected every " + e.every() + " since " + e.since() + " (" + e.source()
-                                + "); its job is known at its first attempt, none yet: name it with @DibsJob"
-                                + " to have it read from start-up"));
+        jobs.unnamed().forEach((method, pending) -> {
+            DibsExpectations.Expectation e = pending.get(0);
+            String beans = pending.size() == 1 ? "" : " (" + pending.size() + " of its beans)";
+            unnamed.put(
+                    method,
+                    "expected every " + e.every() + " since " + e.since() + " (" + e.source() + ")" + beans
+                            + "; its job is known at its first attempt, none yet: name it with @DibsJob"
+                            + " to have it read from start-up");
+        });
         if (!unnamed.isEmpty()) {
             details.put("unnamed", unnamed); // nothing can be read of a job whose name is not known
         }
