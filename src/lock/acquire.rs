@@ -178,7 +178,7 @@ impl Locker {
         let fence_warning = (fence == 0 && self.pool.refuse_time()).then(|| {
             format!(
                 "{} refused TIME, so every fencing token is 0 and a write guarded by it is \
-                 refused: grant +time",
+                 refused, and catch-up cannot check this instance's clock: grant +time",
                 self.spec.endpoint()
             )
         });

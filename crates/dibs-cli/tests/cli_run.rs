@@ -146,7 +146,9 @@ fn a_server_that_refuses_time_is_warned_about_before_the_command_runs() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
-    let warning = "refused TIME, so every fencing token is 0 and a write guarded by it is refused: grant +time";
+    let warning =
+        "refused TIME, so every fencing token is 0 and a write guarded by it is refused, \
+                   and catch-up cannot check this instance's clock: grant +time";
     assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
     assert!(
         stderr.starts_with("dibs: warning: ") && stderr.ends_with("token=0\n"),
