@@ -51,15 +51,15 @@ final class StartupChecks {
     }
 
     /**
-     * Every {@code dibs.*} property the application sets (its files, its command line, system
-     * properties) that looks like one of the starter's is one {@link DibsProperties} binds: a
+     * Every {@code dibs.*} property the application sets (its files, its command line, its
+     * default properties) that looks like one of the starter's is one {@link DibsProperties} binds: a
      * misspelt name ({@code dibs.keep-alvie}, {@code dibs.jobs.expect-evry.report}) fails the
      * start-up, where Spring would ignore it and run with the default. Refused: a name under one
      * of the starter's sections ({@code dibs.jobs}, {@code dibs.metrics}, {@code dibs.actuator})
      * that it does not read, and a name whose first part is at most 2 edits from one of the
      * starter's. Left alone: a name far from all of them ({@code dibs.reports.bucket} of the
-     * application's own properties, a build's {@code dibs.root}), and environment variables (a
-     * {@code DIBS_*} variable may be another program's).
+     * application's own properties), and environment variables and system properties (see
+     * {@link #notTheApplications}).
      */
     static void checkNames(Environment environment) {
         List<ConfigurationPropertyName> leaves = new ArrayList<>();
@@ -67,8 +67,7 @@ final class StartupChecks {
         List<ConfigurationPropertyName> sections = new ArrayList<>();
         names(DIBS, DibsProperties.class, leaves, maps, sections);
         for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
-            if (!(source instanceof IterableConfigurationPropertySource all)
-                    || source.getUnderlyingSource() instanceof SystemEnvironmentPropertySource) {
+            if (!(source instanceof IterableConfigurationPropertySource all) || notTheApplications(source)) {
                 continue;
             }
             all.filter(DIBS::isAncestorOf).stream().forEach(name -> {
@@ -79,6 +78,19 @@ final class StartupChecks {
                 }
             });
         }
+    }
+
+    /**
+     * Whether {@code source} holds what others set too: environment variables (a {@code DIBS_*}
+     * variable may be another program's), and system properties (a build passes its own there:
+     * Maven's {@code -Ddibs.natives=all} reaches a test JVM as one).
+     */
+    private static boolean notTheApplications(ConfigurationPropertySource source) {
+        Object underlying = source.getUnderlyingSource();
+        return underlying instanceof SystemEnvironmentPropertySource
+                || (underlying instanceof org.springframework.core.env.PropertySource<?> p
+                        && org.springframework.core.env.StandardEnvironment.SYSTEM_PROPERTIES_PROPERTY_SOURCE_NAME
+                                .equals(p.getName()));
     }
 
     /** Whether an unread {@code name} is in one of the starter's sections, or near one of its names. */
