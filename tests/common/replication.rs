@@ -424,6 +424,10 @@ pub fn tc_available() -> bool {
 /// it), so that a failing test leaves no filter behind.
 pub struct LoopbackStall {
     added_qdisc: bool,
+    /// Held while the filter is in place: the tests of the compatibility matrix run one server's
+    /// suites beside another's, and a stall of one must not remove the other's (the qdisc goes
+    /// with its last filter). Unlocked when dropped, after the filter is gone.
+    _one_at_a_time: std::fs::File,
 }
 
 /// The filter's priority: one of its own, so that removing it touches no other filter.
@@ -431,6 +435,13 @@ const STALL_PRIO: &str = "4917";
 
 impl LoopbackStall {
     pub fn drop_segments(from: u16, to: u16) -> LoopbackStall {
+        let one_at_a_time = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(std::env::temp_dir().join("dibs-tests-loopback-stall.lock"))
+            .expect("the stall's lock file");
+        one_at_a_time.lock().expect("the stall's lock");
         let qdisc = Command::new("tc")
             .args(["qdisc", "add", "dev", "lo", "clsact"])
             .output()
@@ -445,7 +456,10 @@ impl LoopbackStall {
             eprintln!("note: lo already had a clsact qdisc; only this test's filter is removed");
         }
         // The guard exists before the filter does: a failed add still cleans up the qdisc.
-        let guard = LoopbackStall { added_qdisc };
+        let guard = LoopbackStall {
+            added_qdisc,
+            _one_at_a_time: one_at_a_time,
+        };
         let bytecode = format!(
             "13,40 0 0 12,21 0 10 2048,48 0 0 23,21 0 8 6,40 0 0 20,69 6 0 8191,177 0 0 14,\
              72 0 0 14,21 0 3 {from},72 0 0 16,21 0 1 {to},6 0 0 2,6 0 0 0"
