@@ -441,7 +441,19 @@ impl LoopbackStall {
             .write(true)
             .open(std::env::temp_dir().join("dibs-tests-loopback-stall.lock"))
             .expect("the stall's lock file");
-        one_at_a_time.lock().expect("the stall's lock");
+        // SAFETY: flock(2) on a descriptor this function owns; released when the file closes.
+        let locked = unsafe {
+            libc::flock(
+                std::os::fd::AsRawFd::as_raw_fd(&one_at_a_time),
+                libc::LOCK_EX,
+            )
+        };
+        assert_eq!(
+            locked,
+            0,
+            "the stall's lock: {}",
+            std::io::Error::last_os_error()
+        );
         let qdisc = Command::new("tc")
             .args(["qdisc", "add", "dev", "lo", "clsact"])
             .output()
