@@ -17,19 +17,9 @@ use common::RedisServer;
 use support::counter::kill;
 use support::descendants::{
     assert_ended_before, assert_wrote_before, children_of, gone, group_of, parent_of, watchdog_of,
-    Job, Shape,
+    Job, Shape, KEPT_ALIVE,
 };
 use support::{text, KilledOnPanic, Running};
-
-/// Keep-alive extends a 3 s lock: the lock outlives a killed dibs by 3 s at most. Its
-/// extensions wait 750 ms at most (a loopback server answers in well under 1 ms).
-const KEPT: [&str; 5] = [
-    "--at-most",
-    "3s",
-    "--keep-alive",
-    "--redis-opt",
-    "timeout-ms=250",
-];
 
 /// Where a signal is sent.
 #[derive(Clone, Copy, Debug)]
@@ -61,7 +51,7 @@ fn a_signal_stops_the_grandchild_before_the_lock_is_released() {
     for to in [To::Dibs, To::DibsGroup, To::CommandGroup] {
         for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
             let job = Job::new(&format!("sig-{to:?}-{signal}"));
-            let mut dibs = job.dibs(&uri, &KEPT, Shape::Grandchild, "finish");
+            let mut dibs = job.dibs(&uri, &KEPT_ALIVE, Shape::Grandchild, "finish");
             if matches!(to, To::DibsGroup) {
                 dibs.process_group(0);
             }
@@ -92,7 +82,7 @@ fn sigkill_to_dibs_or_its_group_kills_the_command_s_group() {
     let uri = server.uri();
     for to in [To::Dibs, To::DibsGroup] {
         let job = Job::new(&format!("kill-{to:?}"));
-        let mut dibs = job.dibs(&uri, &KEPT, Shape::Grandchild, "ignore");
+        let mut dibs = job.dibs(&uri, &KEPT_ALIVE, Shape::Grandchild, "ignore");
         if matches!(to, To::DibsGroup) {
             dibs.process_group(0);
         }
@@ -125,7 +115,7 @@ fn sigkill_to_dibs_kills_the_command_s_other_groups_and_sessions() {
     for shape in [Shape::JobControl, Shape::Daemon] {
         let job = Job::new(&format!("kill-{}", shape == Shape::Daemon));
         let mut dibs = Running::new(
-            job.dibs(&uri, &KEPT, shape, "ignore")
+            job.dibs(&uri, &KEPT_ALIVE, shape, "ignore")
                 .stderr(Stdio::null())
                 .spawn()
                 .unwrap(),
@@ -172,7 +162,7 @@ fn own_cgroup() -> Option<std::path::PathBuf> {
 fn sigstop_to_dibs_stops_the_command_before_its_lock_lapses() {
     let server = RedisServer::start();
     let uri = server.uri();
-    let flags = [KEPT.as_slice(), &["--on-lost", "0s"]].concat();
+    let flags = [KEPT_ALIVE.as_slice(), &["--on-lost", "0s"]].concat();
     for to in [To::Dibs, To::DibsGroup] {
         let job = Job::new(&format!("stop-{to:?}"));
         let mut dibs = job.dibs(&uri, &flags, Shape::DaemonAndJob, "ignore");
@@ -213,7 +203,7 @@ fn timeout_and_timeout_k_end_the_grandchild_before_another_run() {
         timeout
             .arg("2")
             .arg(env!("CARGO_BIN_EXE_dibs"))
-            .args(job.args(&uri, &KEPT, Shape::Grandchild, mode))
+            .args(job.args(&uri, &KEPT_ALIVE, Shape::Grandchild, mode))
             .stdout(Stdio::null());
         let mut timeout = Running::new(timeout.spawn().unwrap());
         let pid = job.grandchild();
@@ -267,7 +257,7 @@ fn a_daemon_the_command_leaves_keeps_the_lock_until_it_ends() {
     let uri = server.uri();
     let job = Job::new("daemon");
     let dibs = Running::new(
-        job.dibs(&uri, &KEPT, Shape::Daemon, "finish")
+        job.dibs(&uri, &KEPT_ALIVE, Shape::Daemon, "finish")
             .stderr(Stdio::null())
             .spawn()
             .unwrap(),
@@ -306,7 +296,7 @@ fn a_signal_never_reaches_a_group_that_took_the_command_s_reaped_group_id() {
     let uri = server.uri();
     let job = Job::new("reuse");
     let dibs = Running::new(
-        job.dibs(&uri, &KEPT, Shape::Daemon, "finish")
+        job.dibs(&uri, &KEPT_ALIVE, Shape::Daemon, "finish")
             .stderr(Stdio::null())
             .spawn()
             .unwrap(),

@@ -18,18 +18,8 @@ use std::process::{Command, Stdio};
 
 use common::RedisServer;
 use support::counter::kill;
-use support::descendants::{assert_wrote_before, group_of, Job, Shape};
+use support::descendants::{assert_wrote_before, group_of, Job, Shape, KEPT_ALIVE};
 use support::{KilledOnPanic, Running};
-
-/// As in run_descendants: keep-alive extends a 3 s lock, so it outlives a killed dibs by 3 s at
-/// most.
-const KEPT: [&str; 5] = [
-    "--at-most",
-    "3s",
-    "--keep-alive",
-    "--redis-opt",
-    "timeout-ms=250",
-];
 
 /// The environment variable that marks every process of one test's first run (dibs, its
 /// watchdog, CMD and all CMD started inherit it), for the scan of /proc.
@@ -54,7 +44,7 @@ fn sigkill_without_a_cgroup(to_group: bool) {
     // dibs's user writes the timestamps there.
     std::fs::set_permissions(job.dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let mut dibs = unprivileged(job.dir());
-    dibs.args(job.args(&uri, &KEPT, Shape::DaemonAndJob, "ignore"))
+    dibs.args(job.args(&uri, &KEPT_ALIVE, Shape::DaemonAndJob, "ignore"))
         .env(MARK, &mark)
         .stdout(Stdio::null())
         .stderr(Stdio::null());

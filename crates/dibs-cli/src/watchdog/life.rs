@@ -25,19 +25,11 @@ use crate::output::human;
 use crate::signals;
 
 /// Signals the watchdog ignores: those a terminal or a supervisor sends a whole group (CMD's is
-/// the watchdog's), and SIGPIPE (dibs gone, its reports go nowhere).
-const IGNORED: [i32; 10] = [
-    libc::SIGTERM,
-    libc::SIGINT,
-    libc::SIGHUP,
-    libc::SIGQUIT,
-    libc::SIGTSTP,
-    libc::SIGTTIN,
-    libc::SIGTTOU,
-    libc::SIGUSR1,
-    libc::SIGUSR2,
-    libc::SIGPIPE,
-];
+/// the watchdog's), which CMD gets back as dibs had them (`signals::RESTORED`), and SIGPIPE (dibs
+/// gone, its reports go nowhere).
+fn ignored() -> impl Iterator<Item = i32> {
+    signals::RESTORED.into_iter().chain([libc::SIGPIPE])
+}
 
 /// The watchdog's `main`, with what follows [`super::ARG`] on its command line.
 pub fn main(args: Vec<OsString>) -> u8 {
@@ -328,7 +320,7 @@ fn prepare(setup: &Setup) -> io::Result<()> {
         libc::prctl(libc::PR_SET_NAME, c"dibs-watchdog".as_ptr(), 0, 0, 0);
     }
     become_subreaper()?;
-    for signal in IGNORED {
+    for signal in ignored() {
         // SAFETY: signal(2) setting a disposition.
         unsafe { libc::signal(signal, libc::SIG_IGN) };
     }

@@ -9,6 +9,16 @@ use std::time::{Duration, Instant};
 
 use super::{text, TempDir};
 
+/// Keep-alive extends a 3 s lock: the lock outlives a killed dibs by 3 s at most. Its
+/// extensions wait 750 ms at most (a loopback server answers in well under 1 ms).
+pub const KEPT_ALIVE: [&str; 5] = [
+    "--at-most",
+    "3s",
+    "--keep-alive",
+    "--redis-opt",
+    "timeout-ms=250",
+];
+
 /// The grandchild: writes a timestamp (ns) to argv[1] every 50 ms, and its pid to argv[1].pid
 /// once it runs. On SIGTERM, SIGINT or SIGHUP: with argv[2] `finish`, five more timestamps
 /// (a program that finishes its work before it stops), then exit 0; with `ignore`, it goes on.
