@@ -50,9 +50,15 @@ public class DibsMetricsAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    public DibsMetrics dibsMetrics(MeterRegistry registry, DibsLockTag tag, DibsProperties properties) {
+    public DibsMetrics dibsMetrics(MeterRegistry registry, DibsLockTag tag, TagLimit limit) {
+        return new DibsMetrics(registry, tag, limit);
+    }
+
+    /** The bound on the lock tag's values, one for the meters and the observations alike. */
+    @Bean
+    TagLimit dibsTagLimit(DibsProperties properties) {
         StartupChecks.check(properties.metrics());
-        return new DibsMetrics(registry, tag, new TagLimit(properties.metrics().maxTags()));
+        return new TagLimit(properties.metrics().maxTags());
     }
 
     /**
@@ -66,10 +72,8 @@ public class DibsMetricsAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         DibsObservations dibsObservations(
-                io.micrometer.observation.ObservationRegistry registry, DibsLockTag tag, DibsProperties properties) {
-            StartupChecks.check(properties.metrics());
-            return new DibsObservations(
-                    registry, tag, new TagLimit(properties.metrics().maxTags()));
+                io.micrometer.observation.ObservationRegistry registry, DibsLockTag tag, TagLimit limit) {
+            return new DibsObservations(registry, tag, limit);
         }
     }
 }

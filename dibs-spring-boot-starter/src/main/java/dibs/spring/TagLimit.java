@@ -7,7 +7,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * The bound on the values of the {@code lock} tag of dibs's meters and observations
  * ({@code dibs.metrics.max-tags}): the first {@code max} values seen are kept, and every later
- * one is counted under {@value #OTHER}. A service that locks {@code order-<uuid>} would otherwise
+ * one is counted under {@value #OTHER}, by the meters and the observations alike (one instance,
+ * so the two keep the same values). A service that locks {@code order-<uuid>} would otherwise
  * make a time series per order, in the JVM and in Prometheus. Said once, in a warning.
  */
 final class TagLimit {
@@ -20,10 +21,8 @@ final class TagLimit {
     private final Set<String> kept = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean warned = new AtomicBoolean();
 
+    /** @param max at least 1 ({@code StartupChecks} checks the property) */
     TagLimit(int max) {
-        if (max < 1) {
-            throw new IllegalArgumentException("dibs.metrics.max-tags must be at least 1, got " + max);
-        }
         this.max = max;
     }
 
