@@ -6,22 +6,20 @@
 //! `conn::connect::connect_tls`), while the certificate is still checked against the name as
 //! given. The TLS handshake is done at connect, within that address's share, so that an address
 //! that accepts TCP but never speaks TLS leaves the next one the rest. The connection then speaks
-//! RESP through the redis crate's own parser.
+//! RESP as every connection dibs opens itself does (`conn::wire`).
 
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use redis::{ConnectionLike, ErrorKind, RedisError, RedisResult, Value};
+use redis::{ErrorKind, RedisError, RedisResult};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 
+use crate::conn::Socket;
 use crate::connspec::{ClientCert, ConnSpec, Pem};
 use crate::error::{Error, Result};
-use crate::resp::read_replies;
 
 /// What every TLS connection of one spec shares: the trusted roots and the client certificate.
 /// Built once per locker, from files, never the network.
@@ -189,44 +187,10 @@ impl TlsClient {
             name,
         })
     }
-}
 
-/// The TCP socket under TLS. While connecting, every read and write is bounded by what is left
-/// of a deadline, not by a timeout set once: a server that trickles a byte at a time would
-/// otherwise stretch the handshake as long as it likes. After, the command timeouts apply.
-struct Socket {
-    tcp: TcpStream,
-    deadline: Option<Instant>,
-}
-
-impl Socket {
-    fn bound(&self, set: fn(&TcpStream, Option<Duration>) -> io::Result<()>) -> io::Result<()> {
-        let Some(deadline) = self.deadline else {
-            return Ok(());
-        };
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::ErrorKind::TimedOut.into());
-        }
-        set(&self.tcp, Some(left))
-    }
-}
-
-impl Read for Socket {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.bound(TcpStream::set_read_timeout)?;
-        self.tcp.read(buf)
-    }
-}
-
-impl Write for Socket {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.bound(TcpStream::set_write_timeout)?;
-        self.tcp.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.tcp.flush()
+    /// Whether a client certificate is presented.
+    pub(crate) fn presents_cert(&self) -> bool {
+        self.client_cert
     }
 }
 
@@ -239,7 +203,7 @@ fn explain(conn: &mut ClientConnection, io: io::Error, client_cert: bool) -> Red
     }
 }
 
-fn explain_tls(tls: rustls::Error, client_cert: bool) -> RedisError {
+pub(crate) fn explain_tls(tls: rustls::Error, client_cert: bool) -> RedisError {
     use rustls::AlertDescription as Alert;
     let why = match &tls {
         rustls::Error::AlertReceived(Alert::CertificateRequired) if !client_cert => {
@@ -261,126 +225,21 @@ fn explain_tls(tls: rustls::Error, client_cert: bool) -> RedisError {
     io::Error::new(io::ErrorKind::PermissionDenied, format!("{why}: {tls}")).into()
 }
 
-/// A TLS connection to one address, its handshake done.
-pub(crate) struct TlsConn {
-    stream: StreamOwned<ClientConnection, Socket>,
-    /// The crate's RESP parser: it keeps what it read past one reply for the next.
-    parser: redis::Parser,
-    db: i64,
-    open: bool,
-    client_cert: bool,
-}
-
-impl TlsConn {
-    /// A TCP connection to `addr`, set up as `tcp` says, and a TLS handshake on it for the
-    /// client's name, all by `deadline`.
-    pub(crate) fn connect(
-        client: &TlsClient,
-        addr: &SocketAddr,
-        deadline: Instant,
-        tcp: impl FnOnce(&TcpStream) -> io::Result<()>,
-        db: i64,
-    ) -> RedisResult<TlsConn> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::Error::from(io::ErrorKind::TimedOut).into());
+/// A TLS handshake over `socket` for the client's name, within the socket's deadline (a
+/// server that trickles a byte at a time cannot stretch it).
+pub(crate) fn handshake(
+    client: &TlsClient,
+    socket: Socket,
+) -> RedisResult<StreamOwned<ClientConnection, Socket>> {
+    let tls = ClientConnection::new(Arc::clone(&client.config.0), client.name.clone())
+        .map_err(|e| RedisError::from((ErrorKind::Io, "TLS setup failed", e.to_string())))?;
+    let mut stream = StreamOwned::new(tls, socket);
+    // complete_io returns early on a read that timed out after some progress: go on until the
+    // handshake is done or the deadline says no.
+    while stream.conn.is_handshaking() {
+        if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
+            return Err(explain(&mut stream.conn, e, client.client_cert));
         }
-        let socket = TcpStream::connect_timeout(addr, left)?;
-        tcp(&socket)?;
-        let tls = ClientConnection::new(Arc::clone(&client.config.0), client.name.clone())
-            .map_err(|e| RedisError::from((ErrorKind::Io, "TLS setup failed", e.to_string())))?;
-        let socket = Socket {
-            tcp: socket,
-            deadline: Some(deadline),
-        };
-        let mut stream = StreamOwned::new(tls, socket);
-        // complete_io returns early on a read that timed out after some progress: go on until
-        // the handshake is done or the deadline says no.
-        while stream.conn.is_handshaking() {
-            if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
-                return Err(explain(&mut stream.conn, e, client.client_cert));
-            }
-        }
-        Ok(TlsConn {
-            stream,
-            parser: redis::Parser::new(),
-            db,
-            open: true,
-            client_cert: client.client_cert,
-        })
     }
-
-    /// Every read and write bounded by what is left until `deadline` (for the connect's AUTH and
-    /// SELECT).
-    pub(crate) fn set_deadline(&mut self, deadline: Instant) {
-        self.stream.sock.deadline = Some(deadline);
-    }
-
-    /// Read and write timeouts of the socket under TLS, for the commands to come.
-    pub(crate) fn set_timeouts(&mut self, timeout: Duration) -> RedisResult<()> {
-        self.stream.sock.deadline = None;
-        self.stream.sock.tcp.set_read_timeout(Some(timeout))?;
-        self.stream.sock.tcp.set_write_timeout(Some(timeout))?;
-        Ok(())
-    }
-
-    /// Writes `bytes`; a failed write leaves the connection unfit for another command.
-    pub(crate) fn send(&mut self, bytes: &[u8]) -> RedisResult<()> {
-        let written = self
-            .stream
-            .write_all(bytes)
-            .and_then(|()| self.stream.flush());
-        written.map_err(|e| {
-            self.open = false;
-            e.into()
-        })
-    }
-
-    /// One reply; a server error reply becomes an error, as the crate's connections make it.
-    fn receive(&mut self) -> RedisResult<Value> {
-        self.receive_value()?.extract_error()
-    }
-
-    /// One reply as it came: a server error reply is a [`Value::ServerError`].
-    fn receive_value(&mut self) -> RedisResult<Value> {
-        self.parser.parse_value(&mut self.stream).map_err(|e| {
-            // A reply cut short or never read: what follows on this stream is unknown.
-            self.open = false;
-            match self.stream.conn.process_new_packets() {
-                // Under TLS 1.3 the server checks the client's certificate after the client's
-                // side of the handshake is done: its alert comes with the first reply.
-                Err(tls) => explain_tls(tls, self.client_cert),
-                Ok(_) => e,
-            }
-        })
-    }
-}
-
-impl ConnectionLike for TlsConn {
-    fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
-        self.send(cmd)?;
-        self.receive()
-    }
-
-    fn req_packed_commands(
-        &mut self,
-        cmd: &[u8],
-        offset: usize,
-        count: usize,
-    ) -> RedisResult<Vec<Value>> {
-        self.send(cmd)?;
-        read_replies(offset, count, || self.receive_value())
-    }
-
-    fn get_db(&self) -> i64 {
-        self.db
-    }
-
-    fn check_connection(&mut self) -> bool {
-        redis::cmd("PING").query::<String>(self).is_ok()
-    }
-
-    fn is_open(&self) -> bool {
-        self.open
-    }
+    Ok(stream)
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::proxy::Proxy;
 use common::RedisServer;
 use dibs::{ConnSpec, Ended, Error, LockParams, Locker, Outcome};
 
@@ -366,4 +367,63 @@ fn lost_reply_endings(history: bool) -> (Ended, Ended, Ended) {
     }
     let _ = rivals.release();
     (lapsed.ended, deleted.ended, taken.ended)
+}
+
+/// A locker through `proxy` with read timeout `read_ms`, one call made (its connection pooled,
+/// the replicas counted) before the fault.
+fn warm_locker_through(proxy: &Proxy, read_ms: i128) -> Locker {
+    let spec = ConnSpec::from_map(&[
+        ("uri".into(), dibs::SpecValue::Str(proxy.uri())),
+        ("read-timeout-ms".into(), dibs::SpecValue::Int(read_ms)),
+    ])
+    .unwrap();
+    let locker = Locker::new(spec).unwrap();
+    assert!(matches!(
+        locker.execute(&ms("warm-up", 1_000, 0), || ()).unwrap(),
+        Outcome::Ran { .. }
+    ));
+    locker
+}
+
+#[test]
+fn a_trickled_reply_is_a_timeout_within_the_read_timeout_from_its_send() {
+    let server = RedisServer::start();
+    let proxy = Proxy::start(server.port);
+    let locker = warm_locker_through(&proxy, 300);
+    // Each byte comes well within any read's timeout; the acquire's reply, some 20 bytes, would
+    // take seconds.
+    proxy.trickle_replies(Duration::from_millis(100));
+    let mut ran = false;
+    let started = Instant::now();
+    let err = locker
+        .execute(&ms("trickled", 60_000, 0), || ran = true)
+        .unwrap_err();
+    let took = started.elapsed();
+    eprintln!("a reply trickled a byte per 100 ms, read timeout 300 ms: gave up after {took:?}");
+    assert!(matches!(err, Error::Timeout(_)), "{err:?}");
+    assert!(!ran);
+    // One try, and the pool's one retry on a fresh connection, each bounded from its send.
+    assert!(took < Duration::from_millis(1_200), "{took:?}");
+}
+
+#[test]
+fn an_acquire_answered_after_half_of_at_most_is_given_back_and_does_not_run() {
+    for (delay_ms, at_most_ms) in [(700, 1_000), (1_300, 1_000)] {
+        let server = RedisServer::start();
+        let proxy = Proxy::start(server.port);
+        let locker = warm_locker_through(&proxy, 4_000);
+        proxy.delay_replies(Duration::from_millis(delay_ms));
+        let mut ran = false;
+        let err = locker
+            .execute(&ms("late", at_most_ms, 0), || ran = true)
+            .unwrap_err();
+        eprintln!("reply {delay_ms} ms late, atMost {at_most_ms} ms: {err}");
+        assert!(!ran, "the task ran on a lock won {delay_ms} ms late");
+        assert!(matches!(err, Error::Unconfirmed(_)), "{err:?}");
+        assert!(err.to_string().contains("given back"), "{err}");
+        assert!(
+            !server.exists("dibs:late"),
+            "the late lock was not given back"
+        );
+    }
 }

@@ -8,14 +8,15 @@ use std::time::{Duration, Instant};
 
 use redis::io::tcp::TcpSettings;
 use redis::{
-    Client, Connection, ConnectionAddr, ConnectionInfo, ErrorKind, IntoConnectionInfo,
-    RedisConnectionInfo, RedisError, RedisResult,
+    ConnectionAddr, ConnectionInfo, ErrorKind, IntoConnectionInfo, RedisConnectionInfo, RedisError,
+    RedisResult,
 };
 
+use super::wire::{Socket, Stream, Wire};
 use super::Conn;
 use crate::connspec::ServerSpec;
 use crate::inflight::InFlight;
-use crate::tls::{TlsClient, TlsConfig, TlsConn};
+use crate::tls::{self, TlsClient, TlsConfig};
 
 /// Connection info without handshake commands from the redis crate: it would pipeline AUTH,
 /// CLIENT SETINFO and SELECT and wait out the read timeout once per reply, so a frozen server
@@ -59,25 +60,40 @@ pub(super) fn connect_node(
 ) -> RedisResult<Conn> {
     match tls {
         Some(config) => connect_tls(&TlsClient::new(config, host)?, host, port, spec, deadline),
-        None => Ok(Conn::Single(connect_tcp(host, port, deadline)?)),
+        None => connect_tcp(host, port, spec, deadline),
     }
 }
 
 /// A plain TCP connection to `host:port` by `deadline`: the name is resolved within it, then
 /// each address is tried with an equal share of what is left, so a blackholed first address
 /// (dual stack, several A records) cannot use up the time of the others.
-pub(super) fn connect_tcp(host: &str, port: u16, deadline: Instant) -> RedisResult<Connection> {
+pub(super) fn connect_tcp(
+    host: &str,
+    port: u16,
+    spec: &ServerSpec,
+    deadline: Instant,
+) -> RedisResult<Conn> {
     let addrs = resolve(host, port, deadline)?;
     let mut last_error = None;
     for (i, addr) in addrs.iter().enumerate() {
         let share = left(deadline)? / (addrs.len() - i) as u32;
-        let info = plain_info(ConnectionAddr::Tcp(addr.ip().to_string(), addr.port()))?;
-        match Client::open(info)?.get_connection_with_timeout(share) {
-            Ok(conn) => return Ok(conn),
+        match tcp_socket(addr, Instant::now() + share) {
+            Ok(socket) => return Ok(Conn::Single(Box::new(Wire::plain(socket, spec.db())))),
             Err(e) => last_error = Some(e),
         }
     }
-    Err(last_error.expect("at least one address was tried"))
+    Err(last_error.expect("at least one address was tried").into())
+}
+
+/// A TCP connection to `addr` by `until`, set up as [`tcp_settings`] says.
+fn tcp_socket(addr: &SocketAddr, until: Instant) -> std::io::Result<Socket> {
+    let left = until.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(std::io::ErrorKind::TimedOut.into());
+    }
+    let tcp = std::net::TcpStream::connect_timeout(addr, left)?;
+    apply_tcp_settings(&tcp)?;
+    Ok(Socket::new(Stream::Tcp(tcp), until))
 }
 
 /// A TLS connection to `host:port` by `deadline`, as [`connect_tcp`] makes a plain one: each
@@ -95,8 +111,14 @@ pub(super) fn connect_tls(
     for (i, addr) in addrs.iter().enumerate() {
         let share = left(deadline)? / (addrs.len() - i) as u32;
         let until = Instant::now() + share;
-        match TlsConn::connect(client, addr, until, apply_tcp_settings, spec.db()) {
-            Ok(conn) => return Ok(Conn::Tls(Box::new(conn))),
+        let stream = tcp_socket(addr, until)
+            .map_err(RedisError::from)
+            .and_then(|socket| tls::handshake(client, socket));
+        match stream {
+            Ok(stream) => {
+                let wire = Wire::tls(stream, client.presents_cert(), spec.db());
+                return Ok(Conn::Single(Box::new(wire)));
+            }
             Err(e) => last_error = Some(e),
         }
     }

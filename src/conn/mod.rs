@@ -1,7 +1,8 @@
 //! Opening connections, for every kind of address, and the connection type the pool holds.
 //!
-//! - A single server: plain TCP and unix sockets through the redis crate; TLS through dibs's own
-//!   connection ([`crate::tls`]), so that each address of a name gets its share of the timeout.
+//! - A single server, plain, over a unix socket or over TLS: dibs's own connection ([`Wire`]),
+//!   so that each address of a name gets its share of the connect timeout, and each command
+//!   with its reply is bounded as a whole by the read timeout.
 //! - Sentinel: the master's address is asked of the Sentinels (`SENTINEL
 //!   get-master-addr-by-name`) for every new connection, so connections made after a failover
 //!   reach the new master. A pooled connection to a demoted master fails with READONLY, and the
@@ -9,6 +10,8 @@
 //! - Cluster: the redis crate's cluster connection, which follows MOVED and ASK redirections.
 //!
 //! Every connect is bounded by the connect timeout, handshake included. The parts:
+//!
+//! - `wire`: [`Wire`], the connection to one server, every command bounded from its send.
 //!
 //! - `open`: [`Opener`], which knows how to open a connection for one spec, and the handshake
 //!   (AUTH, SELECT) every new connection goes through; the cluster client is built there.
@@ -19,27 +22,29 @@
 mod connect;
 mod open;
 mod sentinel;
+mod wire;
 
 pub(crate) use open::Opener;
+pub(crate) use wire::Socket;
 
 use std::time::{Duration, Instant};
 
 use redis::cluster::ClusterConnection;
-use redis::{Cmd, Connection, ConnectionLike, ErrorKind, RedisResult, Value};
+use redis::{Cmd, ConnectionLike, ErrorKind, RedisResult, Value};
 
-use crate::resp::read_replies;
-use crate::tls::TlsConn;
 use connect::left;
+use wire::Wire;
 
 /// A pooled connection.
 pub(crate) enum Conn {
-    Single(Connection),
+    /// One server (plain, unix or TLS), opened by dibs itself.
+    Single(Box<Wire>),
+    /// The redis crate's cluster connection: each read bounded by the read timeout, not each
+    /// reply (it reads its sockets itself).
     Cluster(Box<ClusterConnection>),
     /// A one-off connection (plain or TLS) to the target of an `ASK`: every command goes after
     /// an `ASKING`, which admits only the one command that follows it.
     Asking(Box<Conn>),
-    /// TLS, opened by dibs itself (see [`crate::tls`]).
-    Tls(Box<TlsConn>),
 }
 
 /// `ASKING`, packed once.
@@ -57,10 +62,6 @@ impl Conn {
     pub(crate) fn queue(&mut self, packed: &[u8]) -> bool {
         match self {
             Conn::Single(c) => {
-                let _ = c.send_packed_command(packed);
-                true
-            }
-            Conn::Tls(c) => {
                 let _ = c.send(packed);
                 true
             }
@@ -75,35 +76,29 @@ impl Conn {
     /// into the whole pipeline's error.
     pub(crate) fn keeps_each_reply(&self) -> bool {
         match self {
-            Conn::Single(_) | Conn::Tls(_) => true,
+            Conn::Single(_) => true,
             Conn::Asking(c) => c.keeps_each_reply(),
             Conn::Cluster(_) => false,
         }
     }
 
-    /// Bounds the next commands by `deadline`: over TLS every read and write by what is left of
-    /// it, else each command's timeouts.
+    /// Bounds the next commands, together, by `deadline` (the connect's AUTH and SELECT).
     fn set_deadline(&mut self, deadline: Instant) -> RedisResult<()> {
+        left(deadline)?;
         match self {
-            Conn::Tls(c) => {
-                c.set_deadline(deadline);
-                Ok(())
-            }
-            Conn::Asking(c) => c.set_deadline(deadline),
-            _ => self.set_timeouts(left(deadline)?),
+            Conn::Single(c) => c.set_deadline(deadline),
+            Conn::Asking(c) => c.set_deadline(deadline)?,
+            Conn::Cluster(_) => {} // its connect bounds itself (see `Opener::open`)
         }
+        Ok(())
     }
 
-    /// Read and write timeouts for the commands to come.
-    fn set_timeouts(&mut self, timeout: Duration) -> RedisResult<()> {
+    /// Each command to come, with its reply, bounded by `timeout` from its send.
+    fn set_timeouts(&mut self, timeout: Duration) {
         match self {
-            Conn::Single(c) => {
-                c.set_read_timeout(Some(timeout))?;
-                c.set_write_timeout(Some(timeout))
-            }
-            Conn::Tls(c) => c.set_timeouts(timeout),
+            Conn::Single(c) => c.set_timeouts(timeout),
             Conn::Asking(c) => c.set_timeouts(timeout),
-            Conn::Cluster(_) => Ok(()), // the cluster client keeps its own
+            Conn::Cluster(_) => {} // the cluster client keeps its own, per read
         }
     }
 }
@@ -113,7 +108,6 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) => c.req_packed_command(cmd),
             Conn::Cluster(c) => c.req_packed_command(cmd),
-            Conn::Tls(c) => c.req_packed_command(cmd),
             Conn::Asking(c) => {
                 let both = [asking(), cmd].concat();
                 let mut replies = c.req_packed_commands(&both, 1, 1)?;
@@ -131,12 +125,8 @@ impl ConnectionLike for Conn {
         count: usize,
     ) -> RedisResult<Vec<Value>> {
         match self {
-            Conn::Single(c) => {
-                c.send_packed_command(cmd)?;
-                read_replies(offset, count, || c.recv_response())
-            }
+            Conn::Single(c) => c.req_packed_commands(cmd, offset, count),
             Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),
-            Conn::Tls(c) => c.req_packed_commands(cmd, offset, count),
             // One ASKING admits only the next command: the acquire's pipeline puts its one keyed
             // command first (WAIT has no key). A later keyed command (inspect's PTTL) gets its
             // own ASK error back, which fails the call, never wrongly.
@@ -151,7 +141,6 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) => c.req_command(cmd),
             Conn::Cluster(c) => c.req_command(cmd),
-            Conn::Tls(c) => c.req_command(cmd),
             Conn::Asking(_) => self.req_packed_command(&cmd.get_packed_command()),
         }
     }
@@ -161,7 +150,6 @@ impl ConnectionLike for Conn {
             Conn::Single(c) => c.get_db(),
             Conn::Asking(c) => c.get_db(),
             Conn::Cluster(c) => c.get_db(),
-            Conn::Tls(c) => c.get_db(),
         }
     }
 
@@ -170,7 +158,6 @@ impl ConnectionLike for Conn {
             Conn::Single(c) => c.check_connection(),
             Conn::Asking(c) => c.check_connection(),
             Conn::Cluster(c) => c.check_connection(),
-            Conn::Tls(c) => c.check_connection(),
         }
     }
 
@@ -179,7 +166,6 @@ impl ConnectionLike for Conn {
             Conn::Single(c) => c.is_open(),
             Conn::Asking(c) => c.is_open(),
             Conn::Cluster(c) => c.is_open(),
-            Conn::Tls(c) => c.is_open(),
         }
     }
 }

@@ -7,10 +7,12 @@ use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
 
 use redis::cluster::{ClusterClient, ClusterConnection};
-use redis::{Client, Connection, ConnectionAddr, ErrorKind, RedisError, RedisResult};
+use redis::{ConnectionAddr, ErrorKind, RedisError, RedisResult};
 
 use super::connect::{connect_node, connect_tcp, connect_tls, plain_info, tcp_settings};
 use super::sentinel::master_address;
+#[cfg(unix)]
+use super::wire::{Socket, Stream, Wire};
 use super::Conn;
 use crate::connspec::{Address, ServerSpec};
 use crate::error::{redact, Error, Result};
@@ -29,9 +31,10 @@ pub(crate) enum Opener {
         client: TlsClient,
     },
     /// A unix socket. Its connect has no timeout: it runs on a helper thread, one at a time.
+    #[cfg(unix)]
     Unix {
-        client: Client,
-        connecting: InFlight<(), Connection>,
+        path: std::path::PathBuf,
+        connecting: InFlight<(), std::os::unix::net::UnixStream>,
     },
     /// Each Sentinel over TLS when `tls` is set, and the master it names too (its certificate
     /// checked against the address the Sentinel gives).
@@ -45,7 +48,7 @@ pub(crate) enum Opener {
     Cluster {
         /// Configuration only, so a panic elsewhere cannot leave it half-changed: this keeps
         /// `Locker` unwind-safe for callers who `catch_unwind` around it.
-        client: AssertUnwindSafe<ClusterClient>,
+        client: AssertUnwindSafe<Box<ClusterClient>>,
         /// Its connect PINGs with no read timeout: it runs on a helper thread, one at a time.
         connecting: InFlight<(), ClusterConnection>,
         /// For the connections dibs opens itself, to a node that an `ASK` names.
@@ -68,31 +71,39 @@ impl Opener {
         } else {
             None
         };
-        let path = match spec.address() {
+        match spec.address() {
             Address::Tcp { host, port } if spec.tls() => {
                 let config = tls.as_ref().expect("made above for TLS");
                 let client = TlsClient::new(config, host).map_err(|e| bad_spec("conn", e))?;
-                return Ok(Opener::Tls {
+                Ok(Opener::Tls {
                     host: host.clone(),
                     port: *port,
                     client,
-                });
-            }
-            Address::Tcp { host, port } => {
-                return Ok(Opener::Tcp {
-                    host: host.clone(),
-                    port: *port,
                 })
             }
-            Address::Unix(path) => path.clone(),
-            Address::Sentinel { sentinels, master } => {
-                return Ok(Opener::Sentinel {
-                    sentinels: sentinels.clone(),
-                    master: master.clone(),
-                    last_good: AtomicUsize::new(0),
-                    tls,
-                })
-            }
+            Address::Tcp { host, port } => Ok(Opener::Tcp {
+                host: host.clone(),
+                port: *port,
+            }),
+            #[cfg(unix)]
+            Address::Unix(path) => Ok(Opener::Unix {
+                path: path.clone(),
+                connecting: InFlight::new(),
+            }),
+            #[cfg(not(unix))]
+            Address::Unix(path) => Err(Error::invalid(
+                "conn",
+                format!(
+                    "{} is a unix socket, which this platform has not",
+                    path.display()
+                ),
+            )),
+            Address::Sentinel { sentinels, master } => Ok(Opener::Sentinel {
+                sentinels: sentinels.clone(),
+                master: master.clone(),
+                last_good: AtomicUsize::new(0),
+                tls,
+            }),
             Address::Cluster { nodes } => {
                 let infos = nodes
                     .iter()
@@ -120,18 +131,15 @@ impl Opener {
                     // certificate (read here once more as the bytes it takes).
                     builder = builder.certs(cluster_certificates(spec)?);
                 }
-                return Ok(Opener::Cluster {
-                    client: AssertUnwindSafe(builder.build().map_err(|e| bad_spec("conn", e))?),
+                Ok(Opener::Cluster {
+                    client: AssertUnwindSafe(Box::new(
+                        builder.build().map_err(|e| bad_spec("conn", e))?,
+                    )),
                     connecting: InFlight::new(),
                     tls,
-                });
+                })
             }
-        };
-        let info = plain_info(ConnectionAddr::Unix(path)).map_err(|e| bad_spec("conn", e))?;
-        Ok(Opener::Unix {
-            client: Client::open(info).map_err(|e| bad_spec("conn", e))?,
-            connecting: InFlight::new(),
-        })
+        }
     }
 
     /// A ready connection (authenticated, db selected, command timeouts set), within the
@@ -139,14 +147,16 @@ impl Opener {
     pub(crate) fn open(&self, spec: &ServerSpec) -> RedisResult<Conn> {
         let deadline = Instant::now() + spec.connect_timeout();
         let conn = match self {
-            Opener::Tcp { host, port } => Conn::Single(connect_tcp(host, *port, deadline)?),
-            Opener::Unix { client, connecting } => {
+            Opener::Tcp { host, port } => connect_tcp(host, *port, spec, deadline)?,
+            #[cfg(unix)]
+            Opener::Unix { path, connecting } => {
                 // A unix connect has no timeout, and waits as long as a frozen server's listen
-                // backlog stays full. (The redis crate cannot take a stream connected by us with
-                // a timeout.)
-                let client = client.clone();
-                let connect = move || client.get_connection();
-                Conn::Single(connecting.run(&(), deadline, &connect)?)
+                // backlog stays full.
+                let path = path.clone();
+                let connect = move || Ok(std::os::unix::net::UnixStream::connect(&path)?);
+                let stream = connecting.run(&(), deadline, &connect)?;
+                let socket = Socket::new(Stream::Unix(stream), deadline);
+                Conn::Single(Box::new(Wire::plain(socket, spec.db())))
             }
             Opener::Tls { host, port, client } => connect_tls(client, host, *port, spec, deadline)?,
             Opener::Sentinel {
@@ -163,7 +173,7 @@ impl Opener {
                 client, connecting, ..
             } => {
                 // The cluster client's own connect runs a PING with no read timeout: bound it.
-                let cluster = client.0.clone();
+                let cluster = ClusterClient::clone(&client.0);
                 let connect = move || cluster.get_connection();
                 return match connecting.run(&(), deadline, &connect) {
                     Ok(conn) => Ok(Conn::Cluster(Box::new(conn))),
@@ -267,7 +277,7 @@ fn handshake(mut conn: Conn, spec: &ServerSpec, deadline: Instant) -> RedisResul
         conn.set_deadline(deadline)?;
         command.query::<()>(&mut conn)?;
     }
-    conn.set_timeouts(spec.read_timeout())?;
+    conn.set_timeouts(spec.read_timeout());
     Ok(conn)
 }
 

@@ -53,8 +53,14 @@ impl Locker {
         let wait = std::cell::Cell::new(None);
         // Set when a SET timed out and a delete of its value was queued behind it.
         let doomed = std::cell::Cell::new(false);
+        // When the SET of the value tried was first sent: the lease is measured from there (a
+        // retry of the same value keeps the expiry the first one may have set).
+        let sent = std::cell::Cell::new(Instant::now());
         let set = |conn: &mut Conn, value: &str, retry: bool| -> RedisResult<Trip> {
             wait.set(self.wait(conn));
+            if !retry {
+                sent.set(Instant::now());
+            }
             let reply = trip(
                 conn,
                 &key,
@@ -102,7 +108,6 @@ impl Locker {
             set(conn, &first_value, true)
         };
         let name = &params.name;
-        let sent = Instant::now();
         let found = self.pool.run(
             &format_args!("acquiring lock '{name}'"),
             |conn| set(conn, &first_value, false),
@@ -183,6 +188,18 @@ impl Locker {
             )
         });
         let acquired = Instant::now();
+        let took = acquired.duration_since(sent.get());
+        if late(took, params.at_most_ms) {
+            self.take_back(name, &key, &value, start.as_ref());
+            return Err(Error::Unconfirmed(format!(
+                "lock '{name}' was won, but its reply came {} ms after it was asked for, over half \
+                 of atMost ({} ms) on {}: the lock could lapse before the task ends, so it was \
+                 given back and the task did not run",
+                took.as_millis(),
+                params.at_most_ms,
+                self.spec.endpoint()
+            )));
+        }
         let schedule_warning = if self.spec.keep_alive() {
             self.schedule_warning(name, params.at_most_ms)
         } else {
@@ -210,7 +227,7 @@ impl Locker {
             key,
             value,
             acquired,
-            set_at: sent,
+            set_at: sent.get(),
             at_most_ms: params.at_most_ms,
             at_least_ms: params.at_least_ms,
             keep_alive,
@@ -502,4 +519,11 @@ fn refusal(e: &redis::RedisError) -> bool {
         e.kind(),
         ErrorKind::Server(ServerErrorKind::ResponseError | ServerErrorKind::NoPerm)
     )
+}
+
+/// Whether a lock won `took` after its `SET` was sent came too late to run a task under: over
+/// half of `at_most_ms` is gone (the server may have set the key at the send), so the keep-alive's
+/// first extension, a third of atMost later, could come after the key lapsed.
+fn late(took: std::time::Duration, at_most_ms: u64) -> bool {
+    took.as_millis() * 2 > u128::from(at_most_ms)
 }

@@ -6,6 +6,17 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
+use std::time::Duration;
+
+/// How the server's answers pass back to the clients.
+#[derive(Clone, Copy)]
+enum Pace {
+    Whole,
+    /// A byte at a time, this far apart.
+    Trickle(Duration),
+    /// Each chunk held this long first.
+    Delay(Duration),
+}
 
 /// What one proxied connection sends towards the server.
 struct Upstream {
@@ -21,6 +32,7 @@ pub struct Proxy {
     conns: Arc<Mutex<Vec<Arc<Mutex<Upstream>>>>>,
     /// While set, a new connection is closed at once, as by a host cut off from the server.
     refusing: Arc<AtomicBool>,
+    pace: Arc<Mutex<Pace>>,
 }
 
 impl Proxy {
@@ -42,6 +54,8 @@ impl Proxy {
         let all = conns.clone();
         let refusing = Arc::new(AtomicBool::new(false));
         let refuse = refusing.clone();
+        let pace = Arc::new(Mutex::new(Pace::Whole));
+        let paces = pace.clone();
         thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { return };
@@ -60,6 +74,7 @@ impl Proxy {
                 all.lock().unwrap().push(up.clone());
                 let (mut from_server, mut to_client) = (server, client.try_clone().unwrap());
                 let replies = up.clone();
+                let pace = paces.clone();
                 thread::spawn(move || {
                     let mut buf = [0u8; 16 * 1024];
                     loop {
@@ -67,8 +82,11 @@ impl Proxy {
                             Ok(0) | Err(_) => break,
                             Ok(n) => n,
                         };
-                        if !replies.lock().unwrap().muted && to_client.write_all(&buf[..n]).is_err()
-                        {
+                        if replies.lock().unwrap().muted {
+                            continue;
+                        }
+                        let pace = *pace.lock().unwrap();
+                        if !forward(&mut to_client, &buf[..n], pace) {
                             break;
                         }
                     }
@@ -114,7 +132,18 @@ impl Proxy {
             port,
             conns,
             refusing,
+            pace,
         }
+    }
+
+    /// From now on, the server's answers reach the clients a byte every `every`.
+    pub fn trickle_replies(&self, every: Duration) {
+        *self.pace.lock().unwrap() = Pace::Trickle(every);
+    }
+
+    /// From now on, the server's answers reach the clients `by` late.
+    pub fn delay_replies(&self, by: Duration) {
+        *self.pace.lock().unwrap() = Pace::Delay(by);
     }
 
     /// Cuts the path: what the open connections send is held back (and never reaches the
@@ -161,6 +190,21 @@ impl Proxy {
                 let _ = up.stream.write_all(&held);
             }
         }
+    }
+}
+
+/// Writes `bytes` to `client` at `pace`; false once the client is gone.
+fn forward(client: &mut TcpStream, bytes: &[u8], pace: Pace) -> bool {
+    match pace {
+        Pace::Whole => client.write_all(bytes).is_ok(),
+        Pace::Delay(by) => {
+            thread::sleep(by);
+            client.write_all(bytes).is_ok()
+        }
+        Pace::Trickle(every) => bytes.iter().all(|byte| {
+            thread::sleep(every);
+            client.write_all(&[*byte]).is_ok()
+        }),
     }
 }
 
