@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every Java, Kotlin and properties snippet of README.md and dibs-spring-boot-starter/README.md
-is code that a test of examples/readme compiles and runs: each fenced block must equal a region
+is code that a test of examples/readme (or of examples/spring-boot) compiles and runs: each fenced block must equal a region
 of those tests, the lines between `readme:begin NAME` and `readme:end` comments (`//` or `#`), the
 regions of one NAME in a file joined by a blank line, each dedented. A Kotlin block that starts
 with `// build.gradle.kts` is a Gradle dependency instead (Gradle does not run here): the
@@ -14,7 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 READMES = [ROOT / "README.md", ROOT / "dibs-spring-boot-starter" / "README.md"]
-TESTS = ROOT / "examples" / "readme" / "src" / "test"
+# The readme examples' tests, and the Spring Boot example's (its actuator's security rule).
+TESTS = [ROOT / "examples" / "readme" / "src" / "test", ROOT / "examples" / "spring-boot" / "src" / "test"]
 CHECKED = {"java", "kotlin", "properties"}
 BEGIN = re.compile(r"^\s*(?://|#)\s*readme:begin\s+(\S+)\s*$")
 END = re.compile(r"^\s*(?://|#)\s*readme:end\s*$")
@@ -28,7 +29,7 @@ def normalized(text):
 def regions():
     """{(file, name): text} of every region of the tests."""
     found = {}
-    for path in sorted(TESTS.rglob("*")):
+    for path in sorted(p for tests in TESTS for p in tests.rglob("*")):
         if path.suffix not in (".java", ".kt", ".properties"):
             continue
         name, lines, parts = None, [], {}

@@ -65,7 +65,7 @@ start_example() {
   local started=$SECONDS
   for i in $(seq 1 "$count"); do
     http+=("$(free_port)")
-    "$java_bin" "${jvm_flags[@]}" -jar "$jar" "$@" --server.port="${http[$((i - 1))]}" \
+    "$java_bin" "${jvm_flags[@]}" -jar "$jar" --spring.profiles.active=local "$@" --server.port="${http[$((i - 1))]}" \
       --demo.instance="app-$i" --dibs.instance-id="app-$i" >"$work/app-$i.log" 2>&1 &
     app_pids+=($!)
     pids+=($!)

@@ -299,7 +299,7 @@ PY
   local long_http
   long_http=$(free_port)
   : >"$work/app-long.log"   # exists before the wait below reads it
-  "$java_bin" "${jvm_flags[@]}" -jar "$jar" "${common[@]}" --server.port="$long_http" \
+  "$java_bin" "${jvm_flags[@]}" -jar "$jar" --spring.profiles.active=local "${common[@]}" --server.port="$long_http" \
     --demo.instance=app-long --demo.long-job=true --demo.long-job-seconds=3 \
     --demo.long-job-at-least-seconds=0 >"$work/app-long.log" 2>&1 &
   local long_pid=$!

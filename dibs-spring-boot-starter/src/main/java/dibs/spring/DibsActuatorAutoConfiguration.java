@@ -14,7 +14,8 @@ import org.springframework.context.annotation.Configuration;
 /**
  * The Actuator side, when Actuator is on the classpath: the {@code dibs} health indicator (Boot
  * 3's or Boot 4's health API, whichever is present; off with
- * {@code management.health.dibs.enabled=false}) and the {@code dibs} endpoint.
+ * {@code management.health.dibs.enabled=false}), the read-only {@code dibs} endpoint, and with
+ * {@code dibs.actuator.force-release=true} the {@code dibsrelease} endpoint.
  */
 @AutoConfiguration(after = DibsAutoConfiguration.class)
 @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
@@ -34,6 +35,19 @@ public class DibsActuatorAutoConfiguration {
     public DibsEndpoint dibsEndpoint(
             DibsHeldLocks held, DibsClient client, DibsProperties properties, ObjectProvider<DibsJobs> jobs) {
         return new DibsEndpoint(held, client, properties, jobs.getIfAvailable());
+    }
+
+    /**
+     * Only with {@code dibs.actuator.force-release=true}; reachable once exposed by its own id.
+     *
+     * @param client the client
+     * @return the {@code /actuator/dibsrelease} endpoint: an operator's forced release
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnProperty(prefix = "dibs.actuator", name = "force-release", havingValue = "true")
+    public DibsReleaseEndpoint dibsReleaseEndpoint(DibsClient client) {
+        return new DibsReleaseEndpoint(client);
     }
 
     /**

@@ -10,17 +10,17 @@ import java.util.List;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
-import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 /**
- * {@code /actuator/dibs}: the locks whose tasks run on this instance now, with how long each has
- * been held, its remaining TTL in Redis (one {@code inspect} per lock) and whether keep-alive
- * extends it; and the fleet view: each job's last runs on any instance (which instance ran each
- * tick, how it ended) and whether it is overdue. {@code /actuator/dibs/{name}} shows who holds
- * a lock fleet-wide, with its token: what the write operation (a POST of {@code name} and
- * {@code token}) takes to force-release it, once {@code dibs.actuator.force-release=true}. No
- * other output shows a token, and none a password. Expose it as any endpoint
- * ({@code management.endpoints.web.exposure.include=health,dibs}).
+ * {@code /actuator/dibs}, read only: the locks whose tasks run on this instance now, with how long
+ * each has been held, its remaining TTL in Redis (one {@code inspect} per lock) and whether
+ * keep-alive extends it; and the fleet view: each job's last runs on any instance (which instance
+ * ran each tick, how it ended) and whether it is overdue. {@code /actuator/dibs/{name}} shows who
+ * holds a lock fleet-wide: its host, pid and when it was acquired, which is what
+ * {@link DibsReleaseEndpoint} takes to force-release it. No output shows a lock's token (its
+ * release key) or a password. Expose it as any endpoint
+ * ({@code management.endpoints.web.exposure.include=health,dibs}); it reveals lock and job names,
+ * hosts and pids to whoever may read it.
  */
 @Endpoint(id = "dibs")
 public final class DibsEndpoint {
@@ -31,7 +31,6 @@ public final class DibsEndpoint {
     private final DibsClient client;
     private final boolean keepAlive;
     private final DibsJobs jobs;
-    private final boolean forceRelease;
 
     /**
      * @param held the locks held now
@@ -47,7 +46,6 @@ public final class DibsEndpoint {
         this.client = client;
         this.keepAlive = properties.keepAlive();
         this.jobs = jobs;
-        this.forceRelease = properties.actuator().forceRelease();
     }
 
     /** @return the locks held now */
@@ -106,55 +104,14 @@ public final class DibsEndpoint {
     }
 
     /**
-     * Who holds a lock now, fleet-wide, with its token: asked for by name only.
+     * Who holds a lock now, fleet-wide; never its token.
      *
      * @param name the lock's name
      * @return its holder, or {@code held=false}
      */
     @ReadOperation
     public LockHolder holder(@Selector String name) {
-        return client.heldLock(name)
-                .map(lock -> new LockHolder(
-                        name,
-                        true,
-                        lock.host().orElse(null),
-                        lock.pid().isPresent() ? lock.pid().getAsLong() : null,
-                        lock.acquiredAt().map(Object::toString).orElse(null),
-                        lock.remaining().map(Duration::toMillis).orElse(null),
-                        lock.token().orElse(null)))
-                .orElse(new LockHolder(name, false, null, null, null, null, null));
-    }
-
-    /**
-     * Force-releases a lock if it holds {@code token} (as {@code /actuator/dibs/{name}} shows it),
-     * recorded in its job's history as forced by {@code actuator@<host>}. Off unless
-     * {@code dibs.actuator.force-release=true}: then nothing is touched.
-     *
-     * @param name the lock's name
-     * @param token its holder's token
-     * @return what was done
-     */
-    @WriteOperation
-    public ForcedRelease release(String name, String token) {
-        if (!forceRelease) {
-            return new ForcedRelease(
-                    name, false, "force-release is off: set dibs.actuator.force-release=true to allow it");
-        }
-        boolean released = client.forceRelease(name, token, "actuator@" + host());
-        return new ForcedRelease(
-                name,
-                released,
-                released
-                        ? "released; recorded in the history as forced"
-                        : "not held by that token (free, or taken since by another holder); not touched");
-    }
-
-    private static String host() {
-        try {
-            return java.net.InetAddress.getLocalHost().getHostName();
-        } catch (java.io.IOException e) {
-            return "unknown";
-        }
+        return client.heldLock(name).map(lock -> LockHolder.of(name, lock)).orElse(LockHolder.free(name));
     }
 
     /**
@@ -228,27 +185,50 @@ public final class DibsEndpoint {
     }
 
     /**
-     * A lock's holder, fleet-wide.
+     * A lock's holder, fleet-wide: who, never its token.
      *
      * @param name the lock's name
      * @param held whether anyone holds it
+     * @param holderId this holding's id: the first 16 hex digits of the SHA-256 of its token, the
+     *     same for every reader, another for each acquisition, and no use to release it with; what
+     *     {@link DibsReleaseEndpoint} takes to name the holding to release
      * @param host the holder's host
      * @param pid the holder's process id
      * @param acquiredAt when the holder acquired it
      * @param remainingTtlMs its remaining TTL
-     * @param token the holder's token, for a forced release
      */
     public record LockHolder(
-            String name, boolean held, String host, Long pid, String acquiredAt, Long remainingTtlMs, String token) {}
+            String name, boolean held, String holderId, String host, Long pid, String acquiredAt, Long remainingTtlMs) {
+        static LockHolder of(String name, dibs.HeldLock lock) {
+            return new LockHolder(
+                    name,
+                    true,
+                    idOf(lock),
+                    lock.host().orElse(null),
+                    lock.pid().isPresent() ? lock.pid().getAsLong() : null,
+                    lock.acquiredAt().map(Object::toString).orElse(null),
+                    lock.remaining().map(Duration::toMillis).orElse(null));
+        }
 
-    /**
-     * What a forced release did.
-     *
-     * @param name the lock's name
-     * @param released whether it was deleted
-     * @param message why, or why not
-     */
-    public record ForcedRelease(String name, boolean released, String message) {}
+        static LockHolder free(String name) {
+            return new LockHolder(name, false, null, null, null, null, null);
+        }
+
+        /** The holding's id; null for a value dibs did not write (no token). */
+        static String idOf(dibs.HeldLock lock) {
+            return lock.token().map(LockHolder::digest).orElse(null);
+        }
+
+        private static String digest(String token) {
+            try {
+                byte[] hash = java.security.MessageDigest.getInstance("SHA-256")
+                        .digest(token.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                return java.util.HexFormat.of().formatHex(hash, 0, 8);
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException("every JVM has SHA-256", e);
+            }
+        }
+    }
 
     /**
      * The endpoint's answer.

@@ -87,7 +87,9 @@ public record DibsProperties(
     /**
      * {@code dibs.actuator.*}.
      *
-     * @param forceRelease Whether the write operation of /actuator/dibs may force-release a lock.
+     * @param forceRelease Whether to make the endpoint dibsrelease (POST /actuator/dibsrelease/{name}),
+     *     an operator's forced release of any lock; reachable once exposed by its own id, and to be
+     *     guarded by a role.
      */
     public record Actuator(boolean forceRelease) {}
 

@@ -18,6 +18,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -230,28 +231,30 @@ class FleetViewTest {
     }
 
     @Test
-    void theEndpointShowsTheTokenOnlyWhenAskedAndForceReleasesOnlyWhenEnabled() {
+    void theReadNeverShowsATokenAndTheReleaseEndpointExistsOnlyWhenEnabled() {
         RUNNING.set(false);
         Contexts.runner()
                 .withPropertyValues("spring.data.redis.port=" + redis.port())
                 .run(context -> {
                     // The health contributor exists (a condition on a bean made later once hid it).
                     assertThat(context).hasBean("dibsJobsHealthIndicator").hasSingleBean(DibsJobsMeters.class);
+                    assertThat(context).doesNotHaveBean(DibsReleaseEndpoint.class);
                     DibsClient client = context.getBean(DibsClient.class);
                     DibsEndpoint endpoint = context.getBean(DibsEndpoint.class);
                     var lease = client.tryLock("stuck-report", Duration.ofMinutes(1), Duration.ZERO)
                             .orElseThrow();
+                    String token = client.heldLock("stuck-report")
+                            .orElseThrow()
+                            .token()
+                            .orElseThrow();
                     DibsEndpoint.LockHolder holder = endpoint.holder("stuck-report");
                     assertThat(holder.held()).isTrue();
                     assertThat(holder.pid()).isEqualTo(ProcessHandle.current().pid());
-                    assertThat(holder.token()).hasSize(36);
-                    assertThat(endpoint.locks().toString()).doesNotContain(holder.token());
-                    DibsEndpoint.ForcedRelease off = endpoint.release("stuck-report", holder.token());
-                    assertThat(off.released()).isFalse();
-                    assertThat(off.message()).contains("dibs.actuator.force-release=true");
-                    assertThat(endpoint.holder("stuck-report").held())
-                            .as("off by default: untouched")
-                            .isTrue();
+                    assertThat(holder.toString()).doesNotContain(token);
+                    assertThat(endpoint.locks().toString()).doesNotContain(token);
+                    assertThat(DibsEndpoint.LockHolder.class.getRecordComponents())
+                            .extracting(java.lang.reflect.RecordComponent::getName)
+                            .doesNotContain("token");
                     lease.release();
                 });
         Contexts.runner()
@@ -259,14 +262,28 @@ class FleetViewTest {
                 .run(context -> {
                     DibsClient client = context.getBean(DibsClient.class);
                     DibsEndpoint endpoint = context.getBean(DibsEndpoint.class);
-                    var lease = client.tryLock("stuck-report", Duration.ofMinutes(1), Duration.ZERO)
+                    DibsReleaseEndpoint release = context.getBean(DibsReleaseEndpoint.class);
+                    var first = client.tryLock("stuck-report", Duration.ofMinutes(1), Duration.ZERO)
                             .orElseThrow();
-                    String token = endpoint.holder("stuck-report").token();
-                    DibsEndpoint.ForcedRelease done = endpoint.release("stuck-report", token);
+                    DibsEndpoint.LockHolder seen = endpoint.holder("stuck-report");
+                    // Released and taken again by the same process since: another holder.
+                    first.release();
+                    var second = client.tryLock("stuck-report", Duration.ofMinutes(1), Duration.ZERO)
+                            .orElseThrow();
+                    DibsEndpoint.LockHolder now = endpoint.holder("stuck-report");
+                    assertThat(now.holderId()).hasSize(16).isNotEqualTo(seen.holderId());
+                    var stale = release.release("stuck-report", seen.holderId(), SecurityContext.NONE);
+                    assertThat(stale.released()).isFalse();
+                    assertThat(stale.message()).contains("not touched");
+                    assertThat(endpoint.holder("stuck-report").held()).isTrue();
+
+                    var done = release.release("stuck-report", now.holderId(), SecurityContext.NONE);
                     assertThat(done.released()).isTrue();
                     assertThat(endpoint.holder("stuck-report").held()).isFalse();
-                    assertThat(lease.release()).isFalse();
+                    assertThat(second.release()).isFalse();
                     List<DibsRun> runs = client.history("stuck-report", 5);
+                    // Newest first: the holder's own release, which found the lock no longer its.
+                    assertThat(runs.get(0).ended()).isEqualTo("no-longer-ours");
                     assertThat(runs.get(1).ended()).isEqualTo("forced");
                     assertThat(runs.get(1).forcedBy().orElseThrow()).startsWith("actuator@");
                 });
