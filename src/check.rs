@@ -239,6 +239,7 @@ mod tests {
             runs,
             complete_since_unix_ms: since,
             evicted_at_unix_ms: None,
+            job_evicted_at_unix_ms: None,
         }
     }
 

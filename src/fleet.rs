@@ -49,6 +49,9 @@ pub struct History {
     /// When the history last dropped a job's stream to stay within its jobs, if it did within
     /// its TTL.
     pub evicted_at_unix_ms: Option<u64>,
+    /// When this job's own stream was dropped so, if it was (within the TTL, and among the last
+    /// [`HISTORY_JOBS`](crate::HISTORY_JOBS) dropped) and has recorded no run since.
+    pub job_evicted_at_unix_ms: Option<u64>,
 }
 
 /// A list found by scanning the keyspace: complete, or cut short by its time budget.
@@ -136,10 +139,29 @@ impl Locker {
             .filter_map(|(id, fields)| Run::parse(id, fields))
             .collect();
         self.running_starts(&mut runs)?;
+        // Only a job with no stream can have been evicted: its own mark is read then alone, and
+        // a server that refuses it (an ACL of an earlier dibs, without +zscore) just leaves it
+        // untold.
+        let job_evicted_at_unix_ms = match (entries.is_empty(), evicted_at_unix_ms) {
+            (true, Some(_)) => {
+                let jobs = history::evicted_jobs_key(prefix);
+                let score = |conn: &mut Conn| -> RedisResult<Option<f64>> {
+                    redis::cmd("ZSCORE").arg(&jobs).arg(job).query(conn)
+                };
+                let what = format_args!("reading the eviction of '{job}'");
+                self.pool
+                    .run(&what, score, score)
+                    .ok()
+                    .flatten()
+                    .map(|ms| ms as u64)
+            }
+            _ => None,
+        };
         Ok(Read {
             full: entries.len() >= count,
             runs,
             evicted_at_unix_ms,
+            job_evicted_at_unix_ms,
         })
     }
 
@@ -452,6 +474,7 @@ struct Read {
     /// Whether it gave all the entries asked for: older ones may exist.
     full: bool,
     evicted_at_unix_ms: Option<u64>,
+    job_evicted_at_unix_ms: Option<u64>,
 }
 
 impl Read {
@@ -484,6 +507,7 @@ impl Read {
             runs,
             complete_since_unix_ms: since,
             evicted_at_unix_ms: self.evicted_at_unix_ms,
+            job_evicted_at_unix_ms: self.job_evicted_at_unix_ms,
         }
     }
 }

@@ -10,14 +10,21 @@
 //!   [`HISTORY_LENGTH`] entries (`XADD MAXLEN ~`);
 //! - every stream expires [`HISTORY_TTL`] after its last entry;
 //! - at most about [`HISTORY_JOBS`] jobs keep a stream: the new stream of a job beyond them
-//!   drops the stream of the job recorded least recently, and leaves a mark of that eviction
-//!   (for [`HISTORY_TTL`]), so that a reader never takes a dropped history for a job that never
-//!   ran. Only the creation of a stream pays for this: the index of jobs is touched then alone.
+//!   drops the stream of a job that has run once (a lock per order or tenant), the least
+//!   recently recorded first, and only when no such job is left the stream of the job recorded
+//!   least recently: so a flood of one-off names cannot erase the proof of a job that recurs (a
+//!   job of ticks counts as recurring from its first run). Each eviction leaves a mark (for
+//!   [`HISTORY_TTL`]), with the job's name, so that a reader never takes a dropped history for a
+//!   job that never ran, and says whose it was; the run whose record dropped a recurring job's
+//!   history warns. Only the creation of a stream pays for this: the index of jobs is touched
+//!   then alone.
 //!
 //! The keys, under the spec's key prefix and a unit separator (U+001F), with the hash tag
 //! `{history}` so that a Cluster keeps them in one slot together: `{history}:JOB` a job's stream,
-//! `{history}` the index of jobs (a sorted set: job, last known record in Unix ms), and
-//! `{history}` U+001F `evicted` the eviction's mark (its Unix ms). Neither lock names nor key
+//! `{history}` the index of jobs (a sorted set: job, last known record in Unix ms),
+//! `{history}` U+001F `once` those of them admitted with one run (the same scores; a job found
+//! with more runs when an eviction looks at it leaves it), `{history}` U+001F `evicted` the last
+//! eviction's mark (its Unix ms), and `{history}` U+001F `evicted-jobs` the jobs evicted. Neither lock names nor key
 //! prefixes may hold a control character, so no lock key can ever be a history key.
 //!
 //! An entry is one field, `run`: `ended;task;ms;least;fence;start;pid;host;instance;by;name`
@@ -60,6 +67,13 @@ pub(crate) fn index_key(prefix: &str) -> String {
 /// The mark of the last eviction of a job's stream under `prefix`.
 pub(crate) fn evicted_key(prefix: &str) -> String {
     [prefix, "\u{1f}{history}\u{1f}evicted"].concat()
+}
+
+/// The jobs whose streams were dropped to stay within [`HISTORY_JOBS`] under `prefix`: a sorted
+/// set, each job scored with when (Unix ms), the last [`HISTORY_JOBS`] kept. The history's Lua
+/// derives it from [`evicted_key`] alike.
+pub(crate) fn evicted_jobs_key(prefix: &str) -> String {
+    [prefix, "\u{1f}{history}\u{1f}evicted-jobs"].concat()
 }
 
 /// The `SCAN` glob of every job's stream under `prefix`.

@@ -274,8 +274,11 @@ fn ten_thousand_names_that_are_jobs_of_their_own_keep_at_most_history_jobs_strea
     let keys: Vec<String> = admin.keys("*").unwrap();
     assert_eq!(
         keys.len(),
-        streams.len() + 2,
-        "the index and the eviction's mark"
+        streams.len() + 4,
+        "the index, its jobs of one run, the eviction's mark and its jobs: {:?}",
+        keys.iter()
+            .filter(|k| !streams.contains(k))
+            .collect::<Vec<_>>()
     );
 
     let nightly = locker.history("nightly", 100).unwrap();
@@ -290,6 +293,10 @@ fn ten_thousand_names_that_are_jobs_of_their_own_keep_at_most_history_jobs_strea
     let dropped = locker.history("order-0", 10).unwrap();
     assert_eq!(dropped.matched, Matched::Nothing);
     assert!(dropped.evicted_at_unix_ms.is_some());
+    // Its own eviction is remembered among the last HISTORY_JOBS: not the first's, a late one's.
+    assert!(dropped.job_evicted_at_unix_ms.is_none(), "{dropped:?}");
+    let late = locker.history("order-8500", 10).unwrap();
+    assert!(late.job_evicted_at_unix_ms.is_some(), "{late:?}");
     let now = dropped.evicted_at_unix_ms.unwrap() + 1;
     assert!(
         matches!(
@@ -409,4 +416,105 @@ fn an_instance_id_reads_back_as_written_and_one_with_a_semicolon_is_refused() {
         history.check(run.recorded_at_unix_ms, Duration::from_secs(60)),
         Verdict::Ran(_)
     ));
+}
+
+/// What a daily job's check answers: `(proven overdue, unknown)` over the last 26 hours.
+fn daily_check(locker: &Locker, now: u64) -> (bool, bool, dibs::History) {
+    let history = locker.history("nightly-report", 100).unwrap();
+    let verdict = history.check(now, Duration::from_secs(26 * 3600));
+    let answer = (
+        matches!(verdict, Verdict::Overdue { .. }),
+        matches!(verdict, Verdict::Unknown { .. }),
+    );
+    (answer.0, answer.1, history)
+}
+
+/// Issue 43: one service locking a name per order must not erase another job's proof. A daily
+/// job whose last success was 48 h ago and whose run today failed is proven overdue over 26 h;
+/// 10,000 one-off names from one instance leave that answer as it was (they evict each other).
+/// Only jobs that recur, more than the history keeps, drop its runs: then its check is unknown
+/// and says its own runs were dropped, and the run that dropped them warns.
+#[test]
+fn ten_thousand_one_off_names_leave_a_daily_jobs_proof_and_recurring_ones_say_whose_they_dropped() {
+    let server = RedisServer::start();
+    let locker = locker_with(&server, &[]);
+    let mut admin = server.admin();
+    let stream = "dibs:\u{1f}{history}:nightly-report";
+    let now = || -> u64 {
+        let (s, us): (u64, u64) = redis::cmd("TIME").query(&mut server.admin()).unwrap();
+        s * 1000 + us / 1000
+    };
+    // Its success of two days ago, as a release of then recorded it (and admitted the job).
+    let then = now() - 48 * 3600 * 1000;
+    let entry = format!("released;ok;1200;0;{then};{then};4242;batch-1;;;nightly-report");
+    let _: String = redis::cmd("XADD")
+        .arg(stream)
+        .arg(format!("{then}-0"))
+        .arg("run")
+        .arg(entry)
+        .query(&mut admin)
+        .unwrap();
+    let _: i64 = admin
+        .zadd("dibs:\u{1f}{history}", "nightly-report", then)
+        .unwrap();
+    let _: i64 = admin
+        .zadd("dibs:\u{1f}{history}\u{1f}once", "nightly-report", then)
+        .unwrap();
+    // Today's run, failed.
+    let lease = locker
+        .acquire(&ms("nightly-report", 60_000, 0))
+        .unwrap()
+        .unwrap();
+    drop(lease.release_after(TaskResult::Failed));
+    let (overdue, _, before) = daily_check(&locker, now());
+    assert!(overdue, "proven overdue before the flood: {before:?}");
+
+    let flood = std::time::Instant::now();
+    for n in 0..10_000 {
+        let ending = locker
+            .acquire(&ms(&format!("order-{n}"), 60_000, 0))
+            .unwrap()
+            .unwrap()
+            .release();
+        assert!(ending.advice.is_none(), "{:?}", ending.advice);
+    }
+    eprintln!("10,000 one-off names recorded in {:?}", flood.elapsed());
+    let (overdue, unknown, after) = daily_check(&locker, now());
+    assert!(
+        overdue && !unknown,
+        "the daily job's answer survives one-off names: {after:?}"
+    );
+    assert_eq!(after.runs.len(), 2);
+    let streams: Vec<String> = admin.keys("dibs:\u{1f}{history}:*").unwrap();
+    assert!(streams.len() <= HISTORY_JOBS, "{}", streams.len());
+    let dropped = locker.history("order-8500", 10).unwrap();
+    assert!(dropped.job_evicted_at_unix_ms.is_some(), "{dropped:?}");
+
+    // Now jobs that recur (two runs each), more than the history keeps: the least recently
+    // recorded of them goes, the daily job first.
+    let mut warnings = Vec::new();
+    for n in 0..HISTORY_JOBS + 100 {
+        for _ in 0..2 {
+            let ending = locker
+                .acquire(&ms(&format!("tenant-{n}-sync"), 60_000, 0))
+                .unwrap()
+                .unwrap()
+                .release();
+            warnings.extend(ending.advice);
+        }
+    }
+    let (overdue, unknown, gone) = daily_check(&locker, now());
+    assert!(
+        !overdue && unknown,
+        "a dropped history proves nothing: {gone:?}"
+    );
+    let at = gone
+        .job_evicted_at_unix_ms
+        .expect("its own runs were dropped, and it says so");
+    assert!(at >= then, "{gone:?}");
+    assert_eq!(warnings.len(), 1, "said once: {warnings:?}");
+    assert!(
+        warnings[0].contains("dropped the runs of another job that had run more than once"),
+        "{warnings:?}"
+    );
 }

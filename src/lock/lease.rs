@@ -77,6 +77,19 @@ pub(crate) struct HistoryPlace {
     pub(crate) apart: bool,
     /// Set once the server refused the history's writes (said once).
     pub(crate) refused: AtomicBool,
+    /// Set once a run of this locker's dropped the history of a job that had run more than
+    /// once (said once).
+    pub(crate) evicting: AtomicBool,
+}
+
+/// What writing a run's entry did.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Written {
+    Recorded,
+    /// Recorded, and making the job's new stream dropped the history of a job that had run more
+    /// than once (the index of jobs was full, and held no job of one run to drop instead).
+    Evicted,
+    Refused,
 }
 
 impl HistoryPlace {
@@ -87,11 +100,11 @@ impl HistoryPlace {
             instance: spec.instance_id().map(str::to_owned),
             apart: matches!(spec.address(), Address::Cluster { .. }),
             refused: AtomicBool::new(false),
+            evicting: AtomicBool::new(false),
         }
     }
 
-    /// Writes a run's whole entry apart from its release (see `script::RECORD`): false when
-    /// the server refused it.
+    /// Writes a run's whole entry apart from its release (see `script::RECORD`).
     /// `started`: the id of the run's start's entry, deleted with it.
     pub(crate) fn write(
         &self,
@@ -100,7 +113,7 @@ impl HistoryPlace {
         stream: &str,
         entry: &str,
         started: Option<&str>,
-    ) -> bool {
+    ) -> Written {
         let keys = [stream, self.index.as_str(), self.evicted.as_str()];
         let write = |conn: &mut Conn, retry: bool| -> RedisResult<i64> {
             script::RECORD.run_with(conn, &keys, entry.len() + 80, |cmd| {
@@ -111,12 +124,32 @@ impl HistoryPlace {
                     .arg(started.unwrap_or_default());
             })
         };
-        pool.run(
+        match pool.run(
             &format_args!("recording the run of lock '{name}'"),
             |conn| write(conn, false),
             |conn| write(conn, true),
-        )
-        .is_ok_and(|done| done == 1)
+        ) {
+            Ok(1) => Written::Recorded,
+            Ok(3) => Written::Evicted,
+            _ => Written::Refused,
+        }
+    }
+
+    /// The warning that recording a run dropped the history of a job that had run more than
+    /// once, the first time only: where more jobs record than the history keeps, the quiet ones
+    /// lose their proof (`dibs check` then says unknown, naming the eviction).
+    pub(crate) fn eviction(&self, name: &str, index: &str) -> Option<String> {
+        (!self.evicting.swap(true, Ordering::Relaxed)).then(|| {
+            let prefix = index.strip_suffix("\u{1f}{history}").unwrap_or(index);
+            format!(
+                "recording the run of lock '{name}' dropped the runs of another job that had run \
+                 more than once: more than {} jobs record in the history under the key prefix \
+                 '{prefix}', and none of them had run only once. Jobs that lock a name per order \
+                 or tenant should roll their names up (a tick's name does), or use a key prefix \
+                 of their own; `dibs check` names the job whose history was dropped. (Said once.)",
+                history::HISTORY_JOBS
+            )
+        })
     }
 
     /// The warning that the server refused the history, the first time only.
@@ -124,8 +157,8 @@ impl HistoryPlace {
         (!self.refused.swap(true, Ordering::Relaxed)).then(|| {
             format!(
                 "the run of lock '{name}' could not be recorded in its job's history: the server \
-                 refused it (an ACL without +@stream, or without +zadd, +zcard, +zrange and \
-                 +zrem for the index of jobs; or a server without streams); the locks work as \
+                 refused it (an ACL without +@stream, or without +zadd, +zcard, +zrange, \
+                 +zrem and +zremrangebyrank for the index of jobs; or a server without streams); the locks work as \
                  before. Grant those (and +xrevrange and +scan to read it), or set 'history' to \
                  false. (Said once.)"
             )
@@ -304,7 +337,8 @@ impl Lease {
             |conn| script(conn, false),
             |conn| script(conn, true),
         );
-        let mut history_refused = matches!(found, Ok(code) if code >= 16);
+        let mut history_refused = matches!(found, Ok(code) if code & 16 != 0);
+        let mut evicted = matches!(found, Ok(code) if code & 32 != 0);
         let ended = match found.map(|code| code & 15) {
             _ if lost => Ended::LostWhileRunning,
             Ok(1) => Ended::KeptForAtLeast { remaining_ms },
@@ -318,10 +352,11 @@ impl Lease {
         {
             let entry = [ended.as_str(), ";", run].concat();
             let started = self.started.as_deref();
-            history_refused =
-                !record
-                    .place
-                    .write(&self.pool, name, &record.stream, &entry, started);
+            let written = record
+                .place
+                .write(&self.pool, name, &record.stream, &entry, started);
+            history_refused = written == Written::Refused;
+            evicted = written == Written::Evicted;
         }
         let advice = if ended == Ended::Released && !self.tick {
             ending::per_tick_advice(&self.name, self.at_least_ms, elapsed)
@@ -331,10 +366,13 @@ impl Lease {
         let refusal = record
             .filter(|_| history_refused)
             .and_then(|r| r.place.refusal(name));
-        let advice = match (advice, refusal) {
-            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-            (a, b) => a.or(b),
-        };
+        let eviction = record
+            .filter(|_| evicted)
+            .and_then(|r| r.place.eviction(name, &r.place.index));
+        let advice = [advice, refusal, eviction]
+            .into_iter()
+            .flatten()
+            .reduce(|a, b| format!("{a}; {b}"));
         Ending {
             name: std::mem::take(&mut self.name),
             ended,

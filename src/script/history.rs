@@ -5,13 +5,17 @@ use super::LuaScript;
 
 /// The history's Lua, for the scripts that record a run (see `history`):
 /// - `append` adds an entry to a job's stream (refreshing its TTL) and, when that made the
-///   stream, admits the job to the index of jobs; it returns the entry's id (false when the
-///   server refused the `XADD`) and whether all went well; beyond `CAP` jobs it drops the stream of the
-///   job recorded least recently and marks the eviction. The index's scores say when each job
-///   was last seen there (its stream's creation, or an earlier look), so an old score is checked
-///   against the stream's newest entry and put right before anything is dropped; 8 looks at
-///   most per call. A stream that exists costs nothing more than its `XADD` (`NOMKSTREAM`
-///   finds it), so releases of known jobs never touch the index.
+///   stream, admits the job to the index of jobs (and, for a job of its own name, not a tick's,
+///   to the index's jobs of one run); it returns the entry's id (false when the server refused
+///   the `XADD`), whether all went well, and whether it dropped a recurring job's stream.
+///   Beyond `CAP` jobs it drops the stream of the job of one run recorded least recently, or
+///   with none left, of the job recorded least recently, and marks the eviction with the job's
+///   name. A job of one run found with more runs leaves that index (up to 32 a call); the
+///   scores say when each job was last seen there (its stream's creation, or an earlier look),
+///   so an old score is checked against the stream's newest entry and put right before
+///   anything is dropped; 8 such looks at most per call. A stream that exists costs nothing
+///   more than its `XADD` (`NOMKSTREAM` finds it), so releases of known jobs never touch the
+///   index.
 /// - `recorded` finds a run's entry among a stream's latest by its record without the ending,
 ///   and says which ending it has.
 ///
@@ -23,41 +27,87 @@ macro_rules! history_lua {
             "local CAP = ",
             history_jobs!(),
             r#"
-local function admit(stream, index, evicted, ms, ttl)
-  if type(redis.pcall('ZADD', index, ms, string.sub(stream, #index + 2))) ~= 'number' then
-    return false
+local function name_of(entry)
+  local at = 0
+  for _ = 1, 10 do
+    at = string.find(entry, ';', at + 1, true)
+    if not at then
+      return nil
+    end
+  end
+  return string.sub(entry, at + 1)
+end
+local function evict(index, once, evicted, job, key, ms, ttl)
+  redis.pcall('ZREM', index, job)
+  redis.pcall('ZREM', once, job)
+  redis.pcall('DEL', key)
+  redis.pcall('SET', evicted, ms, 'PX', ttl)
+  local jobs = evicted .. '-jobs'
+  redis.pcall('ZADD', jobs, ms, job)
+  redis.pcall('ZREMRANGEBYRANK', jobs, 0, -(CAP + 1))
+  redis.pcall('PEXPIRE', jobs, ttl)
+end
+local function admit(stream, index, evicted, ms, ttl, entry)
+  local job = string.sub(stream, #index + 2)
+  if type(redis.pcall('ZADD', index, ms, job)) ~= 'number' then
+    return false, false
   end
   redis.pcall('PEXPIRE', index, ttl)
+  local once = index .. '\31once'
+  if name_of(entry) == job then
+    redis.pcall('ZADD', once, ms, job)
+    redis.pcall('PEXPIRE', once, ttl)
+  end
   local over = redis.pcall('ZCARD', index)
   if type(over) ~= 'number' then
-    return false
+    return false, false
   end
   over = over - CAP
   local looks = 0
-  while over > 0 and looks < 8 do
-    looks = looks + 1
-    local oldest = redis.pcall('ZRANGE', index, 0, 0, 'WITHSCORES')
+  local promoted = 0
+  local recurring = false
+  while over > 0 and looks < 8 and promoted < 32 do
+    local from = once
+    local oldest = redis.pcall('ZRANGE', once, 0, 0, 'WITHSCORES')
     if type(oldest) ~= 'table' or oldest[2] == nil then
-      return false
+      from = index
+      oldest = redis.pcall('ZRANGE', index, 0, 0, 'WITHSCORES')
+    end
+    if type(oldest) ~= 'table' or oldest[2] == nil then
+      return false, recurring
     end
     local key = index .. ':' .. oldest[1]
+    local runs = redis.pcall('XLEN', key)
     local last = redis.pcall('XREVRANGE', key, '+', '-', 'COUNT', 1)
     local seen = nil
     if type(last) == 'table' and last[1] then
       seen = tonumber(string.match(last[1][1], '^%d+'))
     end
-    if seen and seen > tonumber(oldest[2]) then
-      redis.pcall('ZADD', index, seen, oldest[1])
+    if from == once and type(runs) == 'number' and runs > 1 then
+      promoted = promoted + 1
+      redis.pcall('ZREM', once, oldest[1])
+      if seen and seen > tonumber(oldest[2]) then
+        redis.pcall('ZADD', index, seen, oldest[1])
+      end
+    elseif seen and seen > tonumber(oldest[2]) then
+      looks = looks + 1
+      redis.pcall('ZADD', from, seen, oldest[1])
+      if from == once then
+        redis.pcall('ZADD', index, seen, oldest[1])
+      end
     else
-      redis.pcall('ZREM', index, oldest[1])
+      looks = looks + 1
       if seen then
-        redis.pcall('DEL', key)
-        redis.pcall('SET', evicted, ms, 'PX', ttl)
+        evict(index, once, evicted, oldest[1], key, ms, ttl)
+        recurring = recurring or from == index
+      else
+        redis.pcall('ZREM', index, oldest[1])
+        redis.pcall('ZREM', once, oldest[1])
       end
       over = over - 1
     end
   end
-  return true
+  return true, recurring
 end
 local function append(stream, index, evicted, maxlen, ttl, entry)
   local id = redis.pcall('XADD', stream, 'NOMKSTREAM', 'MAXLEN', '~', maxlen, '*', 'run', entry)
@@ -66,13 +116,14 @@ local function append(stream, index, evicted, maxlen, ttl, entry)
     id = redis.pcall('XADD', stream, 'MAXLEN', '~', maxlen, '*', 'run', entry)
   end
   if type(id) ~= 'string' then
-    return false, false
+    return false, false, false
   end
   redis.pcall('PEXPIRE', stream, ttl)
   if new then
-    return id, admit(stream, index, evicted, tonumber(string.match(id, '^%d+')), ttl)
+    local ok, recurring = admit(stream, index, evicted, tonumber(string.match(id, '^%d+')), ttl, entry)
+    return id, ok, recurring
   end
-  return id, true
+  return id, true, false
 end
 local function recorded(stream, tail)
   local entries = redis.pcall('XREVRANGE', stream, '+', '-', 'COUNT', 16)
@@ -117,7 +168,8 @@ pub(super) use history_lua;
 /// its TTL in ms, and `ARGV[7]` the run's record without its ending (`history::record`): the
 /// entry is one field, `run`, the ending then `;` then that. One field, not one per fact: every
 /// argument and field costs the server (the record as 9 fields cost it 2 µs more per release).
-/// A history the server refuses adds 16 to the code. A tick's run has an entry of its start
+/// A history the server refuses adds 16 to the code, and 32 when its new stream dropped the
+/// history of a job that had run more than once. A tick's run has an entry of its start
 /// (`tick::TICK_ACQUIRE`): `ARGV[8]`, its id, is deleted with the ending's entry written, so a
 /// run has one entry once it ended, and an entry of its start alone only while it runs, or
 /// where its end was never recorded.
@@ -136,9 +188,12 @@ local function record(ended)
   if ARGV[8] and ARGV[8] ~= '' then
     redis.pcall('XDEL', KEYS[2], ARGV[8])
   end
-  local _, ok = append(KEYS[2], KEYS[3], KEYS[4], ARGV[5], ARGV[6], ended .. ';' .. ARGV[7])
+  local _, ok, recurring = append(KEYS[2], KEYS[3], KEYS[4], ARGV[5], ARGV[6], ended .. ';' .. ARGV[7])
   if not ok then
     refused = 16
+  end
+  if recurring then
+    refused = refused + 32
   end
 end
 local current = redis.call('GET', KEYS[1])
@@ -181,7 +236,8 @@ return 2 + refused
 /// jobs, the eviction's mark; `ARGV[1]` the whole entry, `ARGV[2]` and `ARGV[3]` the stream's
 /// length and TTL (ms), `ARGV[4]` 1 on a retry, which writes nothing when its first try's entry
 /// is there already; `ARGV[5]`, if given, the id of the run's start's entry, deleted with it.
-/// Returns 1 when the entry is there, 0 when the server refused it.
+/// Returns 1 when the entry is there, 3 when writing it dropped the history of a job that had
+/// run more than once, 0 when the server refused it.
 pub(crate) static RECORD: LuaScript = LuaScript::new(concat!(
     history_lua!(),
     r#"
@@ -194,8 +250,10 @@ end
 if ARGV[5] and ARGV[5] ~= '' then
   redis.pcall('XDEL', KEYS[1], ARGV[5])
 end
-local _, ok = append(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[1])
-if ok then
+local _, ok, recurring = append(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[1])
+if ok and recurring then
+  return 3
+elseif ok then
   return 1
 end
 return 0

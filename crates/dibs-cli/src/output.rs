@@ -119,16 +119,24 @@ pub fn subject(name: &str, matched: &Matched) -> String {
     }
 }
 
-/// The history's last eviction, for a reader who may miss a job's runs because of it.
+/// The history's last eviction, for a reader who may miss a job's runs because of it; loudest
+/// where the runs dropped were this job's own.
 pub fn evicted(history: &History) -> String {
-    match history.evicted_at_unix_ms {
-        Some(at) => format!(
+    match (history.job_evicted_at_unix_ms, history.evicted_at_unix_ms) {
+        (Some(at), _) => format!(
+            " (its own runs were dropped from the history at {} UTC: more than about {} jobs record in the history \
+             under this key prefix, and it was among the least recently run; a job that locks a \
+             name per order or tenant can cause this)",
+            utc(at),
+            dibs::HISTORY_JOBS
+        ),
+        (None, Some(at)) => format!(
             " (the history keeps about {} jobs, and dropped the least recently run one's runs \
              at {} UTC)",
             dibs::HISTORY_JOBS,
             utc(at)
         ),
-        None => String::new(),
+        (None, None) => String::new(),
     }
 }
 

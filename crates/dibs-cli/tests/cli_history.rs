@@ -186,9 +186,18 @@ fn check_cannot_tell_a_dropped_history_from_a_job_that_never_ran_and_says_so() {
         said.starts_with("unknown: no success of job 'order-0'"),
         "{said}"
     );
+    // Issue 43: where the runs dropped were its own, it says so, and when.
     assert!(
-        said.contains("dropped the least recently run one's runs"),
+        said.contains("its own runs were dropped from the history at"),
         "{said}"
+    );
+    // A job that never ran may have been dropped too, as far as the history can tell.
+    let never = ops(&uri, &["check", "invoice-export", "--within", "1h"]);
+    assert_eq!(never.status.code(), Some(3), "{}", text(&never.stdout));
+    assert!(
+        text(&never.stdout).contains("dropped the least recently run one's runs"),
+        "{}",
+        text(&never.stdout)
     );
     let recent = ops(&uri, &["check", "order-1020", "--within", "1h"]);
     assert_eq!(recent.status.code(), Some(0), "{}", text(&recent.stdout));

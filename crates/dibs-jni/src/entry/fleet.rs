@@ -43,7 +43,8 @@ pub extern "system" fn Java_dibs_NativeLib_inspect<'l>(
 
 /// The last `limit` recorded runs of the job or lock `name`, newest first: a head of 3 cells
 /// (the job whose history holds them, or null when nothing matched; since when the history holds
-/// every run, in Unix ms; its last eviction, or null), then 13 fields a run (see `dibs.DibsRun`).
+/// every run, in Unix ms; its last eviction, or null; the eviction of this job's own runs, or
+/// null), then 13 fields a run (see `dibs.DibsRun`).
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_history<'l>(
     mut env: JNIEnv<'l>,
@@ -55,7 +56,7 @@ pub extern "system" fn Java_dibs_NativeLib_history<'l>(
     entry(&mut env, |env| {
         let name = read_string(env, &name, "job")?;
         let history = handles::locker(handle)?.history(&name, limit.max(1) as usize)?;
-        let mut cells = Vec::with_capacity(3 + history.runs.len() * 13);
+        let mut cells = Vec::with_capacity(4 + history.runs.len() * 13);
         cells.extend([
             match history.matched {
                 Matched::Job => Some(name),
@@ -64,6 +65,7 @@ pub extern "system" fn Java_dibs_NativeLib_history<'l>(
             },
             Some(history.complete_since_unix_ms.to_string()),
             history.evicted_at_unix_ms.map(|ms| ms.to_string()),
+            history.job_evicted_at_unix_ms.map(|ms| ms.to_string()),
         ]);
         for run in history.runs {
             cells.extend([

@@ -16,6 +16,7 @@ public final class DibsHistory extends AbstractList<DibsRun> {
     private final String job;
     private final Instant completeSince;
     private final Instant evictedAt;
+    private final Instant ownRunsEvictedAt;
     private final List<DibsRun> runs;
 
     private DibsHistory(String name, String[] cells) {
@@ -23,10 +24,11 @@ public final class DibsHistory extends AbstractList<DibsRun> {
         this.job = cells[0];
         this.completeSince = Instant.ofEpochMilli(Long.parseLong(cells[1]));
         this.evictedAt = cells[2] == null ? null : Instant.ofEpochMilli(Long.parseLong(cells[2]));
-        this.runs = DibsRun.fromTable(cells, 3);
+        this.ownRunsEvictedAt = cells[3] == null ? null : Instant.ofEpochMilli(Long.parseLong(cells[3]));
+        this.runs = DibsRun.fromTable(cells, 4);
     }
 
-    /** Reads the native side's table: a head of 3 cells, then the runs. */
+    /** Reads the native side's table: a head of 4 cells, then the runs. */
     static DibsHistory fromTable(String name, String[] cells) {
         return new DibsHistory(name, cells);
     }
@@ -70,6 +72,16 @@ public final class DibsHistory extends AbstractList<DibsRun> {
      */
     public Optional<Instant> evictedAt() {
         return Optional.ofNullable(evictedAt);
+    }
+
+    /**
+     * @return when this job's own runs were dropped to stay within the history's jobs (more than
+     *     about 1,000 jobs record under the key prefix, and none of them had run only once), if
+     *     they were in the last 40 days and it has recorded no run since: then whether it ran
+     *     before cannot be told
+     */
+    public Optional<Instant> ownRunsEvictedAt() {
+        return Optional.ofNullable(ownRunsEvictedAt);
     }
 
     @Override

@@ -233,10 +233,7 @@ public final class DibsJobs implements AutoCloseable {
                                 + ")" + (missed == null ? "" : missed)
                         : "no success of it is recorded, but the history holds every run only since "
                                 + proof.completeSince()
-                                + proof.evictedAt()
-                                        .map(at -> " (it dropped the runs of the least " + "recently run job at " + at
-                                                + ", to keep within its jobs)")
-                                        .orElse("")
+                                + evicted(proof)
                                 + (missed == null ? "" : missed);
             } else if (late && missed != null && graceAfterStart != null) {
                 unknown =
@@ -374,5 +371,16 @@ public final class DibsJobs implements AutoCloseable {
         public Optional<Duration> lastSuccessAge() {
             return lastSuccess.map(r -> Duration.between(r.recordedAt(), readAt));
         }
+    }
+
+    /** What the history's evictions say of a job's proof: its own runs dropped, or another job's. */
+    private static String evicted(DibsHistory proof) {
+        return proof.ownRunsEvictedAt()
+                .map(at -> " (its own runs were dropped from the history at " + at
+                        + ": more than about 1000 jobs record under this key prefix)")
+                .or(() -> proof.evictedAt()
+                        .map(at -> " (it dropped the runs of the least recently run job at " + at
+                                + ", to keep within its jobs)"))
+                .orElse("");
     }
 }

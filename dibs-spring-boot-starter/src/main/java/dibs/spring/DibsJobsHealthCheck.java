@@ -9,11 +9,12 @@ import java.util.function.Predicate;
  * The {@code dibsJobs} health, whatever Boot's health API: UP while no expected job is proven
  * overdue, and none is suspect or running too long (the rules {@code dibs.jobs.min-duration},
  * {@code max-duration}), {@code dibs.jobs.overdue-status} ({@code OUT_OF_SERVICE} by default)
- * while one is (a
- * job that dibs cannot judge, where a run may be missing from the history or from a scan cut short,
- * is listed as {@code unknown}, and stays UP; so is a {@link CatchUp} method expected from start-up
- * whose job's name is not known yet, as {@code unnamed}), with each
- * overdue job and how long it has gone without a successful run on any instance. Boot's
+ * while one is, with each
+ * overdue job and how long it has gone without a successful run on any instance; else
+ * {@code UNKNOWN} while a job cannot be judged (a run may be missing from the history: its runs
+ * dropped by a flood of other jobs, trimmed; or from a scan cut short), listed as
+ * {@code unknown} with why. A {@link CatchUp} method expected from start-up whose job's name is
+ * not known yet is listed as {@code unnamed}, and leaves it UP. Boot's
  * liveness and readiness groups do not include it: a pod is not restarted or taken out of a
  * load balancer because a job is late, but {@code /actuator/health} says so.
  */
@@ -80,7 +81,9 @@ public final class DibsJobsHealthCheck {
         flagged.put("runningTooLong", names(DibsJobs.Job::tooLong));
         flagged.values().removeIf(List::isEmpty);
         if (flagged.isEmpty()) {
-            return new Result("UP", details);
+            // Unknown is not healthy: a job whose runs the history lost (dropped by a flood of
+            // other jobs' names, trimmed, a scan cut short) would otherwise read as fine.
+            return new Result(unknown.isEmpty() ? "UP" : "UNKNOWN", details);
         }
         details.putAll(flagged);
         return new Result(overdueStatus, details);
