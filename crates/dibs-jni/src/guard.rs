@@ -59,18 +59,33 @@ pub(super) fn entry<'local, R: Default>(
     let (class, message) = match failure {
         Failure::Pending => return R::default(),
         Failure::Dibs(Error::InvalidArgument { arg, message }) => {
-            throw_argument(env, arg, &message);
+            throw_argument(env, arg, &dibs_core::shown(&message));
             return R::default();
         }
         Failure::Dibs(e) => (exception_class(&e), e.to_string()),
         Failure::State(message) => ("java/lang/IllegalStateException", message),
         Failure::Internal(message) => ("dibs/DibsException", message),
     };
+    // A message may carry what a server said, or what Redis holds: a log line or a terminal
+    // gets it escaped (`dibs_core::shown`, the one rule), never raw.
+    let message = dibs_core::shown(&message);
     if env.throw_new(class, &message).is_err() && !env.exception_check().unwrap_or(true) {
         // The exception class itself failed to load; fall back to one that always exists.
         let _ = env.throw_new("java/lang/RuntimeException", &message);
     }
     R::default()
+}
+
+/// A warning for Java to log, escaped as every message for a person is (`dibs_core::shown`):
+/// it may carry what a server said or what Redis holds.
+pub(crate) fn warning_string(
+    env: &mut JNIEnv,
+    warning: Option<String>,
+) -> jni::errors::Result<jni::sys::jstring> {
+    Ok(match warning {
+        Some(text) => env.new_string(dibs_core::shown(&text))?.into_raw(),
+        None => std::ptr::null_mut(),
+    })
 }
 
 /// Throws `dibs.DibsArgumentException(argument, message)`: the argument travels as a field, so

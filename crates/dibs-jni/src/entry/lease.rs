@@ -71,10 +71,7 @@ fn tell(
         }
         return Err(e.into());
     }
-    Ok(match warning {
-        Some(text) => env.new_string(text)?.into_raw(),
-        None => std::ptr::null_mut(),
-    })
+    Ok(crate::guard::warning_string(env, warning)?)
 }
 
 /// The acquire of a tick of the job `job` that may not have run
@@ -165,10 +162,7 @@ pub extern "system" fn Java_dibs_NativeLib_release<'l>(
         });
         let held_ms = i64::try_from(ending.elapsed.as_millis()).unwrap_or(i64::MAX);
         env.set_long_array_region(&facts, 0, &[i64::from(ending.code()), held_ms])?;
-        Ok(match ending.warning() {
-            Some(text) => env.new_string(text)?.into_raw(),
-            None => std::ptr::null_mut(),
-        })
+        Ok(crate::guard::warning_string(env, ending.warning())?)
     })
 }
 
