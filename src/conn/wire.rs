@@ -63,34 +63,42 @@ impl Socket {
         Ok(Some(left))
     }
 
-    fn bound_read(&mut self) -> io::Result<()> {
+    /// Sets the socket's timeout of `way` to what is left of the deadline, unless it stands
+    /// within [`SLACK`] of it already.
+    fn bound(&mut self, way: Way) -> io::Result<()> {
         let Some(left) = self.left()? else {
             return Ok(());
         };
-        if !near(self.read_timeout, left) {
-            match &self.stream {
-                Stream::Tcp(s) => s.set_read_timeout(Some(left))?,
-                #[cfg(unix)]
-                Stream::Unix(s) => s.set_read_timeout(Some(left))?,
-            }
-            self.read_timeout = Some(left);
+        let set = match way {
+            Way::Read => &mut self.read_timeout,
+            Way::Write => &mut self.write_timeout,
+        };
+        if !near(*set, left) {
+            self.stream.set_timeout(way, left)?;
+            *set = Some(left);
         }
         Ok(())
     }
+}
 
-    fn bound_write(&mut self) -> io::Result<()> {
-        let Some(left) = self.left()? else {
-            return Ok(());
-        };
-        if !near(self.write_timeout, left) {
-            match &self.stream {
-                Stream::Tcp(s) => s.set_write_timeout(Some(left))?,
-                #[cfg(unix)]
-                Stream::Unix(s) => s.set_write_timeout(Some(left))?,
-            }
-            self.write_timeout = Some(left);
+/// Which of a socket's timeouts.
+#[derive(Clone, Copy)]
+enum Way {
+    Read,
+    Write,
+}
+
+impl Stream {
+    fn set_timeout(&self, way: Way, timeout: Duration) -> io::Result<()> {
+        let timeout = Some(timeout);
+        match (self, way) {
+            (Stream::Tcp(s), Way::Read) => s.set_read_timeout(timeout),
+            (Stream::Tcp(s), Way::Write) => s.set_write_timeout(timeout),
+            #[cfg(unix)]
+            (Stream::Unix(s), Way::Read) => s.set_read_timeout(timeout),
+            #[cfg(unix)]
+            (Stream::Unix(s), Way::Write) => s.set_write_timeout(timeout),
         }
-        Ok(())
     }
 }
 
@@ -101,7 +109,7 @@ fn near(set: Option<Duration>, left: Duration) -> bool {
 
 impl Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.bound_read()?;
+        self.bound(Way::Read)?;
         match &mut self.stream {
             Stream::Tcp(s) => s.read(buf),
             #[cfg(unix)]
@@ -112,7 +120,7 @@ impl Read for Socket {
 
 impl Write for Socket {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.bound_write()?;
+        self.bound(Way::Write)?;
         match &mut self.stream {
             Stream::Tcp(s) => s.write(buf),
             #[cfg(unix)]
