@@ -56,14 +56,20 @@ impl Error {
         err: &redis::RedisError,
         context: &str,
         secrets: &[Option<&str>],
-        limit: std::time::Duration,
+        limit: Limit,
     ) -> Self {
         use redis::{ErrorKind, ServerErrorKind};
         if err.is_timeout() {
-            return Error::Timeout(format!(
-                "{context}: no answer within {} ms",
-                limit.as_millis()
-            ));
+            return Error::Timeout(match limit {
+                Limit::Read(t) => format!(
+                    "{context}: no answer within {} ms (read-timeout-ms)",
+                    t.as_millis()
+                ),
+                Limit::Connect(t) => format!(
+                    "{context}: no answer within {} ms, connecting (conn-timeout-ms)",
+                    t.as_millis()
+                ),
+            });
         }
         let text = redact(&format!("{context}: {err}"), secrets);
         let code = err.code().unwrap_or("");
@@ -122,4 +128,13 @@ mod tests {
         );
         assert_eq!(redacted, "AUTH *** failed; AUTH *** failed");
     }
+}
+
+/// The limit a timed-out wait ran into, for its message: which setting to look at.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Limit {
+    /// A command's reply, from its send (`read-timeout-ms`).
+    Read(std::time::Duration),
+    /// A new connection, its handshake included (`conn-timeout-ms`).
+    Connect(std::time::Duration),
 }

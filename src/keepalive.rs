@@ -52,7 +52,7 @@ pub(crate) struct KeepAlive {
 
 impl KeepAlive {
     /// Starts extending `key` (holding `value`) back to `at_most_ms`, a third of it after the
-    /// last extension that succeeded (the first counts from `acquired`). A failed one is retried
+    /// last extension that succeeded (the first counts from `set_at`, the acquire's send). A failed one is retried
     /// soon (a tenth of the period, 50 ms to 1 s). No attempt starts later than one attempt's
     /// time (connect + 2 × read, at most the period) before the lock would lapse, so the last one
     /// ends before the lapse; when the next would start later, the lock is taken as lost then. `None` when no
@@ -64,7 +64,7 @@ impl KeepAlive {
         key: String,
         value: String,
         at_most_ms: u64,
-        acquired: Instant,
+        set_at: Instant,
     ) -> Option<KeepAlive> {
         let schedule = Schedule::new(at_most_ms, pool.attempt_time());
         let (period, retry, margin) = (schedule.period, schedule.retry, schedule.margin);
@@ -72,7 +72,7 @@ impl KeepAlive {
         let watch = Arc::new(Watch {
             lost: AtomicBool::new(false),
             extended_ns: AtomicU64::new(0),
-            base: acquired,
+            base: set_at,
             on_lost: Mutex::new(None),
         });
         let seen = watch.clone();
@@ -80,8 +80,8 @@ impl KeepAlive {
         thread::Builder::new()
             .name("dibs-keep-alive".into())
             .spawn(move || {
-                let mut extended = acquired; // when the lock's TTL was last set to at_most
-                let mut next = acquired + period;
+                let mut extended = set_at; // when the lock's TTL was last set to at_most
+                let mut next = set_at + period;
                 loop {
                     // The last attempt must start one attempt's time before the lapse; when the
                     // next one would start later, the lock will lapse: say so now, while the

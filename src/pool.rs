@@ -16,7 +16,7 @@ use redis::{ErrorKind, RedisResult, ServerErrorKind, Value};
 
 use crate::conn::{Conn, Opener};
 use crate::connspec::{Address, ServerSpec};
-use crate::error::{Error, Result};
+use crate::error::{Error, Limit, Result};
 
 pub(crate) struct Pool {
     spec: ServerSpec,
@@ -179,11 +179,11 @@ impl Pool {
                 let mut fresh = self.connect(what)?;
                 let result = self.guarded(&mut fresh, retry);
                 self.checkin(fresh, result.as_ref().map_or_else(reusable, |_| true));
-                result.map_err(|e| self.error(&e, what, self.spec.read_timeout()))
+                result.map_err(|e| self.error(&e, what, Limit::Read(self.spec.read_timeout())))
             }
             Err(e) => {
                 self.checkin(conn, reusable(&e));
-                Err(self.error(&e, what, self.spec.read_timeout()))
+                Err(self.error(&e, what, Limit::Read(self.spec.read_timeout())))
             }
         }
     }
@@ -208,8 +208,11 @@ impl Pool {
                 let mut conn = self
                     .opener
                     .open_master(&self.spec, host, *port)
-                    .map_err(|e| self.error(&e, what, self.spec.connect_timeout()))?;
-                run(&mut conn).map_err(|e| self.error(&e, what, self.spec.read_timeout()))
+                    .map_err(|e| {
+                        self.error(&e, what, Limit::Connect(self.spec.connect_timeout()))
+                    })?;
+                run(&mut conn)
+                    .map_err(|e| self.error(&e, what, Limit::Read(self.spec.read_timeout())))
             })
             .collect()
     }
@@ -222,11 +225,11 @@ impl Pool {
         what: &dyn fmt::Display,
         retry: impl FnOnce(&mut Conn) -> RedisResult<T>,
     ) -> Result<T> {
-        let limit = self.spec.read_timeout();
+        let limit = Limit::Read(self.spec.read_timeout());
         let mut conn = self
             .opener
             .open_node(&self.spec, node)
-            .map_err(|e| self.error(&e, what, self.spec.connect_timeout()))?;
+            .map_err(|e| self.error(&e, what, Limit::Connect(self.spec.connect_timeout())))?;
         retry(&mut conn).map_err(|e| self.error(&e, what, limit))
     }
 
@@ -298,7 +301,7 @@ impl Pool {
         let mut conn = self
             .opener
             .open(&self.spec)
-            .map_err(|e| self.error(&e, what, self.spec.connect_timeout()))
+            .map_err(|e| self.error(&e, what, Limit::Connect(self.spec.connect_timeout())))
             .inspect_err(|_| self.forget_one())?;
         if self.count_replicas.load(Ordering::Relaxed) {
             // Replicas attach and leave: each new connection looks again. A connection that
@@ -307,7 +310,7 @@ impl Pool {
                 Ok(n) => self.replicas.store(n, Ordering::Relaxed),
                 Err(e) => {
                     self.forget_one();
-                    return Err(self.error(&e, what, self.spec.read_timeout()));
+                    return Err(self.error(&e, what, Limit::Read(self.spec.read_timeout())));
                 }
             }
         }
@@ -364,7 +367,7 @@ impl Pool {
     }
 
     /// Classifies `err`, naming the server and the operation.
-    fn error(&self, err: &redis::RedisError, what: &dyn fmt::Display, limit: Duration) -> Error {
+    fn error(&self, err: &redis::RedisError, what: &dyn fmt::Display, limit: Limit) -> Error {
         let context = format!("{} ({what})", self.spec.endpoint());
         Error::from_redis(err, &context, &self.spec.secrets(), limit)
     }

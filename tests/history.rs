@@ -470,15 +470,22 @@ fn ten_thousand_one_off_names_leave_a_daily_jobs_proof_and_recurring_ones_say_wh
     assert!(overdue, "proven overdue before the flood: {before:?}");
 
     let flood = std::time::Instant::now();
+    let mut said = Vec::new();
     for n in 0..10_000 {
         let ending = locker
             .acquire(&ms(&format!("order-{n}"), 60_000, 0))
             .unwrap()
             .unwrap()
             .release();
-        assert!(ending.advice.is_none(), "{:?}", ending.advice);
+        said.extend(ending.advice);
     }
     eprintln!("10,000 one-off names recorded in {:?}", flood.elapsed());
+    assert_eq!(
+        said.len(),
+        1,
+        "the flood's own service is told, once: {said:?}"
+    );
+    assert!(said[0].contains("dropped another job's runs"), "{said:?}");
     let (overdue, unknown, after) = daily_check(&locker, now());
     assert!(
         overdue && !unknown,
@@ -490,12 +497,13 @@ fn ten_thousand_one_off_names_leave_a_daily_jobs_proof_and_recurring_ones_say_wh
     let dropped = locker.history("order-8500", 10).unwrap();
     assert!(dropped.job_evicted_at_unix_ms.is_some(), "{dropped:?}");
 
-    // Now jobs that recur (two runs each), more than the history keeps: the least recently
-    // recorded of them goes, the daily job first.
+    // Now another service's jobs that recur (two runs each), more than the history keeps: the
+    // least recently recorded of them goes, the daily job first.
+    let tenants = locker_with(&server, &[]);
     let mut warnings = Vec::new();
     for n in 0..HISTORY_JOBS + 100 {
         for _ in 0..2 {
-            let ending = locker
+            let ending = tenants
                 .acquire(&ms(&format!("tenant-{n}-sync"), 60_000, 0))
                 .unwrap()
                 .unwrap()
@@ -514,7 +522,87 @@ fn ten_thousand_one_off_names_leave_a_daily_jobs_proof_and_recurring_ones_say_wh
     assert!(at >= then, "{gone:?}");
     assert_eq!(warnings.len(), 1, "said once: {warnings:?}");
     assert!(
-        warnings[0].contains("dropped the runs of another job that had run more than once"),
+        warnings[0].contains("dropped another job's runs"),
         "{warnings:?}"
     );
+}
+
+/// A job of its own name that runs less often than a flood of one-off names fills the history
+/// (a weekly export beside a lock per order) loses its one run to them once, and says so; when
+/// it runs again it is known to recur, and the next flood leaves it alone.
+#[test]
+fn a_job_whose_one_run_was_dropped_recurs_when_it_comes_back() {
+    let server = RedisServer::start();
+    let locker = locker_with(&server, &[]);
+    let run = |name: &str| {
+        drop(
+            locker
+                .acquire(&ms(name, 60_000, 0))
+                .unwrap()
+                .unwrap()
+                .release(),
+        )
+    };
+    let flood = |from: usize| {
+        for n in from..from + HISTORY_JOBS + 10 {
+            run(&format!("order-{n}"));
+        }
+    };
+    run("weekly-export");
+    flood(0);
+    let first = locker.history("weekly-export", 10).unwrap();
+    assert!(
+        first.runs.is_empty(),
+        "one run among one-off names goes: {first:?}"
+    );
+    assert!(
+        first.job_evicted_at_unix_ms.is_some(),
+        "and says so: {first:?}"
+    );
+    run("weekly-export");
+    flood(10_000);
+    flood(20_000);
+    let again = locker.history("weekly-export", 10).unwrap();
+    assert_eq!(again.runs.len(), 1, "back, it recurs: kept: {again:?}");
+}
+
+/// The ACL line of the README before issue 43 (no +xlen, +zremrangebyrank, +zscore): the history
+/// still records, says once that part of it was refused, and remembers no eviction rather than
+/// let the list of evicted jobs grow without its trim.
+#[test]
+fn an_acl_without_the_eviction_commands_is_told_and_grows_nothing() {
+    let server = RedisServer::start();
+    let line = "on >pw resetkeys ~dibs:* resetchannels -@all +set +get +getrange +exists +evalsha \
+                +eval +pexpire +del +pttl +time +info +wait +ping +hello +select +xadd +xdel \
+                +xrevrange +zadd +zcard +zrange +zrem +scan +dbsize +cluster|slots +asking";
+    let mut acl = redis::cmd("ACL");
+    acl.arg("SETUSER").arg("older");
+    for rule in line.split_whitespace() {
+        acl.arg(rule);
+    }
+    let _: () = acl.query(&mut server.admin()).unwrap();
+    let uri = server.uri().replace("redis://", "redis://older:pw@");
+    let locker = Locker::new(ConnSpec::from_uri(&uri).unwrap()).unwrap();
+    let mut said = Vec::new();
+    for n in 0..HISTORY_JOBS + 200 {
+        let ending = locker
+            .acquire(&ms(&format!("order-{n}"), 60_000, 0))
+            .unwrap()
+            .unwrap()
+            .release();
+        assert_eq!(ending.ended, Ended::Released);
+        said.extend(ending.advice);
+    }
+    assert!(
+        said.iter()
+            .any(|w| w.contains("+zremrangebyrank") && w.contains("+xlen")),
+        "{said:?}"
+    );
+    let remembered: usize = server
+        .admin()
+        .zcard("dibs:\u{1f}{history}\u{1f}evicted-jobs")
+        .unwrap();
+    assert_eq!(remembered, 0, "nothing grows without its trim");
+    let streams: Vec<String> = server.admin().keys("dibs:\u{1f}{history}:*").unwrap();
+    assert!(streams.len() <= HISTORY_JOBS, "{}", streams.len());
 }

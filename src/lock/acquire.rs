@@ -210,13 +210,14 @@ impl Locker {
             .flatten()
             .reduce(|a, b| format!("{a}; {b}"));
         let keep_alive = if self.spec.keep_alive() {
+            // From the SET's send: the server may have set the expiry then, not at the reply.
             KeepAlive::start(
                 self.pool.clone(),
                 name.clone(),
                 key.clone(),
                 value.clone(),
                 params.at_most_ms,
-                acquired,
+                sent.get(),
             )
         } else {
             None
@@ -525,5 +526,5 @@ fn refusal(e: &redis::RedisError) -> bool {
 /// half of `at_most_ms` is gone (the server may have set the key at the send), so the keep-alive's
 /// first extension, a third of atMost later, could come after the key lapsed.
 fn late(took: std::time::Duration, at_most_ms: u64) -> bool {
-    took.as_millis() * 2 > u128::from(at_most_ms)
+    took.as_micros() * 2 > u128::from(at_most_ms) * 1000
 }

@@ -77,8 +77,7 @@ pub(crate) struct HistoryPlace {
     pub(crate) apart: bool,
     /// Set once the server refused the history's writes (said once).
     pub(crate) refused: AtomicBool,
-    /// Set once a run of this locker's dropped the history of a job that had run more than
-    /// once (said once).
+    /// Set once a run of this locker's dropped another job's history (said once).
     pub(crate) evicting: AtomicBool,
 }
 
@@ -86,8 +85,8 @@ pub(crate) struct HistoryPlace {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Written {
     Recorded,
-    /// Recorded, and making the job's new stream dropped the history of a job that had run more
-    /// than once (the index of jobs was full, and held no job of one run to drop instead).
+    /// Recorded, and making the job's new stream dropped another job's history (the index of
+    /// jobs was full).
     Evicted,
     Refused,
 }
@@ -135,18 +134,19 @@ impl HistoryPlace {
         }
     }
 
-    /// The warning that recording a run dropped the history of a job that had run more than
-    /// once, the first time only: where more jobs record than the history keeps, the quiet ones
-    /// lose their proof (`dibs check` then says unknown, naming the eviction).
+    /// The warning that recording a run dropped another job's history, the first time only:
+    /// where more jobs record than the history keeps, some lose their proof (`dibs check` then
+    /// says unknown, naming the eviction).
     pub(crate) fn eviction(&self, name: &str, index: &str) -> Option<String> {
         (!self.evicting.swap(true, Ordering::Relaxed)).then(|| {
             let prefix = index.strip_suffix("\u{1f}{history}").unwrap_or(index);
             format!(
-                "recording the run of lock '{name}' dropped the runs of another job that had run \
-                 more than once: more than {} jobs record in the history under the key prefix \
-                 '{prefix}', and none of them had run only once. Jobs that lock a name per order \
-                 or tenant should roll their names up (a tick's name does), or use a key prefix \
-                 of their own; `dibs check` names the job whose history was dropped. (Said once.)",
+                "recording the run of lock '{name}' dropped another job's runs from the \
+                 history: more than {} jobs record under the key prefix '{prefix}'. Jobs of one \
+                 run go first, then the least recently run; a job whose runs were dropped \
+                 cannot be proven to have run (`dibs check` says unknown, and names it). Names \
+                 made per order or tenant should be one job's ticks (`executeOnce(job, tick, \
+                 ...)`), or use a key prefix of their own. (Said once.)",
                 history::HISTORY_JOBS
             )
         })
@@ -156,11 +156,11 @@ impl HistoryPlace {
     pub(crate) fn refusal(&self, name: &str) -> Option<String> {
         (!self.refused.swap(true, Ordering::Relaxed)).then(|| {
             format!(
-                "the run of lock '{name}' could not be recorded in its job's history: the server \
-                 refused it (an ACL without +@stream, or without +zadd, +zcard, +zrange, \
-                 +zrem and +zremrangebyrank for the index of jobs; or a server without streams); the locks work as \
-                 before. Grant those (and +xrevrange and +scan to read it), or set 'history' to \
-                 false. (Said once.)"
+                "the run of lock '{name}' could not be recorded in its job's history, or only \
+                 in part: the server refused it (an ACL without +@stream, or without +zadd, \
+                 +zcard, +zrange, +zrem, +zremrangebyrank, +zscore and +xlen for the index of \
+                 jobs; or a server without streams); the locks work as before. Grant those \
+                 (and +xrevrange and +scan to read it), or set 'history' to false. (Said once.)"
             )
         })
     }

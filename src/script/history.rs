@@ -6,11 +6,13 @@ use super::LuaScript;
 /// The history's Lua, for the scripts that record a run (see `history`):
 /// - `append` adds an entry to a job's stream (refreshing its TTL) and, when that made the
 ///   stream, admits the job to the index of jobs (and, for a job of its own name, not a tick's,
-///   to the index's jobs of one run); it returns the entry's id (false when the server refused
-///   the `XADD`), whether all went well, and whether it dropped a recurring job's stream.
-///   Beyond `CAP` jobs it drops the stream of the job of one run recorded least recently, or
-///   with none left, of the job recorded least recently, and marks the eviction with the job's
-///   name. A job of one run found with more runs leaves that index (up to 32 a call); the
+///   and not dropped before, to the index's jobs of one run: a job that comes back after its
+///   runs were dropped recurs); it returns the entry's id (false when the server refused the
+///   `XADD`), whether all went well (false too where `XLEN`, `ZSCORE` or `ZREMRANGEBYRANK` was
+///   refused: then no eviction is remembered, so that nothing grows), and whether it dropped
+///   another job's stream. Beyond `CAP` jobs it drops the stream of the job of one run recorded
+///   least recently, or with none left, of the job recorded least recently, and marks the
+///   eviction with the job's name (the last `CAP` such names kept). A job of one run found with more runs leaves that index (up to 32 a call); the
 ///   scores say when each job was last seen there (its stream's creation, or an earlier look),
 ///   so an old score is checked against the stream's newest entry and put right before
 ///   anything is dropped; 8 such looks at most per call. A stream that exists costs nothing
@@ -37,6 +39,9 @@ local function name_of(entry)
   end
   return string.sub(entry, at + 1)
 end
+local function refused(reply)
+  return type(reply) == 'table' and reply.err ~= nil
+end
 local function evict(index, once, evicted, job, key, ms, ttl)
   redis.pcall('ZREM', index, job)
   redis.pcall('ZREM', once, job)
@@ -44,8 +49,13 @@ local function evict(index, once, evicted, job, key, ms, ttl)
   redis.pcall('SET', evicted, ms, 'PX', ttl)
   local jobs = evicted .. '-jobs'
   redis.pcall('ZADD', jobs, ms, job)
-  redis.pcall('ZREMRANGEBYRANK', jobs, 0, -(CAP + 1))
+  local trimmed = redis.pcall('ZREMRANGEBYRANK', jobs, 0, -(CAP + 1))
   redis.pcall('PEXPIRE', jobs, ttl)
+  if type(trimmed) ~= 'number' then
+    redis.pcall('ZREM', jobs, job)
+    return false
+  end
+  return true
 end
 local function admit(stream, index, evicted, ms, ttl, entry)
   local job = string.sub(stream, #index + 2)
@@ -54,9 +64,14 @@ local function admit(stream, index, evicted, ms, ttl, entry)
   end
   redis.pcall('PEXPIRE', index, ttl)
   local once = index .. '\31once'
+  local ok = true
   if name_of(entry) == job then
-    redis.pcall('ZADD', once, ms, job)
-    redis.pcall('PEXPIRE', once, ttl)
+    local back = redis.pcall('ZSCORE', evicted .. '-jobs', job)
+    ok = not refused(back)
+    if not back or not ok then
+      redis.pcall('ZADD', once, ms, job)
+      redis.pcall('PEXPIRE', once, ttl)
+    end
   end
   local over = redis.pcall('ZCARD', index)
   if type(over) ~= 'number' then
@@ -65,7 +80,7 @@ local function admit(stream, index, evicted, ms, ttl, entry)
   over = over - CAP
   local looks = 0
   local promoted = 0
-  local recurring = false
+  local dropped = false
   while over > 0 and looks < 8 and promoted < 32 do
     local from = once
     local oldest = redis.pcall('ZRANGE', once, 0, 0, 'WITHSCORES')
@@ -74,10 +89,11 @@ local function admit(stream, index, evicted, ms, ttl, entry)
       oldest = redis.pcall('ZRANGE', index, 0, 0, 'WITHSCORES')
     end
     if type(oldest) ~= 'table' or oldest[2] == nil then
-      return false, recurring
+      return false, dropped
     end
     local key = index .. ':' .. oldest[1]
     local runs = redis.pcall('XLEN', key)
+    ok = ok and not refused(runs)
     local last = redis.pcall('XREVRANGE', key, '+', '-', 'COUNT', 1)
     local seen = nil
     if type(last) == 'table' and last[1] then
@@ -98,8 +114,8 @@ local function admit(stream, index, evicted, ms, ttl, entry)
     else
       looks = looks + 1
       if seen then
-        evict(index, once, evicted, oldest[1], key, ms, ttl)
-        recurring = recurring or from == index
+        ok = evict(index, once, evicted, oldest[1], key, ms, ttl) and ok
+        dropped = true
       else
         redis.pcall('ZREM', index, oldest[1])
         redis.pcall('ZREM', once, oldest[1])
@@ -107,7 +123,7 @@ local function admit(stream, index, evicted, ms, ttl, entry)
       over = over - 1
     end
   end
-  return true, recurring
+  return ok, dropped
 end
 local function append(stream, index, evicted, maxlen, ttl, entry)
   local id = redis.pcall('XADD', stream, 'NOMKSTREAM', 'MAXLEN', '~', maxlen, '*', 'run', entry)
@@ -120,8 +136,8 @@ local function append(stream, index, evicted, maxlen, ttl, entry)
   end
   redis.pcall('PEXPIRE', stream, ttl)
   if new then
-    local ok, recurring = admit(stream, index, evicted, tonumber(string.match(id, '^%d+')), ttl, entry)
-    return id, ok, recurring
+    local ok, dropped = admit(stream, index, evicted, tonumber(string.match(id, '^%d+')), ttl, entry)
+    return id, ok, dropped
   end
   return id, true, false
 end
@@ -168,8 +184,8 @@ pub(super) use history_lua;
 /// its TTL in ms, and `ARGV[7]` the run's record without its ending (`history::record`): the
 /// entry is one field, `run`, the ending then `;` then that. One field, not one per fact: every
 /// argument and field costs the server (the record as 9 fields cost it 2 µs more per release).
-/// A history the server refuses adds 16 to the code, and 32 when its new stream dropped the
-/// history of a job that had run more than once. A tick's run has an entry of its start
+/// A history the server refuses (in part) adds 16 to the code, and 32 when its new stream
+/// dropped another job's history. A tick's run has an entry of its start
 /// (`tick::TICK_ACQUIRE`): `ARGV[8]`, its id, is deleted with the ending's entry written, so a
 /// run has one entry once it ended, and an entry of its start alone only while it runs, or
 /// where its end was never recorded.
@@ -188,11 +204,11 @@ local function record(ended)
   if ARGV[8] and ARGV[8] ~= '' then
     redis.pcall('XDEL', KEYS[2], ARGV[8])
   end
-  local _, ok, recurring = append(KEYS[2], KEYS[3], KEYS[4], ARGV[5], ARGV[6], ended .. ';' .. ARGV[7])
+  local _, ok, dropped = append(KEYS[2], KEYS[3], KEYS[4], ARGV[5], ARGV[6], ended .. ';' .. ARGV[7])
   if not ok then
     refused = 16
   end
-  if recurring then
+  if dropped then
     refused = refused + 32
   end
 end
@@ -236,8 +252,8 @@ return 2 + refused
 /// jobs, the eviction's mark; `ARGV[1]` the whole entry, `ARGV[2]` and `ARGV[3]` the stream's
 /// length and TTL (ms), `ARGV[4]` 1 on a retry, which writes nothing when its first try's entry
 /// is there already; `ARGV[5]`, if given, the id of the run's start's entry, deleted with it.
-/// Returns 1 when the entry is there, 3 when writing it dropped the history of a job that had
-/// run more than once, 0 when the server refused it.
+/// Returns 1 when the entry is there, 3 when writing it dropped another job's history, 2 when it
+/// did so but the server refused part of the history's commands, 0 when it refused it.
 pub(crate) static RECORD: LuaScript = LuaScript::new(concat!(
     history_lua!(),
     r#"
@@ -250,11 +266,13 @@ end
 if ARGV[5] and ARGV[5] ~= '' then
   redis.pcall('XDEL', KEYS[1], ARGV[5])
 end
-local _, ok, recurring = append(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[1])
-if ok and recurring then
+local _, ok, dropped = append(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[1])
+if ok and dropped then
   return 3
 elseif ok then
   return 1
+elseif dropped then
+  return 2
 end
 return 0
 "#
