@@ -206,12 +206,28 @@ fn a_lost_reply_of_the_acquire_leaves_one_start_and_no_orphan() {
             let t =
                 LockParams::for_tick("lr", &format!("2026-12-02T{i:02}:00"), 60_000, 1).unwrap();
             proxy.mute_open_connections();
-            let found = if catch_up {
-                l.acquire_unrun(&t, now_ms() + 10, true).unwrap()
-            } else {
-                l.acquire(&t)
-                    .unwrap()
-                    .map_or(TickAcquire::Taken, TickAcquire::Won)
+            let acquire = || {
+                if catch_up {
+                    l.acquire_unrun(&t, now_ms() + 10, true).unwrap()
+                } else {
+                    l.acquire(&t)
+                        .unwrap()
+                        .map_or(TickAcquire::Taken, TickAcquire::Won)
+                }
+            };
+            let found = match acquire() {
+                TickAcquire::Won(lease) => TickAcquire::Won(lease),
+                // The retry, on a new connection, may reach the server before the take-back
+                // queued on the first one (the proxy forwards each connection on a thread of
+                // its own): it finds the first try's lock. Once the take-back has landed, the
+                // tick is free and unrun.
+                _ => {
+                    let key = format!("{}{}", dibs::DEFAULT_KEY_PREFIX, t.name());
+                    replication::wait_for("the take-back", Duration::from_secs(10), || {
+                        !server.exists(&key)
+                    });
+                    acquire()
+                }
             };
             let TickAcquire::Won(lease) = found else {
                 panic!("catch_up {catch_up}: the retry wins the tick, nobody ran it")
