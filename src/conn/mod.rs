@@ -7,7 +7,9 @@
 //!   get-master-addr-by-name`) for every new connection, so connections made after a failover
 //!   reach the new master. A pooled connection to a demoted master fails with READONLY, and the
 //!   pool replaces it.
-//! - Cluster: the redis crate's cluster connection, which follows MOVED and ASK redirections.
+//! - Cluster: the redis crate's cluster connection, which follows MOVED and ASK redirections,
+//!   over node connections of dibs's own (`cluster_node`), so that its commands are bounded as
+//!   a whole too.
 //!
 //! Every connect is bounded by the connect timeout, handshake included. The parts:
 //!
@@ -19,6 +21,7 @@
 //! - `connect`: a connection to one `host:port` by a deadline, plain or TLS: the name resolved,
 //!   each address its share of the time, the TCP settings.
 
+mod cluster_node;
 mod connect;
 mod open;
 mod sentinel;
@@ -29,9 +32,9 @@ pub(crate) use wire::Socket;
 
 use std::time::{Duration, Instant};
 
-use redis::cluster::ClusterConnection;
 use redis::{Cmd, ConnectionLike, ErrorKind, RedisResult, Value};
 
+use cluster_node::ClusterConn;
 use connect::left;
 use wire::Wire;
 
@@ -39,9 +42,9 @@ use wire::Wire;
 pub(crate) enum Conn {
     /// One server (plain, unix or TLS), opened by dibs itself.
     Single(Box<Wire>),
-    /// The redis crate's cluster connection: each read bounded by the read timeout, not each
-    /// reply (it reads its sockets itself).
-    Cluster(Box<ClusterConnection>),
+    /// The redis crate's cluster connection, routing each command, over dibs's own connections
+    /// to the nodes (`cluster_node`): each command bounded as a whole too.
+    Cluster(Box<ClusterConn>),
     /// A one-off connection (plain or TLS) to the target of an `ASK`: every command goes after
     /// an `ASKING`, which admits only the one command that follows it.
     Asking(Box<Conn>),
@@ -98,7 +101,7 @@ impl Conn {
         match self {
             Conn::Single(c) => c.set_timeouts(timeout),
             Conn::Asking(c) => c.set_timeouts(timeout),
-            Conn::Cluster(_) => {} // the cluster client keeps its own, per read
+            Conn::Cluster(_) => {} // its node connections have theirs from their handshake
         }
     }
 }

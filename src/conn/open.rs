@@ -4,11 +4,13 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 use std::time::Instant;
 
-use redis::cluster::{ClusterClient, ClusterConnection};
+use redis::cluster::ClusterClient;
 use redis::{ConnectionAddr, ErrorKind, RedisError, RedisResult};
 
+use super::cluster_node::{ClusterConn, Setup};
 use super::connect::{connect_node, connect_tcp, connect_tls, plain_info, tcp_settings};
 use super::sentinel::master_address;
 #[cfg(unix)]
@@ -49,10 +51,11 @@ pub(crate) enum Opener {
         /// Configuration only, so a panic elsewhere cannot leave it half-changed: this keeps
         /// `Locker` unwind-safe for callers who `catch_unwind` around it.
         client: AssertUnwindSafe<Box<ClusterClient>>,
-        /// Its connect PINGs with no read timeout: it runs on a helper thread, one at a time.
-        connecting: InFlight<(), ClusterConnection>,
-        /// For the connections dibs opens itself, to a node that an `ASK` names.
-        tls: Option<TlsConfig>,
+        /// Its connect learns the slots: it runs on a helper thread, one at a time.
+        connecting: InFlight<(), ClusterConn>,
+        /// What opening a node takes, for the cluster client's node connections and for those
+        /// dibs opens itself (to a node that an `ASK` names, to each master for a scan).
+        setup: Arc<Setup>,
     },
 }
 
@@ -136,7 +139,10 @@ impl Opener {
                         builder.build().map_err(|e| bad_spec("conn", e))?,
                     )),
                     connecting: InFlight::new(),
-                    tls,
+                    setup: Arc::new(Setup {
+                        spec: spec.clone(),
+                        tls,
+                    }),
                 })
             }
         }
@@ -170,11 +176,14 @@ impl Opener {
                 connect_node(&host, port, tls.as_ref(), spec, deadline)?
             }
             Opener::Cluster {
-                client, connecting, ..
+                client,
+                connecting,
+                setup,
             } => {
-                // The cluster client's own connect runs a PING with no read timeout: bound it.
+                // Its connect asks the seeds for the slots, node by node: bound it as a whole.
                 let cluster = ClusterClient::clone(&client.0);
-                let connect = move || cluster.get_connection();
+                let setup = setup.clone();
+                let connect = move || ClusterConn::connect(&cluster, &setup);
                 return match connecting.run(&(), deadline, &connect) {
                     Ok(conn) => Ok(Conn::Cluster(Box::new(conn))),
                     Err(e) => Err(self.typed_cluster_error(e, spec)),
@@ -228,7 +237,7 @@ impl Opener {
     /// The TLS configuration of the connections dibs opens itself to one cluster node.
     fn node_tls(&self) -> Option<&TlsConfig> {
         match self {
-            Opener::Cluster { tls, .. } => tls.as_ref(),
+            Opener::Cluster { setup, .. } => setup.tls.as_ref(),
             _ => None,
         }
     }
@@ -261,7 +270,7 @@ impl Opener {
 /// AUTH and SELECT, one command at a time, each bounded by what is left of the connect
 /// timeout; then the command timeouts for the connection's life. (A TLS connection has done its
 /// TLS handshake at connect.)
-fn handshake(mut conn: Conn, spec: &ServerSpec, deadline: Instant) -> RedisResult<Conn> {
+pub(super) fn handshake(mut conn: Conn, spec: &ServerSpec, deadline: Instant) -> RedisResult<Conn> {
     let mut commands = Vec::new();
     if let Some(password) = spec.password() {
         let mut auth = redis::cmd("AUTH");

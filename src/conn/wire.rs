@@ -252,7 +252,7 @@ impl Wire {
     }
 
     /// One reply; a server error reply becomes an error, as the crate's connections make it.
-    fn receive(&mut self) -> RedisResult<Value> {
+    pub(crate) fn receive(&mut self) -> RedisResult<Value> {
         self.receive_value()?.extract_error()
     }
 
