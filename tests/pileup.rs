@@ -58,7 +58,9 @@ fn sockets_to(port: u16) -> usize {
         .filter_map(|fd| std::fs::read_link(fd.unwrap().path()).ok())
         .filter(|link| {
             let link = link.to_string_lossy();
-            inodes.iter().any(|inode| link == format!("socket:[{inode}]"))
+            inodes
+                .iter()
+                .any(|inode| link == format!("socket:[{inode}]"))
         })
         .count()
 }

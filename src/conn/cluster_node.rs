@@ -34,10 +34,16 @@ thread_local! {
 impl Setup {
     /// Runs `f` with `setup` as the one node connections opened on this thread use.
     pub(crate) fn around<T>(setup: &Arc<Setup>, f: impl FnOnce() -> T) -> T {
-        let before = CURRENT.with(|c| c.replace(Some(setup.clone())));
-        let result = f();
-        CURRENT.with(|c| *c.borrow_mut() = before);
-        result
+        /// Puts back what was set before, also when `f` panics.
+        struct Restore(Option<Arc<Setup>>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let before = self.0.take();
+                CURRENT.with(|c| *c.borrow_mut() = before);
+            }
+        }
+        let _restore = Restore(CURRENT.with(|c| c.replace(Some(setup.clone()))));
+        f()
     }
 }
 
