@@ -187,19 +187,13 @@ impl Locker {
                 self.spec.endpoint()
             )
         });
+        self.refuse_late(
+            (name, &key, &value),
+            start.as_ref(),
+            sent.get(),
+            params.at_most_ms,
+        )?;
         let acquired = Instant::now();
-        let took = acquired.duration_since(sent.get());
-        if late(took, params.at_most_ms) {
-            self.take_back(name, &key, &value, start.as_ref());
-            return Err(Error::Unconfirmed(format!(
-                "lock '{name}' was won, but its reply came {} ms after it was asked for, over half \
-                 of atMost ({} ms) on {}: the lock could lapse before the task ends, so it was \
-                 given back and the task did not run",
-                took.as_millis(),
-                params.at_most_ms,
-                self.spec.endpoint()
-            )));
-        }
         let schedule_warning = if self.spec.keep_alive() {
             self.schedule_warning(name, params.at_most_ms)
         } else {
@@ -520,11 +514,4 @@ fn refusal(e: &redis::RedisError) -> bool {
         e.kind(),
         ErrorKind::Server(ServerErrorKind::ResponseError | ServerErrorKind::NoPerm)
     )
-}
-
-/// Whether a lock won `took` after its `SET` was sent came too late to run a task under: over
-/// half of `at_most_ms` is gone (the server may have set the key at the send), so the keep-alive's
-/// first extension, a third of atMost later, could come after the key lapsed.
-fn late(took: std::time::Duration, at_most_ms: u64) -> bool {
-    took.as_micros() * 2 > u128::from(at_most_ms) * 1000
 }

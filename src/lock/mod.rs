@@ -18,6 +18,7 @@
 
 mod acquire;
 mod catch_up;
+mod late;
 mod lease;
 mod params;
 mod tick_start;
