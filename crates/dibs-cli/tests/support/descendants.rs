@@ -109,10 +109,23 @@ impl Job {
     }
 
     /// `dibs ARGS`, with no output of its own to the test's.
+    /// dibs starts with the signals the tests send at their default dispositions: a test run
+    /// under `nohup` (SIGHUP ignored, and so for every child, as POSIX has it) would otherwise
+    /// see a SIGHUP forwarded to a command that ignores it, and wait for ever.
     pub fn dibs(&self, uri: &str, flags: &[&str], shape: Shape, mode: &str) -> Command {
+        use std::os::unix::process::CommandExt;
         let mut dibs = Command::new(env!("CARGO_BIN_EXE_dibs"));
         dibs.args(self.args(uri, flags, shape, mode))
             .stdout(Stdio::null());
+        // SAFETY: between fork and exec, only async-signal-safe calls (signal).
+        unsafe {
+            dibs.pre_exec(|| {
+                for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+                Ok(())
+            });
+        }
         dibs
     }
 
