@@ -300,16 +300,26 @@ fn migrating_slot(pki: Option<&Pki>) {
     assert_eq!(keys_on(&nodes[target]), 0, "released on the target too");
 }
 
+/// A wrong password, and (issue 43's attack) none where one is wanted: both are authentication
+/// errors, as on a single server; the missing one was a connection error before.
 #[test]
-fn a_wrong_cluster_password_is_an_authentication_error() {
+fn a_wrong_or_missing_cluster_password_is_an_authentication_error() {
     let (_nodes, addrs) = start_cluster(&["--requirepass", "right-pw"], Some("right-pw"));
-    let spec = ConnSpec::from_uri(&format!("redis+cluster://:wrong-pw@{}", addrs[0])).unwrap();
-    let err = Locker::new(spec)
-        .unwrap()
-        .execute(&LockParams::from_secs("auth", 10, 0).unwrap(), || ())
-        .unwrap_err();
-    assert!(matches!(err, dibs::Error::Authentication(_)), "{err:?}");
-    assert!(!err.message().contains("wrong-pw"), "{err}");
+    for uri in [
+        format!("redis+cluster://:wrong-pw@{}", addrs[0]),
+        format!("redis+cluster://{}", addrs[0]),
+    ] {
+        let spec = ConnSpec::from_uri(&uri).unwrap();
+        let err = Locker::new(spec)
+            .unwrap()
+            .execute(&LockParams::from_secs("auth", 10, 0).unwrap(), || ())
+            .unwrap_err();
+        assert!(
+            matches!(err, dibs::Error::Authentication(_)),
+            "{uri}: {err:?}"
+        );
+        assert!(!err.message().contains("wrong-pw"), "{err}");
+    }
 }
 
 /// Issue 18 (5): the lock's master is frozen while the `SET` is on its way, so the call times

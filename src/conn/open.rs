@@ -253,9 +253,11 @@ impl Opener {
         };
         let tls = self.node_tls();
         let deadline = Instant::now() + spec.connect_timeout();
-        match connect_node(host, *port, tls, spec, deadline)
+        // Without a password the handshake sends no AUTH: a PING then says NOAUTH.
+        let asked = connect_node(host, *port, tls, spec, deadline)
             .and_then(|c| handshake(c, spec, deadline))
-        {
+            .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c));
+        match asked {
             Err(auth)
                 if auth.kind() == ErrorKind::AuthenticationFailed
                     || matches!(auth.code(), Some("WRONGPASS" | "NOAUTH")) =>
