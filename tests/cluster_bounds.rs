@@ -83,3 +83,94 @@ fn a_trickling_cluster_node_is_a_timeout_within_the_read_timeout_from_the_send()
     // command (300 ms); the rest is slack for a loaded machine.
     assert!(took < Duration::from_millis(1_800), "{took:?}");
 }
+
+/// Three masters with a replica each, made a cluster by `redis-cli --cluster create`, every
+/// replica's link up and every node in the slot map.
+fn cluster_with_replicas() -> Vec<common::RedisServer> {
+    let nodes: Vec<common::RedisServer> = (0..6)
+        .map(|_| {
+            common::RedisServer::start_with(&[
+                "--cluster-enabled",
+                "yes",
+                "--cluster-node-timeout",
+                "30000",
+            ])
+        })
+        .collect();
+    let addrs: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("127.0.0.1:{}", n.port))
+        .collect();
+    let status = std::process::Command::new(common::redis_cli())
+        .args(nodes[0].cli_args())
+        .args(["--cluster", "create"])
+        .args(&addrs)
+        .args(["--cluster-replicas", "1", "--cluster-yes"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    wait_until(
+        "every replica's link up, and all 6 nodes in the slots",
+        || {
+            let slots: redis::Value = redis::cmd("CLUSTER")
+                .arg("SLOTS")
+                .query(&mut nodes[0].admin())
+                .unwrap();
+            let listed = format!("{slots:?}");
+            nodes
+                .iter()
+                .all(|n| listed.contains(&format!("int({})", n.port)))
+                && nodes.iter().all(|n| {
+                    let info: String = redis::cmd("INFO")
+                        .arg("replication")
+                        .query(&mut n.admin())
+                        .unwrap();
+                    info.contains("role:master") || info.contains("master_link_status:up")
+                })
+        },
+    );
+    nodes
+}
+
+/// The attack on issue 43: the cluster client opens every node of its slot map, replicas too,
+/// one after another, each with a PING; one frozen replica held every new cluster connection for
+/// its read timeout, and with the connect timeout no longer (both 4 s by default) failed it, for
+/// every slot, until the cluster marked the replica failed. dibs never reads from a replica: its
+/// nodes are opened at their first command now, and a lock on any master is taken at once.
+#[test]
+fn a_frozen_replica_does_not_hold_a_new_cluster_connection() {
+    let nodes = cluster_with_replicas();
+    let replica = nodes
+        .iter()
+        .find(|n| {
+            let info: String = redis::cmd("INFO")
+                .arg("replication")
+                .query(&mut n.admin())
+                .unwrap();
+            info.contains("role:slave")
+        })
+        .expect("a replica");
+    replica.signal("-STOP");
+    let spec = ConnSpec::from_map(&[
+        (
+            "uri".into(),
+            SpecValue::Str(format!("redis+cluster://127.0.0.1:{}", nodes[0].port)),
+        ),
+        ("timeout-ms".into(), SpecValue::Int(1000)),
+        // The lock may be on the frozen replica's master, whose WAIT cannot be answered: this
+        // is about the connection.
+        ("durable".into(), SpecValue::Str("off".into())),
+    ])
+    .unwrap();
+    let started = Instant::now();
+    let ran = Locker::new(spec).unwrap().execute(
+        &LockParams::from_secs("beside-a-frozen-replica-p1", 10, 0).unwrap(),
+        || (),
+    );
+    let took = started.elapsed();
+    replica.signal("-CONT");
+    eprintln!("a lock beside a frozen replica: {took:?}: {ran:?}");
+    assert!(matches!(ran, Ok(Outcome::Ran { .. })), "{ran:?}");
+    assert!(took < Duration::from_millis(900), "{took:?}");
+}

@@ -27,8 +27,55 @@ pub(crate) struct Setup {
     pub(crate) tls: Option<TlsConfig>,
 }
 
+impl Setup {
+    /// Whether `host:port` is one of the spec's seeds: the cluster client tries those in turn
+    /// until one answers, so they are checked for real.
+    fn is_seed(&self, host: &str, port: u16) -> bool {
+        match self.spec.address() {
+            crate::connspec::Address::Cluster { nodes } => {
+                nodes.iter().any(|(h, p)| h == host && *p == port)
+            }
+            _ => false,
+        }
+    }
+}
+
 thread_local! {
     static CURRENT: RefCell<Option<Arc<Setup>>> = const { RefCell::new(None) };
+    /// What last went wrong with a node on this thread, where it says more than the cluster
+    /// client's own error: it folds a seed that did not answer, or refused the client, into a
+    /// generic one ("failed to respond to connection check").
+    static FAILED: std::cell::Cell<Option<Failed>> = const { std::cell::Cell::new(None) };
+    /// While the cluster connection is made on this thread: when it must be made by. Every
+    /// node's open and command is bounded by it then, not by a timeout of its own.
+    static CONNECTING_UNTIL: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// A node's failure that the cluster client's error would hide.
+#[derive(Clone, Copy)]
+enum Failed {
+    Timeout,
+    /// NOAUTH, WRONGPASS, or an AUTH refused.
+    Authentication,
+}
+
+/// `result`, noted in [`FAILED`] when it is a timeout or an authentication failure.
+fn noted<T>(result: RedisResult<T>) -> RedisResult<T> {
+    if let Err(e) = &result {
+        let failed = if e.is_timeout() {
+            Some(Failed::Timeout)
+        } else if e.kind() == ErrorKind::AuthenticationFailed
+            || matches!(e.code(), Some("NOAUTH" | "WRONGPASS"))
+        {
+            Some(Failed::Authentication)
+        } else {
+            None
+        };
+        if failed.is_some() {
+            FAILED.with(|f| f.set(failed));
+        }
+    }
+    result
 }
 
 impl Setup {
@@ -47,11 +94,74 @@ impl Setup {
     }
 }
 
-/// A connection to one cluster node.
-pub(crate) struct Node(Box<Wire>);
+/// A connection to one cluster node, opened at its first command. The cluster client opens one
+/// to every node of its slot map, replicas too, one after another, each with a `PING`: a frozen
+/// replica would hold every new cluster connection for a read timeout (dibs never reads from
+/// replicas). Opened lazily, a node that dibs never sends a command to costs nothing; the
+/// client's `PING` and connection check are answered for a node not opened yet (not for a seed,
+/// which the client needs to answer), and the first real command opens it (its connect bounded
+/// by the connect timeout, then the command by the read timeout).
+pub(crate) struct Node {
+    wire: Option<Box<Wire>>,
+    host: String,
+    port: u16,
+    setup: Arc<Setup>,
+}
+
+/// `PING`, as the cluster client sends it to a node it has just opened.
+const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
+
+impl Node {
+    /// The node's connection, opened now if it is not yet.
+    fn wire(&mut self) -> RedisResult<&mut Wire> {
+        if self.wire.is_none() {
+            let spec = &self.setup.spec;
+            let own = Instant::now() + spec.connect_timeout();
+            let deadline = CONNECTING_UNTIL
+                .with(|c| c.get())
+                .map_or(own, |until| until.min(own));
+            let conn = connect_node(
+                &self.host,
+                self.port,
+                self.setup.tls.as_ref(),
+                spec,
+                deadline,
+            )?;
+            match handshake(conn, spec, deadline)? {
+                Conn::Single(wire) => self.wire = Some(wire),
+                _ => {
+                    return Err((
+                        ErrorKind::Client,
+                        "a cluster node's connection is not a single server's",
+                    )
+                        .into())
+                }
+            }
+        }
+        Ok(self.wire.as_mut().expect("opened above"))
+    }
+
+    /// `f` on the node's connection: within the cluster connection's deadline while it is being
+    /// made, else each command within the read timeout from its send.
+    fn run<T>(&mut self, f: impl FnOnce(&mut Wire) -> RedisResult<T>) -> RedisResult<T> {
+        let until = CONNECTING_UNTIL.with(|c| c.get());
+        let read = self.setup.spec.read_timeout();
+        let result = self.wire().and_then(|wire| {
+            if let Some(until) = until {
+                wire.set_deadline(until);
+            }
+            let result = f(wire);
+            if until.is_some() {
+                wire.set_timeouts(read);
+            }
+            result
+        });
+        noted(result)
+    }
+}
 
 impl Connect for Node {
-    fn connect<T>(info: T, timeout: Option<Duration>) -> RedisResult<Self>
+    fn connect<T>(info: T, _timeout: Option<Duration>) -> RedisResult<Self>
     where
         T: IntoConnectionInfo,
     {
@@ -75,26 +185,22 @@ impl Connect for Node {
                 "a cluster node opened outside dibs's call",
             ))
         })?;
-        let spec = &setup.spec;
-        let deadline = Instant::now() + timeout.unwrap_or(spec.connect_timeout());
-        let conn = connect_node(&host, port, setup.tls.as_ref(), spec, deadline)?;
-        match handshake(conn, spec, deadline)? {
-            Conn::Single(wire) => Ok(Node(wire)),
-            _ => Err((
-                ErrorKind::Client,
-                "a cluster node's connection is not a single server's",
-            )
-                .into()),
-        }
+        Ok(Node {
+            wire: None,
+            host,
+            port,
+            setup,
+        })
     }
 
     fn send_packed_command(&mut self, cmd: &[u8]) -> RedisResult<()> {
-        self.0.send(cmd)
+        self.run(|wire| wire.send(cmd))
     }
 
-    /// The cluster connection sets the read timeout: each command's whole reply then.
+    /// Set at the handshake, from the spec (the cluster's is the same value): each command's
+    /// whole reply.
     fn set_read_timeout(&self, _dur: Option<Duration>) -> RedisResult<()> {
-        Ok(()) // set at the handshake, from the spec; the cluster's is the same value
+        Ok(())
     }
 
     fn set_write_timeout(&self, _dur: Option<Duration>) -> RedisResult<()> {
@@ -102,13 +208,16 @@ impl Connect for Node {
     }
 
     fn recv_response(&mut self) -> RedisResult<Value> {
-        self.0.receive()
+        self.run(|wire| wire.receive())
     }
 }
 
 impl ConnectionLike for Node {
     fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
-        self.0.req_packed_command(cmd)
+        if self.wire.is_none() && cmd == PING {
+            return Ok(Value::SimpleString("PONG".into()));
+        }
+        self.run(|wire| wire.req_packed_command(cmd))
     }
 
     fn req_packed_commands(
@@ -117,19 +226,25 @@ impl ConnectionLike for Node {
         offset: usize,
         count: usize,
     ) -> RedisResult<Vec<Value>> {
-        self.0.req_packed_commands(cmd, offset, count)
+        self.run(|wire| wire.req_packed_commands(cmd, offset, count))
     }
 
     fn get_db(&self) -> i64 {
-        self.0.get_db()
+        self.setup.spec.db()
     }
 
+    /// A seed is checked for real (the client moves on to the next seed when one fails); a node
+    /// of the slot map not opened yet is not opened for it.
     fn check_connection(&mut self) -> bool {
-        self.0.check_connection()
+        if self.wire.is_none() && !self.setup.is_seed(&self.host, self.port) {
+            return true;
+        }
+        self.run(|wire| redis::cmd("PING").query::<String>(wire))
+            .is_ok()
     }
 
     fn is_open(&self) -> bool {
-        self.0.is_open()
+        self.wire.as_ref().is_none_or(|wire| wire.is_open())
     }
 }
 
@@ -140,9 +255,26 @@ pub(crate) struct ClusterConn {
 }
 
 impl ClusterConn {
-    /// Connects to the cluster's seeds (and learns its slots) on this thread.
-    pub(crate) fn connect(client: &ClusterClient, setup: &Arc<Setup>) -> RedisResult<ClusterConn> {
-        let conn = Setup::around(setup, || client.get_generic_connection::<Node>())?;
+    /// Connects to the cluster's seeds (and learns its slots) on this thread, by `deadline`.
+    pub(crate) fn connect(
+        client: &ClusterClient,
+        setup: &Arc<Setup>,
+        deadline: Instant,
+    ) -> RedisResult<ClusterConn> {
+        FAILED.with(|f| f.set(None));
+        CONNECTING_UNTIL.with(|c| c.set(Some(deadline)));
+        let made = Setup::around(setup, || client.get_generic_connection::<Node>());
+        CONNECTING_UNTIL.with(|c| c.set(None));
+        let conn = made.map_err(|e| match FAILED.with(|f| f.get()) {
+            Some(Failed::Timeout) if !e.is_timeout() => {
+                std::io::Error::from(std::io::ErrorKind::TimedOut).into()
+            }
+            Some(Failed::Authentication) => redis::RedisError::from((
+                ErrorKind::AuthenticationFailed,
+                "a seed refused the client's credentials (NOAUTH or WRONGPASS)",
+            )),
+            _ => e,
+        })?;
         Ok(ClusterConn {
             conn,
             setup: setup.clone(),

@@ -183,7 +183,7 @@ impl Opener {
                 // Its connect asks the seeds for the slots, node by node: bound it as a whole.
                 let cluster = ClusterClient::clone(&client.0);
                 let setup = setup.clone();
-                let connect = move || ClusterConn::connect(&cluster, &setup);
+                let connect = move || ClusterConn::connect(&cluster, &setup, deadline);
                 return match connecting.run(&(), deadline, &connect) {
                     Ok(conn) => Ok(Conn::Cluster(Box::new(conn))),
                     Err(e) => Err(self.typed_cluster_error(e, spec)),
@@ -253,10 +253,11 @@ impl Opener {
         };
         let tls = self.node_tls();
         let deadline = Instant::now() + spec.connect_timeout();
-        // Without a password the handshake sends no AUTH: a PING then says NOAUTH.
+        if error.is_timeout() || error.kind() == ErrorKind::AuthenticationFailed {
+            return error; // typed already (see `cluster_node`): a probe would only wait again
+        }
         let asked = connect_node(host, *port, tls, spec, deadline)
-            .and_then(|c| handshake(c, spec, deadline))
-            .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c));
+            .and_then(|c| handshake(c, spec, deadline));
         match asked {
             Err(auth)
                 if auth.kind() == ErrorKind::AuthenticationFailed
