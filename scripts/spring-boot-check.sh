@@ -299,7 +299,8 @@ PY
   local long_http
   long_http=$(free_port)
   : >"$work/app-long.log"   # exists before the wait below reads it
-  "$java_bin" "${jvm_flags[@]}" -jar "$jar" --spring.profiles.active=local "${common[@]}" --server.port="$long_http" \
+  # This instance runs as the jar ships: no profile `local`.
+  "$java_bin" "${jvm_flags[@]}" -jar "$jar" "${common[@]}" --server.port="$long_http" \
     --demo.instance=app-long --demo.long-job=true --demo.long-job-seconds=3 \
     --demo.long-job-at-least-seconds=0 >"$work/app-long.log" 2>&1 &
   local long_pid=$!
@@ -311,6 +312,22 @@ PY
     sleep 0.05
   done
   [ "$(redis-cli -p "$port" exists dibs:long-job)" = 1 ] || fail "the long job runs without its lock"
+  # As shipped, the jar shows health's status alone: no /actuator/dibs (names, hosts, pids), no
+  # details (the Redis address), and no force release.
+  local code
+  code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$long_http/actuator/dibs/long-job")
+  [ "$code" = 404 ] || fail "the shipped jar answers /actuator/dibs/long-job with $code, not 404"
+  code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+    -d '{"holderId":"0000000000000000"}' "http://127.0.0.1:$long_http/actuator/dibsrelease/long-job")
+  [ "$code" = 404 ] || fail "the shipped jar answers a force release with $code, not 404"
+  local health
+  health=$(curl -s "http://127.0.0.1:$long_http/actuator/health")
+  case "$health" in
+    *components*|*127.0.0.1*) fail "the shipped jar's health shows details: $health" ;;
+    *'"status":"UP"'*) ;;
+    *) fail "the shipped jar's health: $health" ;;
+  esac
+  echo "as shipped: health $health; /actuator/dibs and dibsrelease 404"
   kill -TERM "$long_pid"
   wait_exit "$long_pid" 30 || fail "app-long still running 30 s after SIGTERM"
   grep -qx "LONG FINISHED" "$work/app-long.log" || fail "SIGTERM cut the locked job short: $(tail -n 20 "$work/app-long.log")"
