@@ -208,9 +208,10 @@ class DibsLockProviderTest extends ProviderFixture {
     @Test
     void anExpiredLockCannotBeExtended() throws IOException {
         String name = name("extend-expired");
+        // 50 ms, not less: a lock whose reply comes after half its atMost is given back unrun.
         SimpleLock lock =
-                provider.lock(lockConfig(name, Duration.ofMillis(1), ZERO)).orElseThrow();
-        sleep(20);
+                provider.lock(lockConfig(name, Duration.ofMillis(50), ZERO)).orElseThrow();
+        sleep(100);
         assertTrue(lock.extend(Duration.ofSeconds(10), ZERO).isEmpty(), "no longer ours");
         assertUnlocked(name);
         assertThrows(IllegalStateException.class, lock::unlock, "invalid after the extend");
