@@ -184,10 +184,12 @@ impl Opener {
                 let cluster = ClusterClient::clone(&client.0);
                 let setup = setup.clone();
                 let connect = move || ClusterConn::connect(&cluster, &setup, deadline);
-                return match connecting.run(&(), deadline, &connect) {
-                    Ok(conn) => Ok(Conn::Cluster(Box::new(conn))),
-                    Err(e) => Err(self.typed_cluster_error(e, spec)),
-                };
+                // A seed's timeout or refused credentials come back typed (`cluster_node`).
+                return Ok(Conn::Cluster(Box::new(connecting.run(
+                    &(),
+                    deadline,
+                    &connect,
+                )?)));
             }
         };
         handshake(conn, spec, deadline)
@@ -239,33 +241,6 @@ impl Opener {
         match self {
             Opener::Cluster { setup, .. } => setup.tls.as_ref(),
             _ => None,
-        }
-    }
-
-    /// The cluster client folds a seed's AUTH failure into a generic connection error; asked
-    /// directly, the first seed says what it is (WRONGPASS, NOAUTH), so that it is typed.
-    fn typed_cluster_error(&self, error: RedisError, spec: &ServerSpec) -> RedisError {
-        let Address::Cluster { nodes } = spec.address() else {
-            return error;
-        };
-        let Some((host, port)) = nodes.first() else {
-            return error;
-        };
-        let tls = self.node_tls();
-        let deadline = Instant::now() + spec.connect_timeout();
-        if error.is_timeout() || error.kind() == ErrorKind::AuthenticationFailed {
-            return error; // typed already (see `cluster_node`): a probe would only wait again
-        }
-        let asked = connect_node(host, *port, tls, spec, deadline)
-            .and_then(|c| handshake(c, spec, deadline));
-        match asked {
-            Err(auth)
-                if auth.kind() == ErrorKind::AuthenticationFailed
-                    || matches!(auth.code(), Some("WRONGPASS" | "NOAUTH")) =>
-            {
-                auth
-            }
-            _ => error,
         }
     }
 }

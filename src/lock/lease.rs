@@ -69,6 +69,8 @@ pub(super) struct Record {
 
 /// Where a locker's leases record their runs: what they share.
 pub(crate) struct HistoryPlace {
+    /// The spec's key prefix, for what is said of its history.
+    prefix: String,
     pub(crate) index: String,
     pub(crate) evicted: String,
     pub(crate) instance: Option<String>,
@@ -94,6 +96,7 @@ pub(crate) enum Written {
 impl HistoryPlace {
     pub(crate) fn new(spec: &crate::ConnSpec) -> HistoryPlace {
         HistoryPlace {
+            prefix: spec.key_prefix().to_owned(),
             index: history::index_key(spec.key_prefix()),
             evicted: history::evicted_key(spec.key_prefix()),
             instance: spec.instance_id().map(str::to_owned),
@@ -137,9 +140,9 @@ impl HistoryPlace {
     /// The warning that recording a run dropped another job's history, the first time only:
     /// where more jobs record than the history keeps, some lose their proof (`dibs check` then
     /// says unknown, naming the eviction).
-    pub(crate) fn eviction(&self, name: &str, index: &str) -> Option<String> {
+    pub(crate) fn eviction(&self, name: &str) -> Option<String> {
         (!self.evicting.swap(true, Ordering::Relaxed)).then(|| {
-            let prefix = index.strip_suffix("\u{1f}{history}").unwrap_or(index);
+            let prefix = &self.prefix;
             format!(
                 "recording the run of lock '{name}' dropped another job's runs from the \
                  history: more than {} jobs record under the key prefix '{prefix}'. Jobs of one \
@@ -368,7 +371,7 @@ impl Lease {
             .and_then(|r| r.place.refusal(name));
         let eviction = record
             .filter(|_| evicted)
-            .and_then(|r| r.place.eviction(name, &r.place.index));
+            .and_then(|r| r.place.eviction(name));
         let advice = [advice, refusal, eviction]
             .into_iter()
             .flatten()
