@@ -1,7 +1,7 @@
-//! A Redis Cluster whose nodes answer a byte at a time: every command's reply is bounded as a
-//! whole from its send, as on a single server (issue 43). The nodes announce proxies started by
-//! the test (`cluster-announce-port`), so that every connection, the seeds' and the slots', goes
-//! through one that can trickle.
+//! A Redis Cluster whose nodes fail, against real servers the tests start (issue 43): nodes that
+//! answer a byte at a time (every command's reply is bounded as a whole from its send: the nodes
+//! announce proxies started by the test, `cluster-announce-port`, so that every connection goes
+//! through one that can trickle), a frozen replica, a frozen first seed, the history's master down.
 
 #[path = "common/cluster.rs"]
 mod cluster;
@@ -173,4 +173,76 @@ fn a_frozen_replica_does_not_hold_a_new_cluster_connection() {
     eprintln!("a lock beside a frozen replica: {took:?}: {ran:?}");
     assert!(matches!(ran, Ok(Outcome::Ran { .. })), "{ran:?}");
     assert!(took < Duration::from_millis(900), "{took:?}");
+}
+
+/// The second attack on issue 43: the seeds are checked in turn until one answers, and a frozen
+/// first seed took all of the connect's time, so the next seed was never tried: every call
+/// failed while it stayed frozen. Each seed now gets its share of what is left.
+#[test]
+fn a_frozen_first_seed_leaves_the_next_seed_its_share() {
+    let (nodes, addrs) = start_cluster(&[], None);
+    // A lock on a master other than the frozen seed's.
+    let name = (0..)
+        .map(|n| format!("past-a-frozen-seed-p{n}"))
+        .find(|name| cluster::owner_of(&nodes, nodes[0].keyslot(&format!("dibs:{name}"))) != 0)
+        .unwrap();
+    nodes[0].signal("-STOP");
+    let spec = ConnSpec::from_map(&[
+        (
+            "uri".into(),
+            SpecValue::Str(format!("redis+cluster://{},{}", addrs[0], addrs[1])),
+        ),
+        ("timeout-ms".into(), SpecValue::Int(1000)),
+        // Counting replicas asks every master, the frozen one too: this is about the seeds.
+        ("durable".into(), SpecValue::Str("off".into())),
+    ])
+    .unwrap();
+    let started = Instant::now();
+    let ran = Locker::new(spec)
+        .unwrap()
+        .execute(&LockParams::from_secs(&name, 10, 0).unwrap(), || ());
+    let took = started.elapsed();
+    nodes[0].signal("-CONT");
+    eprintln!("a lock past a frozen first seed: {took:?}: {ran:?}");
+    assert!(matches!(ran, Ok(Outcome::Ran { .. })), "{ran:?}");
+}
+
+/// The second attack on issue 43: with the history's master down, a run on another master ran,
+/// and the warning blamed the server's ACL ("refused it ... +@stream"). It says the run was not
+/// recorded, and why, now.
+#[test]
+fn a_run_whose_history_node_is_down_says_so_not_an_acl() {
+    let (mut nodes, addrs) = start_cluster(&[], None);
+    let history = cluster::owner_of(&nodes, nodes[0].keyslot("{history}"));
+    let name = (0..)
+        .map(|n| format!("history-down-p{n}"))
+        .find(|name| {
+            cluster::owner_of(&nodes, nodes[0].keyslot(&format!("dibs:{name}"))) != history
+        })
+        .unwrap();
+    let seed = addrs[(history + 1) % addrs.len()].clone();
+    nodes[history].kill();
+    let spec = ConnSpec::from_map(&[
+        (
+            "uri".into(),
+            SpecValue::Str(format!("redis+cluster://{seed}")),
+        ),
+        ("timeout-ms".into(), SpecValue::Int(1000)),
+        ("durable".into(), SpecValue::Str("off".into())),
+    ])
+    .unwrap();
+    let Outcome::Ran { ending, .. } = Locker::new(spec)
+        .unwrap()
+        .execute(&LockParams::from_secs(&name, 10, 0).unwrap(), || ())
+        .unwrap()
+    else {
+        panic!("its master is up: it runs")
+    };
+    let warning = ending.warning().expect("said");
+    eprintln!("{warning}");
+    assert!(
+        warning.contains("was not recorded in its job's history"),
+        "{warning}"
+    );
+    assert!(!warning.contains("ACL"), "{warning}");
 }

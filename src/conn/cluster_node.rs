@@ -28,14 +28,16 @@ pub(crate) struct Setup {
 }
 
 impl Setup {
-    /// Whether `host:port` is one of the spec's seeds: the cluster client tries those in turn
-    /// until one answers, so they are checked for real.
-    fn is_seed(&self, host: &str, port: u16) -> bool {
+    /// How many of the spec's seeds are left from `host:port` on (itself included), when it is
+    /// one: the cluster client tries them in their order until one answers, so they are checked
+    /// for real, each within its share of the connect's time.
+    fn seeds_from(&self, host: &str, port: u16) -> Option<usize> {
         match self.spec.address() {
-            crate::connspec::Address::Cluster { nodes } => {
-                nodes.iter().any(|(h, p)| h == host && *p == port)
-            }
-            _ => false,
+            crate::connspec::Address::Cluster { nodes } => nodes
+                .iter()
+                .position(|(h, p)| h == host && *p == port)
+                .map(|at| nodes.len() - at),
+            _ => None,
         }
     }
 }
@@ -236,11 +238,20 @@ impl ConnectionLike for Node {
     /// A seed is checked for real (the client moves on to the next seed when one fails); a node
     /// of the slot map not opened yet is not opened for it.
     fn check_connection(&mut self) -> bool {
-        if self.wire.is_none() && !self.setup.is_seed(&self.host, self.port) {
-            return true;
+        let ping = |wire: &mut Wire| redis::cmd("PING").query::<String>(wire);
+        let Some(left) = self.setup.seeds_from(&self.host, self.port) else {
+            return self.wire.is_none() || self.run(ping).is_ok();
+        };
+        // A seed gets its share of what is left, so that a frozen one leaves the next theirs.
+        let until = CONNECTING_UNTIL.with(|c| c.get());
+        if let Some(until) = until {
+            let now = Instant::now();
+            let share = now + until.saturating_duration_since(now) / left as u32;
+            CONNECTING_UNTIL.with(|c| c.set(Some(share.min(until))));
         }
-        self.run(|wire| redis::cmd("PING").query::<String>(wire))
-            .is_ok()
+        let answered = self.run(ping).is_ok();
+        CONNECTING_UNTIL.with(|c| c.set(until));
+        answered
     }
 
     fn is_open(&self) -> bool {

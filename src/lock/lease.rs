@@ -84,13 +84,15 @@ pub(crate) struct HistoryPlace {
 }
 
 /// What writing a run's entry did.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) enum Written {
     Recorded,
     /// Recorded, and making the job's new stream dropped another job's history (the index of
     /// jobs was full).
     Evicted,
     Refused,
+    /// Not written: the history's node did not answer (down, frozen, cut off).
+    Failed(crate::error::Error),
 }
 
 impl HistoryPlace {
@@ -133,7 +135,8 @@ impl HistoryPlace {
         ) {
             Ok(1) => Written::Recorded,
             Ok(3) => Written::Evicted,
-            _ => Written::Refused,
+            Ok(_) => Written::Refused,
+            Err(e) => Written::Failed(e),
         }
     }
 
@@ -350,6 +353,7 @@ impl Lease {
             Ok(_) => Ended::NoLongerOurs,
             Err(e) => Ended::ReleaseFailed(e),
         };
+        let mut unrecorded = None;
         if let (Some(record), Some(run), Some(ended)) =
             (record.filter(|r| r.place.apart), &run, RunEnded::of(&ended))
         {
@@ -358,8 +362,14 @@ impl Lease {
             let written = record
                 .place
                 .write(&self.pool, name, &record.stream, &entry, started);
-            history_refused = written == Written::Refused;
-            evicted = written == Written::Evicted;
+            history_refused = matches!(written, Written::Refused);
+            evicted = matches!(written, Written::Evicted);
+            if let Written::Failed(e) = written {
+                unrecorded = Some(format!(
+                    "the run of lock '{name}' was not recorded in its job's history: {e}; \
+                     `dibs history` and `dibs check` will not see it"
+                ));
+            }
         }
         let advice = if ended == Ended::Released && !self.tick {
             ending::per_tick_advice(&self.name, self.at_least_ms, elapsed)
@@ -372,7 +382,7 @@ impl Lease {
         let eviction = record
             .filter(|_| evicted)
             .and_then(|r| r.place.eviction(name));
-        let advice = [advice, refusal, eviction]
+        let advice = [advice, refusal, eviction, unrecorded]
             .into_iter()
             .flatten()
             .reduce(|a, b| format!("{a}; {b}"));
