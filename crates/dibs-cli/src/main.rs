@@ -58,6 +58,15 @@ fn main() -> ExitCode {
             });
         }
     };
+    if !matches!(cli.command, Command::Run(_) | Command::Release(_)) {
+        // A listing whose reader went away (`dibs locks | head -1`) ends as `ls | head` does,
+        // by SIGPIPE, not a panic on the failed write. Not `run`, whose command and lock must
+        // outlive a closed stdout, nor `release`, which asks first.
+        // SAFETY: no other thread runs yet; restoring a default disposition.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let outcome = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Status(args) => status::status(args),

@@ -307,3 +307,39 @@ fn a_huge_value_under_the_prefix_is_never_read_whole() {
         }
     }
 }
+
+/// The second attack on issue 43: `dibs locks | head -1` made dibs panic ("failed printing to
+/// stdout: Broken pipe", a backtrace, exit 101). A listing whose reader went away ends quietly,
+/// by SIGPIPE, as `ls | head` does.
+#[test]
+fn a_listing_whose_reader_goes_away_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    let server = RedisServer::start();
+    // More than a pipe holds: 3,000 rows.
+    let _: () = redis::cmd("EVAL")
+        .arg("for i = 1, 3000 do redis.call('SET', 'dibs:held-' .. i, 'x', 'PX', 600000) end")
+        .arg(0)
+        .query(&mut server.admin())
+        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dibs"))
+        .args(["locks", "--redis", &server.uri(), "--limit", "10000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is dropped here, as `head -1` exits.
+    let out = child.wait_with_output().unwrap();
+    let said = text(&out.stderr);
+    assert!(!said.contains("panicked"), "{said}");
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGPIPE),
+        "{:?}: {said}",
+        out.status
+    );
+}
