@@ -108,12 +108,29 @@ fn near(set: Option<Duration>, left: Duration) -> bool {
 }
 
 impl Read for Socket {
+    /// A read that a stop signal and `SIGCONT` cut short (`SIGSTOP`, a frozen VM, a debugger:
+    /// signal(7) says a read with a timeout then fails with `EINTR`, with no handler) is read
+    /// again: the process was stopped, not the server slow, and its reply may be there already.
+    /// Past the deadline by then, one last read takes what has come, waiting [`SLACK`] at most.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.bound(Way::Read)?;
-        match &mut self.stream {
-            Stream::Tcp(s) => s.read(buf),
-            #[cfg(unix)]
-            Stream::Unix(s) => s.read(buf),
+        let mut interrupted = false;
+        loop {
+            match self.bound(Way::Read) {
+                Err(e) if interrupted && e.kind() == io::ErrorKind::TimedOut => {
+                    self.stream.set_timeout(Way::Read, SLACK)?;
+                    self.read_timeout = Some(SLACK);
+                }
+                bounded => bounded?,
+            }
+            let read = match &mut self.stream {
+                Stream::Tcp(s) => s.read(buf),
+                #[cfg(unix)]
+                Stream::Unix(s) => s.read(buf),
+            };
+            match read {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => interrupted = true,
+                done => return done,
+            }
         }
     }
 }

@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::proxy::Proxy;
 use common::RedisServer;
 use support::counter::{counting, kill, report_path, wait_for};
 use support::{run, text, Running, TempDir};
@@ -327,4 +328,70 @@ fn a_signal_to_the_whole_process_group_reaches_the_command_once() {
         );
     }
     assert!(!server.exists("dibs:group"), "released");
+}
+
+/// Found by the robustness harness (Sentinel, seed 6): `dibs run` stopped (SIGSTOP, as a frozen
+/// VM is) while it waited for its acquire's reply, then continued, failed with "Interrupted
+/// system call" and exit 69, and left the lock it had won and its tick's start behind: the tick
+/// ran nowhere. A stop and SIGCONT end a read that has a timeout with EINTR, with no handler
+/// (signal(7)). The read is now made again, and a reply that came while dibs was stopped is
+/// taken even when dibs is continued past the read's deadline.
+#[test]
+fn a_run_stopped_while_it_waits_for_its_lock_takes_the_reply_when_continued() {
+    let server = RedisServer::start();
+    // A first run loads the acquire's script, so that the run below sends it once (EVALSHA).
+    let warm = run(&server.uri(), "warm", "1m", &["--tick", "1", "--", "true"]);
+    assert_eq!(warm.status.code(), Some(0), "{}", text(&warm.stderr));
+    // The connection's setup is answered; the acquire is held back until let through.
+    let proxy = Proxy::start_answering_once(server.port);
+    let dibs = Command::new(env!("CARGO_BIN_EXE_dibs"))
+        .args([
+            "run",
+            "--redis",
+            &proxy.uri(),
+            "--redis-opt",
+            "timeout-ms=1000",
+        ])
+        .args([
+            "--lock",
+            "stopped",
+            "--tick",
+            "1",
+            "--at-most",
+            "1m",
+            "--",
+            "true",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = dibs.id() as i32;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while proxy.held_bytes() == 0 {
+        assert!(Instant::now() < deadline, "dibs never sent its acquire");
+        thread::sleep(Duration::from_millis(5));
+    }
+    let sent = Instant::now();
+    kill(pid, libc::SIGSTOP);
+    proxy.let_through();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !server.exists("dibs:stopped@1") {
+        assert!(Instant::now() < deadline, "the server never took the lock");
+        thread::sleep(Duration::from_millis(5));
+    }
+    // Continued only once the read's deadline (1 s from its send) has passed.
+    while sent.elapsed() < Duration::from_millis(1500) {
+        thread::sleep(Duration::from_millis(20));
+    }
+    kill(pid, libc::SIGCONT);
+    let out = dibs.wait_with_output().unwrap();
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {said}");
+    assert!(!said.contains("Interrupted"), "{said}");
+    let history = support::ops(&server.uri(), &["history", "stopped"]);
+    assert!(
+        text(&history.stdout).contains("ok"),
+        "{}",
+        text(&history.stdout)
+    );
 }
