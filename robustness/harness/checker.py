@@ -1,0 +1,263 @@
+"""The checker: judges a finished run from the ledger (what every task did, on one clock), the
+fenced store's answers, dibs's history as read from Redis, and what dibs said (`dibs check`, the
+starter's health). It is written apart from dibs: the rules below are the lock's promises as
+docs/reliability.md states them, not dibs's code.
+
+A run is what one task did under one grant: its `start`, its writes, its `end` (missing when it
+was killed). Its interval is from its start to its last event: it surely ran then. Documented
+limits are not violations but are counted, each with its reason: a server restarted without
+persistence (locks and history lost), a server's clock stepped back (tokens may not increase),
+a failover (a release's record may be lost)."""
+
+from collections import defaultdict
+
+TICK_JOBS = {"h-once", "h-catchup", "s-once", "s-catchup", "h-run"}
+# Ticks without catch-up: a tick's lock is its done mark for atMost, and "instances whose schedulers
+# fire the same tick up to atMost apart run it once" (docs/guide.md): a fire later than that may run
+# it again. With catch-up the history is the proof, and no fire may.
+DONE_MARK_MS = {"h-once": 5000, "s-once": 5000, "h-run": 4000}
+CATCH_UP_ALL = {"h-catchup": 2000, "s-catchup": 2000}  # job -> tick period, ms
+RUN_AT_MOST_MS = 4000
+# Faults that may take what a server acknowledged with them: a restart without persistence, a
+# failover (a frozen master is failed over too), and those that may cut a release's reply.
+DATA_LOSS = {"restart-server", "kill-master", "freeze-master"}
+RELEASE_FAULTS = DATA_LOSS | {"cut-client", "clock-back", "clock-forward", "freeze-server", "pause-holder",
+                              "kill-holder", "signal-run"}
+SLACK_MS = 150
+CLOCK_STEP_MAX_MS = 10000  # the nemesis steps a server's clock by at most 10 s  # an HTTP event in flight when its process was stopped
+
+
+class Run:
+    def __init__(self, r):
+        self.r, self.events, self.writes = r, [], []
+        self.start = self.end = self.last = None
+        self.ok = False
+
+    def add(self, e):
+        self.events.append(e)
+        self.last = e["ts"] if self.last is None else max(self.last, e["ts"])
+        k = e["k"]
+        if k == "start":
+            self.start = e["ts"]
+            for f in ("i", "f", "j", "l", "t", "c"):
+                setattr(self, f, e.get(f, ""))
+            self.due = int(e.get("due") or 0)
+            self.tok = int(e.get("tok") or 0)
+        elif k == "write":
+            self.writes.append((e["ts"], e.get("d") == "accepted"))
+        elif k == "end":
+            self.end = e["ts"]
+            self.ok = e.get("d") == "ok"
+
+
+class Checker:
+    def __init__(self, events, wall0_ms, end_ts, topology):
+        self.events, self.wall0, self.end_ts, self.topology = events, wall0_ms, end_ts, topology
+        self.violations, self.excused = [], defaultdict(int)
+        self.calls = {}
+        self.runs = {}
+        for e in events:
+            if e.get("k") == "call":
+                self.calls[e["c"]] = e
+            elif e.get("k") in ("start", "write", "end", "lost", "child-end") and e.get("r"):
+                self.runs.setdefault(e["r"], Run(e["r"])).add(e)
+        self.runs = {r: run for r, run in self.runs.items() if run.start is not None}
+        self.faults = self._faults()
+
+    def _faults(self):
+        begun, windows = {}, []
+        for e in self.events:
+            if e.get("k") != "fault":
+                continue
+            if e.get("phase") == "begin":
+                begun[e["d"]] = e["ts"]
+            else:
+                windows.append((e["d"], begun.pop(e["d"], e["ts"]), e["ts"], e.get("target", "")))
+        return windows
+
+    def during(self, kinds, a, b, margin=0):
+        """A fault of `kinds` whose window meets [a - margin, b + margin]."""
+        return any(k in kinds and s <= b + margin and e >= a - margin for k, s, e, _ in self.faults)
+
+    def flag(self, kind, lock, ts, message):
+        self.violations.append({"kind": kind, "lock": lock, "ts": ts, "message": message})
+
+    def by_lock(self):
+        locks = defaultdict(list)
+        for run in self.runs.values():
+            locks[run.l].append(run)
+        for runs in locks.values():
+            runs.sort(key=lambda r: r.start)
+        return locks
+
+    # 1. no two runs of one lock overlap, unless the later one's token is greater and the store
+    #    refused every write of the earlier one after the later one's first accepted write
+    def overlaps(self):
+        for lock, runs in self.by_lock().items():
+            for i, a in enumerate(runs):
+                for b in runs[i + 1:]:
+                    if b.start > a.last:
+                        break
+                    firsts = [ts for ts, ok in b.writes if ok]
+                    fenced = b.tok > a.tok and all(not ok for ts, ok in a.writes if firsts and ts > firsts[0])
+                    if fenced:
+                        self.excused["overlap fenced (a holder outlived its lock; the store refused it)"] += 1
+                    elif self.during({"restart-server"}, a.start, b.start):
+                        self.excused["overlap across a restart without persistence"] += 1
+                    else:
+                        self.flag("overlap", lock, b.start,
+                                  "%s (token %d, %.0f-%.0f ms) and %s (token %d) ran at once; writes of the "
+                                  "first after the second's: %s" % (a.r, a.tok, a.start, a.last, b.r, b.tok,
+                                                                    [(ts, ok) for ts, ok in a.writes if ts > b.start]))
+
+    # 2. per lock, tokens increase in grant order (known when one's start precedes the other's call)
+    def tokens(self):
+        for lock, runs in self.by_lock().items():
+            for a in runs:
+                if a.tok <= 0:
+                    self.flag("token", lock, a.start, "%s ran with fencing token %d" % (a.r, a.tok))
+            for i, a in enumerate(runs):
+                for b in runs[i + 1:]:
+                    call = self.calls.get(b.c)
+                    if call is None or a.start >= call["ts"] or b.tok > a.tok:
+                        continue
+                    # a step back, or the end of a step forward, which steps the clock back
+                    if self.during({"clock-back", "clock-forward"}, a.start - 1000 - CLOCK_STEP_MAX_MS, b.start):
+                        self.excused["token not greater after a server's clock stepped back"] += 1
+                        continue
+                    self.flag("token", lock, b.start, "%s was granted after %s ended its start, with token %d "
+                              "not greater than %d" % (b.r, a.r, b.tok, a.tok))
+
+    # 3. each tick runs at most once
+    def at_most_once(self):
+        ticks = defaultdict(list)
+        for run in self.runs.values():
+            if run.j in TICK_JOBS:
+                ticks[(run.j, run.due)].append(run)
+        for (job, due), runs in ticks.items():
+            if len(runs) < 2:
+                continue
+            runs.sort(key=lambda r: r.start)
+            if self.during({"restart-server"}, runs[0].start, runs[-1].start):
+                self.excused["tick run twice across a restart without persistence"] += 1
+                continue
+            # granted more than atMost after the first: by the ledger (its call came later than that),
+            # or by the server's clock (the tokens are its TIME at each grant)
+            late = all(self.calls.get(r.c, {}).get("ts", 0) > runs[0].start + DONE_MARK_MS.get(job, 0)
+                       or (r.tok - runs[0].tok) / 1000 > DONE_MARK_MS.get(job, 0) for r in runs[1:])
+            if job in DONE_MARK_MS and late:
+                self.excused["tick fired again more than atMost after its run (no catch-up)"] += 1
+                continue
+            self.flag("tick twice", "%s@%d" % (job, due), runs[1].start, "tick due %d of %s ran %d times: %s" % (
+                due, job, len(runs), ", ".join("%s on %s (token %d)" % (r.r, r.i, r.tok) for r in runs)))
+
+    # 4. with catch-up all, every tick due while an instance was up runs exactly once
+    def exactly_once(self, up_windows):
+        for job, period in CATCH_UP_ALL.items():
+            ran = {r.due for r in self.runs.values() if r.j == job}
+            if not ran:
+                continue
+            first = min(ran)
+            for due in range(first - first % period + period, int(self.wall0 + self.end_ts) - 12000, period):
+                ts = due - self.wall0
+                if due in ran or not any(a <= ts <= b for a, b in up_windows.get(job, [])):
+                    continue
+                if self.during({"restart-server", "clock-back", "clock-forward"}, ts - 30000, ts + 30000):
+                    self.excused["tick not caught up near a data loss or clock step (unprovable)"] += 1
+                    continue
+                self.flag("tick missed", "%s@%d" % (job, due), ts, "tick due %d of %s (catch-up all) never ran, "
+                          "with an instance up" % (due, job))
+
+    # 5. nothing a `dibs run` CMD started is alive after its lock was released or expired
+    def run_processes(self):
+        exits = {e["c"]: e for e in self.events if e.get("k") == "exit"}
+        pauses = [(s, t) for k, s, e, t in self.faults if k == "pause-holder" and t.startswith("run ")]
+        for run in self.runs.values():
+            if run.f != "run":
+                continue
+            exit_event = exits.get(run.c)
+            if exit_event is not None:
+                code = int(exit_event.get("d", "0"))
+                bound = exit_event["ts"] + (RUN_AT_MOST_MS if code == -9 else SLACK_MS)
+                if run.last > bound:
+                    self.flag("orphan", run.l, run.last, "a process of %s's CMD made an event %.0f ms after dibs "
+                              "exited (%d)" % (run.c, run.last - exit_event["ts"], code))
+            for begin, target in pauses:
+                if target.split()[1] == run.c and run.last > begin + RUN_AT_MOST_MS + SLACK_MS:
+                    self.flag("orphan", run.l, run.last, "%s's CMD ran on %.0f ms after dibs was stopped "
+                              "(its lock lapses within --at-most)" % (run.c, run.last - begin))
+
+    # 6. the history and the ledger agree
+    def history(self, histories):
+        for job, entries in histories.items():
+            if entries is None:
+                self.excused["history unreadable at the end (no master answered)"] += 1
+                continue
+            entries = [e for e in entries if e.valid]
+            by_fence = {e.fence: e for e in entries}
+            oldest = entries[0].ms - self.wall0 if entries else None
+            for run in (r for r in self.runs.values() if r.j == job):
+                entry = by_fence.get(run.tok)
+                if entry is None:
+                    if oldest is None or run.start < oldest + 2000:
+                        self.excused["run older than the trimmed history"] += 1
+                    elif self.during(DATA_LOSS, run.start - 5000, run.last + 5000):
+                        self.excused["run lost from the history by a restart or a failover"] += 1
+                    elif job in TICK_JOBS:  # a tick's start is written with its lock, before its task
+                        self.flag("history", run.l, run.last, "%s ran tick %s but the history has no entry of it"
+                                  % (run.r, run.t))
+                    elif self.during(RELEASE_FAULTS, run.start, run.last + 5000):
+                        self.excused["run not recorded: its release met a fault"] += 1
+                    elif run.end is None:
+                        self.excused["run killed mid-task, not recorded (no start entry for a non-tick lock)"] += 1
+                    else:
+                        self.flag("history", run.l, run.last, "%s ended %s but is not in %s's history"
+                                  % (run.r, "ok" if run.ok else "without ok", job))
+                    continue
+                succeeded = entry.task.startswith("ok")
+                if succeeded and not run.ok:
+                    self.flag("history", run.l, run.last, "the history says %s succeeded; its task never ended: %r"
+                              % (run.r, entry))
+                elif run.ok and entry.task.startswith("failed"):
+                    self.flag("history", run.l, run.last, "the history says %s failed; its task ended ok: %r"
+                              % (run.r, entry))
+            known = {r.tok for r in self.runs.values()}
+            for e in entries:
+                if e.fence in known or e.fence <= 0 or e.ms - self.wall0 <= 0:
+                    continue
+                if e.ended in ("started", "taken-back"):  # task unknown: no claim that it ran
+                    self.excused["a start recorded whose task never began (task unknown in the history)"] += 1
+                    continue
+                self.flag("history", job, e.ms - self.wall0, "the history has a run no task made: %r" % e)
+
+    # 7. no false signal: dibs check's exit codes against the ledger
+    def signals(self, checks):
+        for c in checks:
+            job, at, within = c["job"], c["ts"], c["within_ms"]
+            oks = [r.end for r in self.runs.values() if r.j == job and r.ok and r.end is not None]
+            surely_ran = any(at - within + 2000 <= t <= at for t in oks)
+            surely_not = not any(at - within - 2000 <= t <= at for t in oks)
+            if c["exit"] == 1 and surely_ran:
+                self.flag("false signal", job, at, "dibs check said overdue (1) for --within %d ms; the ledger has "
+                          "a success %.0f ms before" % (within, at - max(oks)))
+            if c["exit"] == 0 and surely_not:
+                self.flag("false signal", job, at, "dibs check said ok (0) for --within %d ms; the ledger has no "
+                          "success in it" % within)
+
+    def health(self, observations, periods):
+        """Each health observation of a Spring instance: a job said overdue had no success in its period
+        plus grace, and a job said fine had one."""
+        for o in observations:
+            for job, status in o["jobs"].items():
+                period = periods.get(job)
+                if period is None:
+                    continue
+                limit = period + min(period / 2, 3600000)
+                oks = [r.end for r in self.runs.values() if r.j == job and r.ok and r.end is not None]
+                last = max((t for t in oks if t <= o["ts"]), default=None)
+                if status == "overdue" and last is not None and o["ts"] - last < limit - 2000:
+                    self.flag("false signal", job, o["ts"], "%s's health said %s overdue; it succeeded %.0f ms "
+                              "before (limit %d)" % (o["instance"], job, o["ts"] - last, limit))
+                if status == "ok" and (last is None or o["ts"] - last > limit + 2000):
+                    self.flag("false signal", job, o["ts"], "%s's health said %s ran in time; no success for %s ms"
+                              % (o["instance"], job, "ever" if last is None else "%.0f" % (o["ts"] - last)))
