@@ -51,7 +51,15 @@ pub fn run(args: RunArgs) -> Result<u8, Error> {
         Ok(Some(lease)) => lease,
         Ok(None) => {
             forwarder.stop();
-            eprintln!("dibs: lock '{lock}' is held by another holder; {program} not run");
+            match &tick {
+                Some(tick) => eprintln!(
+                    "dibs: lock '{lock}@{tick}' is held by another holder (tick '{tick}' of job \
+                     '{lock}' runs or ran elsewhere); {program} not run"
+                ),
+                None => {
+                    eprintln!("dibs: lock '{lock}' is held by another holder; {program} not run")
+                }
+            }
             return Ok(skip_exit);
         }
         Err(e) => {

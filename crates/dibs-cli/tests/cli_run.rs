@@ -89,6 +89,33 @@ fn skips_with_the_chosen_exit_code_and_a_line_on_stderr() {
     assert_eq!(out.status.code(), Some(75), "{}", text(&out.stderr));
 }
 
+/// A tick's skip names the lock that is held, `NAME@TICK`, not `NAME` (which nobody holds): the
+/// robustness harness's cron hosts logged "lock 'h-run' is held by another holder".
+#[test]
+fn a_skipped_tick_names_the_tick_lock_that_is_held() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let first = run(
+        &uri,
+        "nightly",
+        "1m",
+        &["--tick", "2026-12-07", "--", "true"],
+    );
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let again = run(
+        &uri,
+        "nightly",
+        "1m",
+        &["--tick", "2026-12-07", "--", "sh", "-c", "echo ran"],
+    );
+    assert_eq!(text(&again.stdout), "", "the tick ran already");
+    assert!(
+        text(&again.stderr).contains("lock 'nightly@2026-12-07' is held by another holder"),
+        "{}",
+        text(&again.stderr)
+    );
+}
+
 #[test]
 fn the_command_gets_neither_dibs_redis_nor_its_password() {
     let server = RedisServer::start_with(&["--requirepass", "s3cret-pw"]);
