@@ -34,10 +34,19 @@ def main():
     parser.add_argument("--seconds", type=int, default=CI_SECONDS)
     parser.add_argument("--minutes", type=float, default=30, help="the long profile's length")
     parser.add_argument("--workdir", default="target/robustness")
+    parser.add_argument("--judge", metavar="DIR",
+                        help="judge again what a finished run left in DIR (target/robustness/<topology>-<seed>)")
     parser.add_argument("--fronts", default=",".join(session.FRONTS),
                         help="the front ends to run, of library,spring,cron (all by default)")
     args = parser.parse_args()
 
+    if args.judge:
+        c = session.rejudge(args.judge)
+        for reason, n in sorted(c.excused.items()):
+            print("  allowed by the documentation: %s: %d" % (reason, n))
+        report.violations(c, None)
+        print("robustness: %d violations" % len(c.violations))
+        return 1 if c.violations else 0
     if args.profile == "ci":
         fresh = random.SystemRandom().randrange(1000, 10**6)
         runs = CI_RUNS + [(CI_RUNS[fresh % 3][0], fresh)]

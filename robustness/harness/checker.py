@@ -9,6 +9,7 @@ limits are not violations but are counted, each with its reason: a server restar
 persistence (locks and history lost), a server's clock stepped back (tokens may not increase),
 a failover (a release's record may be lost)."""
 
+import re
 from collections import defaultdict
 
 TICK_JOBS = {"h-once", "h-catchup", "s-once", "s-catchup", "h-run"}
@@ -17,14 +18,20 @@ TICK_JOBS = {"h-once", "h-catchup", "s-once", "s-catchup", "h-run"}
 # it again. With catch-up the history is the proof, and no fire may.
 DONE_MARK_MS = {"h-once": 5000, "s-once": 5000, "h-run": 4000}
 CATCH_UP_ALL = {"h-catchup": 2000, "s-catchup": 2000}  # job -> tick period, ms
+CATCH_UP_WINDOW_MS = 30000  # both look back 30 s (15 ticks; @CatchUp window PT30S)
 RUN_AT_MOST_MS = 4000
 # Faults that may take what a server acknowledged with them: a restart without persistence, a
 # failover (a frozen master is failed over too), and those that may cut a release's reply.
 DATA_LOSS = {"restart-server", "kill-master", "freeze-master"}
+# A lock taken on a master that a failover is leaving may be acknowledged by the replica that is not
+# promoted, and lost (docs/reliability.md, "What a failover can lose"): within this of the fault.
+FAILOVER = {"kill-master", "freeze-master"}
+FAILOVER_MS = 8000
 RELEASE_FAULTS = DATA_LOSS | {"cut-client", "clock-back", "clock-forward", "freeze-server", "pause-holder",
                               "kill-holder", "signal-run"}
 SLACK_MS = 150
-CLOCK_STEP_MAX_MS = 10000  # the nemesis steps a server's clock by at most 10 s  # an HTTP event in flight when its process was stopped
+CLOCK_STEP_MAX_MS = 10000
+REFRESH_MS = 2500  # the starter's view of the jobs, refreshed every 2 s (dibs.jobs.refresh)  # the nemesis steps a server's clock by at most 10 s  # an HTTP event in flight when its process was stopped
 
 
 class Run:
@@ -141,6 +148,9 @@ class Checker:
             if self.during({"restart-server"}, runs[0].start, runs[-1].start):
                 self.excused["tick run twice across a restart without persistence"] += 1
                 continue
+            if any(k in FAILOVER and s - 2000 <= runs[0].start <= e + FAILOVER_MS for k, s, e, _ in self.faults):
+                self.excused["tick run again: a failover lost its first run's lock and start"] += 1
+                continue
             # granted more than atMost after the first: by the ledger (its call came later than that),
             # or by the server's clock (the tokens are its TIME at each grant)
             late = all(self.calls.get(r.c, {}).get("ts", 0) > runs[0].start + DONE_MARK_MS.get(job, 0)
@@ -158,9 +168,17 @@ class Checker:
             if not ran:
                 continue
             first = min(ran)
-            for due in range(first - first % period + period, int(self.wall0 + self.end_ts) - 12000, period):
+            # calls of the job that went through (ran or skipped, not failed): each could catch up
+            # the ticks of its window (30 s) that had not run
+            fronts = {r.f for r in self.runs.values() if r.j == job}
+            through = [e["ts"] for e in self.events if e.get("k") == "outcome" and e.get("f") in fronts
+                       and not e.get("d", "").startswith("error")]
+            for due in range(first - first % period + period, int(self.wall0 + self.end_ts), period):
                 ts = due - self.wall0
                 if due in ran or not any(a <= ts <= b for a, b in up_windows.get(job, [])):
+                    continue
+                if not any(ts + period < t < ts + CATCH_UP_WINDOW_MS - period for t in through):
+                    self.excused["tick due when no later call went through in its window"] += 1
                     continue
                 if self.during({"restart-server", "clock-back", "clock-forward"}, ts - 30000, ts + 30000):
                     self.excused["tick not caught up near a data loss or clock step (unprovable)"] += 1
@@ -183,9 +201,28 @@ class Checker:
                     self.flag("orphan", run.l, run.last, "a process of %s's CMD made an event %.0f ms after dibs "
                               "exited (%d)" % (run.c, run.last - exit_event["ts"], code))
             for begin, target in pauses:
-                if target.split()[1] == run.c and run.last > begin + RUN_AT_MOST_MS + SLACK_MS:
+                # a lock taken before the stop lapses within --at-most of it; one taken after, later
+                if target.split()[1] == run.c and run.start < begin and run.last > begin + RUN_AT_MOST_MS + SLACK_MS:
                     self.flag("orphan", run.l, run.last, "%s's CMD ran on %.0f ms after dibs was stopped "
                               "(its lock lapses within --at-most)" % (run.c, run.last - begin))
+
+    # 5b. a signal to dibs run reaches all its CMD started ("signals are passed on to all it
+    #     started", README): what CMD runs makes no event after it, but one already on its way
+    def signals_passed_on(self):
+        sent = {}
+        for kind, begin, end, target in self.faults:
+            # not SIGINT: a shell without job control starts its background jobs (task.sh's child)
+            # with SIGINT ignored, whoever sends it
+            m = re.match(r"SIG(TERM|HUP) to (\S+?)('s group)?$", target)
+            if kind == "signal-run" and m:
+                sent[m.group(2)] = (m.group(1), end)
+        for run in self.runs.values():
+            if run.f == "run" and run.c in sent:
+                sig, at = sent[run.c]
+                late = [e["ts"] for e in run.events if e["ts"] > at + SLACK_MS]
+                if late:
+                    self.flag("signal", run.l, late[0], "a process of %s's CMD made %d events up to %.0f ms after "
+                              "SIG%s reached dibs" % (run.c, len(late), late[-1] - at, sig))
 
     # 6. the history and the ledger agree
     def history(self, histories):
@@ -214,6 +251,15 @@ class Checker:
                         self.flag("history", run.l, run.last, "%s ended %s but is not in %s's history"
                                   % (run.r, "ok" if run.ok else "without ok", job))
                     continue
+                # what became of the lock: released or kept means it was still this run's. A run whose
+                # call began after this one's task started was granted after it: if it started
+                # before this one ended, this one's lock was gone by its release
+                later = [b for b in self.runs.values()
+                         if b.l == run.l and b is not run and run.end is not None and b.start < run.end
+                         and self.calls.get(b.c, {}).get("ts", -1) > run.start]
+                if entry.ended in ("released", "kept") and later:
+                    self.flag("history", run.l, run.end, "the history says %s %s its lock, but %s held it by "
+                              "then (token %d): %r" % (run.r, entry.ended, later[0].r, later[0].tok, entry))
                 succeeded = entry.task.startswith("ok")
                 if succeeded and not run.ok:
                     self.flag("history", run.l, run.last, "the history says %s succeeded; its task never ended: %r"
@@ -222,11 +268,17 @@ class Checker:
                     self.flag("history", run.l, run.last, "the history says %s failed; its task ended ok: %r"
                               % (run.r, entry))
             known = {r.tok for r in self.runs.values()}
+            started = {r.c for r in self.runs.values()}
+            killed_runs = {e.get("l") for e in self.events if e.get("k") == "exit" and e.get("c") not in started
+                           and int(e.get("d") or 0) not in (0, 69)}
             for e in entries:
                 if e.fence in known or e.fence <= 0 or e.ms - self.wall0 <= 0:
                     continue
                 if e.ended in ("started", "taken-back"):  # task unknown: no claim that it ran
                     self.excused["a start recorded whose task never began (task unknown in the history)"] += 1
+                    continue
+                if e.task.startswith("failed") and e.name in killed_runs:
+                    self.excused["a CMD killed by a signal before it reported its start, recorded failed"] += 1
                     continue
                 self.flag("history", job, e.ms - self.wall0, "the history has a run no task made: %r" % e)
 
@@ -234,6 +286,9 @@ class Checker:
     def signals(self, checks):
         for c in checks:
             job, at, within = c["job"], c["ts"], c["within_ms"]
+            if self.during({"clock-forward"}, at - CLOCK_STEP_MAX_MS - within, at):
+                self.excused["a job's age judged from runs a server dated ahead (clock stepped forward)"] += 1
+                continue
             oks = [r.end for r in self.runs.values() if r.j == job and r.ok and r.end is not None]
             surely_ran = any(at - within + 2000 <= t <= at for t in oks)
             surely_not = not any(at - within - 2000 <= t <= at for t in oks)
@@ -248,6 +303,9 @@ class Checker:
         """Each health observation of a Spring instance: a job said overdue had no success in its period
         plus grace, and a job said fine had one."""
         for o in observations:
+            if self.during({"clock-forward"}, o["ts"] - CLOCK_STEP_MAX_MS - REFRESH_MS, o["ts"]):
+                self.excused["a job's age judged from runs a server dated ahead (clock stepped forward)"] += 1
+                continue
             for job, status in o["jobs"].items():
                 period = periods.get(job)
                 if period is None:
@@ -255,9 +313,11 @@ class Checker:
                 limit = period + min(period / 2, 3600000)
                 oks = [r.end for r in self.runs.values() if r.j == job and r.ok and r.end is not None]
                 last = max((t for t in oks if t <= o["ts"]), default=None)
-                if status == "overdue" and last is not None and o["ts"] - last < limit - 2000:
-                    self.flag("false signal", job, o["ts"], "%s's health said %s overdue; it succeeded %.0f ms "
+                # the starter judges from a view it refreshes every 2 s: a success in the last
+                # REFRESH_MS may not be in it yet
+                if status == "overdue" and any(o["ts"] - limit + 2000 <= t <= o["ts"] - REFRESH_MS for t in oks):
+                    self.flag("false signal", job, o["ts"], "%s said %s overdue; it succeeded %.0f ms "
                               "before (limit %d)" % (o["instance"], job, o["ts"] - last, limit))
-                if status == "ok" and (last is None or o["ts"] - last > limit + 2000):
-                    self.flag("false signal", job, o["ts"], "%s's health said %s ran in time; no success for %s ms"
+                if status == "ok" and (last is None or o["ts"] - last > limit + 2000 + REFRESH_MS):
+                    self.flag("false signal", job, o["ts"], "%s said %s ran in time; no success for %s ms"
                               % (o["instance"], job, "ever" if last is None else "%.0f" % (o["ts"] - last)))

@@ -10,6 +10,8 @@ import signal
 import subprocess
 import threading
 import time
+import re
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -90,33 +92,49 @@ class Workload:
 
 
 def health_jobs(doc):
-    """{job: 'ok' | 'overdue' | 'unknown'} from /actuator/health's dibsJobs component."""
-    component = (doc.get("components") or {}).get("dibsJobs") or {}
-    details = component.get("details") or {}
+    """{job: 'ok' | 'overdue' | 'unknown'} from /actuator/health's dibsJobs component (its details'
+    `jobs`, each with `overdue`, or `unknown` where the starter cannot judge it)."""
+    details = ((doc.get("components") or {}).get("dibsJobs") or {}).get("details") or {}
     jobs = {}
-    for job, detail in details.items():
-        if not isinstance(detail, dict):
-            continue
-        state = str(detail.get("state") or detail.get("status") or "").lower()
-        jobs[job] = "overdue" if "overdue" in state else "unknown" if "unknown" in state else "ok"
+    for job, detail in (details.get("jobs") or {}).items():
+        if isinstance(detail, dict):
+            unknown = detail.get("unknown") or detail.get("state") == "unknown"
+            jobs[job] = "unknown" if unknown else "overdue" if detail.get("overdue") else "ok"
     return jobs
 
 
+def gauge_jobs(text):
+    """{job: 'ok' | 'overdue'} from /actuator/prometheus's dibs_job_overdue gauge."""
+    jobs = {}
+    for line in text.splitlines():
+        m = re.match(r'dibs_job_overdue\{.*?(?:lock|job)="([^"]+)".*\}\s+([0-9.]+)', line)
+        if m:
+            jobs[m.group(1)] = "overdue" if float(m.group(2)) >= 1 else "ok"
+    return jobs
+
+
+def fetch(url):
+    """The body of a GET; a 503 (the health OUT_OF_SERVICE) still carries one."""
+    try:
+        with urllib.request.urlopen(url, timeout=1.5) as r:
+            return r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.read().decode()
+
+
 def poll_health(ledger, spring, halt):
+    """Every 2 s, what each Spring instance says of its jobs: the dibsJobs health and the gauge."""
     while not halt.wait(2.0):
         for w in spring:
             if not w.alive() or w.stopped:
                 continue
+            base = "http://127.0.0.1:%d/actuator/" % w.port
             try:
-                with urllib.request.urlopen("http://127.0.0.1:%d/actuator/health" % w.port, timeout=1.5) as r:
-                    doc = json.loads(r.read())
-            except Exception as e:  # a 503 (OUT_OF_SERVICE) still carries the document
-                body = getattr(e, "read", lambda: b"")()
-                try:
-                    doc = json.loads(body)
-                except ValueError:
-                    continue
-            ledger.record(k="health", i=w.name, jobs=health_jobs(doc), raw=json.dumps(doc)[:2000])
+                doc = json.loads(fetch(base + "health"))
+                ledger.record(k="health", i=w.name, jobs=health_jobs(doc), raw=json.dumps(doc)[:2000])
+                ledger.record(k="gauge", i=w.name, jobs=gauge_jobs(fetch(base + "prometheus")))
+            except (OSError, ValueError):
+                continue
 
 
 def dibs_check(uri, job, within):
@@ -147,6 +165,7 @@ def run(kind, seed, seconds, workdir, fronts=FRONTS):
                   timeout=30)
     ledger = Ledger(workdir / "ledger.jsonl")
     wall0 = time.time() * 1000 - ledger.now_ms()
+    ledger.record(k="begin", d="%s seed %d, %d s" % (kind, seed, seconds), wall0=wall0)
     load = Workload(ledger, topology.uri(), seed, seconds, workdir, fronts)
     nemesis = faults.Nemesis(ledger, topology, load, seed, seconds)
     halt = threading.Event()
@@ -171,6 +190,7 @@ def run(kind, seed, seconds, workdir, fronts=FRONTS):
                 w.signal(signal.SIGTERM)
                 w.finish(20)
         end_ts = ledger.now_ms()
+        ledger.record(k="workload-end")
         time.sleep(4)
         checks = []
         for job in JOBS:
@@ -212,6 +232,26 @@ def up_windows(events, end_ts):
     return windows
 
 
+def rejudge(directory):
+    """The checker again, on what a finished run left in `directory` (its ledger and history)."""
+    from types import SimpleNamespace
+
+    events = [json.loads(line) for line in open(Path(directory) / "ledger.jsonl")]
+    begin = next(e for e in events if e["k"] == "begin")
+    end_ts = next(e["ts"] for e in events if e["k"] == "workload-end")
+    saved = json.load(open(Path(directory) / "history.json"))
+    histories = {}
+    for job, entries in saved.items():
+        histories[job] = []
+        for fields in entries:
+            entry = history.Entry(fields["id"], {"run": fields.get("raw", "")})
+            histories[job].append(entry)
+    checks = [{"job": e["j"], "within_ms": int(e["within"][:-1]) * 1000, "ts": e["ts"], "exit": int(e["d"])}
+              for e in events if e["k"] == "check"]
+    ledger = SimpleNamespace(events=events, path=Path(directory) / "ledger.jsonl")
+    return judge(ledger, begin["wall0"], end_ts, begin["d"].split()[0], histories, checks)
+
+
 def judge(ledger, wall0, end_ts, kind, histories, checks):
     c = checker.Checker(ledger.events, wall0, end_ts, kind)
     c.overlaps()
@@ -219,8 +259,10 @@ def judge(ledger, wall0, end_ts, kind, histories, checks):
     c.at_most_once()
     c.exactly_once(up_windows(ledger.events, end_ts))
     c.run_processes()
+    c.signals_passed_on()
     c.history(histories)
     c.signals(checks)
-    health = [{"ts": e["ts"], "instance": e["i"], "jobs": e["jobs"]} for e in ledger.events if e.get("k") == "health"]
+    health = [{"ts": e["ts"], "instance": "%s's %s" % (e["i"], e["k"]), "jobs": e["jobs"]}
+              for e in ledger.events if e.get("k") in ("health", "gauge")]
     c.health(health, SPRING_PERIODS)
     return c
