@@ -86,6 +86,10 @@ class Checker:
         """A fault of `kinds` whose window meets [a - margin, b + margin]."""
         return any(k in kinds and s <= b + margin and e >= a - margin for k, s, e, _ in self.faults)
 
+    def successes(self, job):
+        """When each run of `job` whose task ended ok ended."""
+        return [r.end for r in self.runs.values() if r.j == job and r.ok and r.end is not None]
+
     def flag(self, kind, lock, ts, message):
         self.violations.append({"kind": kind, "lock": lock, "ts": ts, "message": message})
 
@@ -289,7 +293,7 @@ class Checker:
             if self.during({"clock-forward"}, at - CLOCK_STEP_MAX_MS - within, at):
                 self.excused["a job's age judged from runs a server dated ahead (clock stepped forward)"] += 1
                 continue
-            oks = [r.end for r in self.runs.values() if r.j == job and r.ok and r.end is not None]
+            oks = self.successes(job)
             surely_ran = any(at - within + 2000 <= t <= at for t in oks)
             surely_not = not any(at - within - 2000 <= t <= at for t in oks)
             if c["exit"] == 1 and surely_ran:
@@ -311,7 +315,7 @@ class Checker:
                 if period is None:
                     continue
                 limit = period + min(period / 2, 3600000)
-                oks = [r.end for r in self.runs.values() if r.j == job and r.ok and r.end is not None]
+                oks = self.successes(job)
                 last = max((t for t in oks if t <= o["ts"]), default=None)
                 # the starter judges from a view it refreshes every 2 s: a success in the last
                 # REFRESH_MS may not be in it yet

@@ -92,6 +92,9 @@ class Nemesis:
         return items[int(params["pick"] * len(items))] if items else None
 
     # --- the workload's processes ---
+    def _live_jvms(self):
+        return [w for w in self.workload.instances if w.alive() and not w.stopped]
+
     def _holders(self):
         """Instances in a task now (a start without its end in the ledger), by name."""
         open_runs = {}
@@ -103,11 +106,9 @@ class Nemesis:
         return set(open_runs.values())
 
     def _pause_holder(self, params):
-        jvms = [w for w in self.workload.instances if w.alive() and not w.stopped]
+        jvms = self._live_jvms()
         holding = [w for w in jvms if w.name in self._holders()] or jvms
-        runs = {}
-        for host in self.workload.cron:
-            runs.update(host.active())
+        runs = self._active_runs(wait=0)
         target = self._pick(holding + ["run " + c for c in runs], params)
         if target is None:
             return "no instance"
@@ -126,7 +127,7 @@ class Nemesis:
         return "%s for %.1f s" % (target.name, params["length"])
 
     def _kill_holder(self, params):
-        jvms = [w for w in self.workload.instances if w.alive() and not w.stopped]
+        jvms = self._live_jvms()
         holding = [w for w in jvms if w.name in self._holders()] or jvms
         target = self._pick(holding, params)
         if target is None:
@@ -165,8 +166,7 @@ class Nemesis:
         return "SIG%s to %s%s" % (params["signal"], call, "'s group" if params["group"] else "")
 
     def _cut_client(self, params):
-        jvms = [w for w in self.workload.instances if w.alive() and not w.stopped]
-        target = self._pick(jvms, params)
+        target = self._pick(self._live_jvms(), params)
         if target is None:
             return "no instance"
         ports = {s.port: s for s in self.topology.servers if s.alive() and not s.frozen}

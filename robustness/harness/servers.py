@@ -56,8 +56,10 @@ class Server:
         self.dir = Path(workdir) / name
         self.dir.mkdir(parents=True, exist_ok=True)
         self.name = name
-        self.port = free_port(55536 if "--cluster-enabled" in extra else 65536)
         self.extra = list(extra)
+        # a cluster node's bus listens 10,000 above its port
+        self.port_limit = 55536 if "--cluster-enabled" in extra else 65536
+        self.port = free_port(self.port_limit)
         self.clock = self.dir / "clock"
         self.clock.write_text("+0s\n")
         self.proc = None
@@ -93,7 +95,7 @@ class Server:
         if self.proc.poll() is not None:
             if not first or tries <= 1:
                 raise RuntimeError("%s exited at start: see %s" % (self.name, self.dir / "server.log"))
-            self.port = free_port(55536 if "--cluster-enabled" in self.extra else 65536)
+            self.port = free_port(self.port_limit)
             self.proc = None
             self.start(tries - 1)
 
