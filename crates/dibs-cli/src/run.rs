@@ -7,6 +7,7 @@ use crate::child::run_child;
 use crate::cli::{OnLost, RunArgs};
 use crate::connect::locker;
 use crate::descendants::become_subreaper;
+use crate::output::tell;
 use crate::signals::{Forwarder, LossStop};
 use crate::{EX_LOST, EX_SOFTWARE};
 
@@ -35,7 +36,7 @@ pub fn run(args: RunArgs) -> Result<u8, Error> {
     // What CMD leaves running becomes its watchdog's child, or dibs's should the watchdog die (a
     // `kill -9` to CMD's group), to be waited for before the release.
     if let Err(e) = become_subreaper() {
-        eprintln!("dibs: cannot become the subreaper of {program}'s processes: {e}");
+        tell!("dibs: cannot become the subreaper of {program}'s processes: {e}");
         return Ok(EX_SOFTWARE);
     }
     // Watch signals before taking the lock: one that arrives while it is being taken must not
@@ -43,7 +44,7 @@ pub fn run(args: RunArgs) -> Result<u8, Error> {
     let forwarder = match Forwarder::start() {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("dibs: cannot watch signals: {e}");
+            tell!("dibs: cannot watch signals: {e}");
             return Ok(EX_SOFTWARE);
         }
     };
@@ -52,12 +53,12 @@ pub fn run(args: RunArgs) -> Result<u8, Error> {
         Ok(None) => {
             forwarder.stop();
             match &tick {
-                Some(tick) => eprintln!(
+                Some(tick) => tell!(
                     "dibs: lock '{lock}@{tick}' is held by another holder (tick '{tick}' of job \
                      '{lock}' runs or ran elsewhere); {program} not run"
                 ),
                 None => {
-                    eprintln!("dibs: lock '{lock}' is held by another holder; {program} not run")
+                    tell!("dibs: lock '{lock}' is held by another holder; {program} not run")
                 }
             }
             return Ok(skip_exit);
@@ -79,7 +80,7 @@ pub fn run(args: RunArgs) -> Result<u8, Error> {
         OnLost::Ignore if keep_alive => {
             let (lock, program) = (lock.clone(), program.clone());
             lease.when_lost(move || {
-                eprintln!(
+                tell!(
                     "dibs: warning: lock '{lock}' was lost while {program} ran, and another \
                      holder may run it now; --on-lost ignore: {program} runs on"
                 );

@@ -184,3 +184,29 @@ fn a_server_that_refuses_time_is_warned_about_before_the_command_runs() {
     assert!(!stderr.contains("cron-pw"), "{stderr}");
     assert!(!server.exists("dibs:untimed"), "released");
 }
+
+/// The attack on issue 44's change: a tick or a lock name with a right-to-left override (U+202E,
+/// which a lock name may hold) was printed raw in the skip line, turning what follows it around
+/// on the terminal; it goes out escaped, as every other line of the CLI does.
+#[test]
+fn a_skip_line_escapes_what_the_terminal_would_act_on() {
+    let server = RedisServer::start();
+    let uri = server.uri();
+    let tick = "2026\u{202e}-12-07";
+    let first = run(
+        &uri,
+        "report\u{202e}",
+        "1m",
+        &["--tick", tick, "--", "true"],
+    );
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let again = run(
+        &uri,
+        "report\u{202e}",
+        "1m",
+        &["--tick", tick, "--", "true"],
+    );
+    let said = text(&again.stderr);
+    assert!(said.contains("is held by another holder"), "{said}");
+    assert!(!said.contains('\u{202e}'), "printed raw: {said:?}");
+}
