@@ -33,7 +33,8 @@ import java.util.concurrent.TimeUnit;
  * incomplete over the window, or this instance's own runs not recorded at all (its conn's
  * {@code history} false, {@link DibsClient#keepsHistory}); and where the scan for its running
  * locks ({@code dibs.jobs.scan-budget}) was cut short, so that a run it missed could excuse it
- * (a grace after start) or run too long (a maximum duration). A job's last success is suspect when
+ * (a grace after start) or run too long (a maximum duration); and every job while a read fails
+ * (Redis down), until one works again. A job's last success is suspect when
  * it took less than its minimum duration, and, for an expected job, is not older than the window.
  * Read every
  * {@code dibs.jobs.refresh} (10 s by default) by a daemon thread: per expected job, a round
@@ -60,6 +61,9 @@ public final class DibsJobs implements AutoCloseable {
     private final ScheduledExecutorService refresher;
     private volatile Map<String, Job> view = Map.of();
     private volatile String failure;
+    /** When reads began to fail (the first failure since the last read that worked). */
+    private volatile Instant unreadableSince;
+
     private final List<java.util.function.Consumer<Map<String, Job>>> hooks =
             new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -157,14 +161,29 @@ public final class DibsJobs implements AutoCloseable {
         try {
             refresh();
         } catch (DibsException | IllegalStateException e) {
-            // The view keeps its last state; the health says why it is stale.
             if (failure == null) {
                 LOG.log(System.Logger.Level.WARNING, "dibs: the fleet view could not be read: " + e.getMessage());
             }
-            failure = e.getMessage();
+            unreadable(e.getMessage());
         } catch (RuntimeException e) {
-            failure = String.valueOf(e);
+            unreadable(String.valueOf(e));
         }
+    }
+
+    /**
+     * A read failed: every job becomes unknown, since the last read proves nothing of now (a job
+     * that could not run while Redis was down read as on time). What the last read found of its
+     * runs stays, as of that read.
+     */
+    private void unreadable(String why) {
+        if (failure == null) {
+            unreadableSince = clock.instant();
+        }
+        failure = why;
+        String unknown = "the fleet view could not be read since " + unreadableSince + ": " + why;
+        Map<String, Job> stale = new LinkedHashMap<>();
+        view.forEach((name, j) -> stale.put(name, j.unknownBecause(unknown)));
+        view = Map.copyOf(stale);
     }
 
     /** One job, read now; {@code expected} is its expectation, or null. */
@@ -352,6 +371,23 @@ public final class DibsJobs implements AutoCloseable {
             Boolean suspectOrNull,
             Boolean tooLongOrNull,
             List<HeldLock> running) {
+        /** The job as last read, judged neither way now: {@code why} no judgement holds. */
+        Job unknownBecause(String why) {
+            return new Job(
+                    name,
+                    runs,
+                    lastSuccess,
+                    expected,
+                    allowed,
+                    expected == null ? null : false,
+                    Optional.of(why),
+                    held,
+                    readAt,
+                    suspectOrNull == null ? null : false,
+                    tooLongOrNull == null ? null : false,
+                    running);
+        }
+
         /** @return whether the job is overdue (false without an expected period) */
         public boolean overdue() {
             return Boolean.TRUE.equals(overdueOrNull);

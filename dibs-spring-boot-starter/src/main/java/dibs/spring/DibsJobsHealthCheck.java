@@ -12,7 +12,8 @@ import java.util.function.Predicate;
  * while one is, with each
  * overdue job and how long it has gone without a successful run on any instance; else
  * {@code UNKNOWN} while a job cannot be judged (a run may be missing from the history: its runs
- * dropped by a flood of other jobs, trimmed; or from a scan cut short), listed as
+ * dropped by a flood of other jobs, trimmed; or from a scan cut short; or the view cannot be read,
+ * {@code readFailure} says why), listed as
  * {@code unknown} with why. A {@link CatchUp} method expected from start-up whose job's name is
  * not known yet is listed as {@code unnamed}, and leaves it UP. Boot's
  * liveness and readiness groups do not include it: a pod is not restarted or taken out of a

@@ -11,9 +11,9 @@ import java.util.function.Predicate;
 /**
  * Five gauges per job read (expected, or with a rule), tagged {@code lock} with the job's name, as the lock meters are
  * (Prometheus keeps a {@code job} label of its own): {@code dibs.job.last.run.age} (seconds since
- * its last successful run on any instance was recorded; NaN before one is) and
+ * its last successful run on any instance was recorded; NaN before one is, and while the view cannot be read) and
  * {@code dibs.job.overdue} (1 while proven overdue, else 0) and {@code dibs.job.unknown} (1 while
- * dibs cannot judge it: late, or with a short success, where a run may be missing from the
+ * dibs cannot judge it: the view cannot be read (Redis down); late, or with a short success, where a run may be missing from the
  * history; or with a rule that a run missed by a scan cut short could change), {@code dibs.job.suspect} (1 while its
  * last success took less than {@code dibs.jobs.min-duration.<job>}) and
  * {@code dibs.job.running.too.long} (1 while a run has held its lock longer than
@@ -84,7 +84,8 @@ public final class DibsJobsMeters implements MeterBinder {
 
     private static double age(DibsJobs jobs, String name) {
         DibsJobs.Job job = jobs.expected().get(name);
-        return job == null
+        // While the view cannot be read, a later success may be there: the age is not known.
+        return job == null || jobs.failure() != null
                 ? Double.NaN
                 : job.lastSuccessAge().map(d -> d.toMillis() / 1000.0).orElse(Double.NaN);
     }

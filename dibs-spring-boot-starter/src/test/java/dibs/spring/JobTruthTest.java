@@ -293,4 +293,62 @@ class JobTruthTest {
                             .isEqualTo(3);
                 });
     }
+
+    /**
+     * Issue 44's harness, finding 7: while the fleet view cannot be read (Redis down), every job
+     * is {@code unknown} with why, in each signal: the health UNKNOWN (not UP), the overdue gauge
+     * 0 and the unknown gauge 1, the age NaN. Before, the view of the last read was kept: a job
+     * that could not run while Redis was down read as on time. A read that works again ends it.
+     */
+    @Test
+    void aViewThatCannotBeReadIsUnknownNotOnTime() throws Exception {
+        try (RedisServer own = RedisServer.launch()) {
+            Contexts.runner()
+                    .withPropertyValues(
+                            "spring.data.redis.port=" + own.port(),
+                            "dibs.jobs.refresh=100ms",
+                            "dibs.jobs.expect-every.beat=1h")
+                    .run(context -> {
+                        DibsClient dibs = context.getBean(DibsClient.class);
+                        DibsJobsHealthCheck health = context.getBean(DibsJobsHealthCheck.class);
+                        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+                        context.getBean(DibsJobsMeters.class).bindTo(meters);
+                        assertThat(dibs.execute("beat", 10, 0, () -> {})).isTrue();
+                        await(
+                                "beat's success is read",
+                                () -> job(context, "beat") != null
+                                        && job(context, "beat").lastSuccess().isPresent());
+                        assertThat(health.check().status()).isEqualTo("UP");
+
+                        own.stop();
+                        await(
+                                "beat is unknown",
+                                () -> job(context, "beat").unknown().isPresent());
+                        DibsJobs.Job beat = job(context, "beat");
+                        assertThat(beat.overdue()).as("%s", beat).isFalse();
+                        assertThat(beat.unknown().orElseThrow()).contains("could not be read");
+                        DibsJobsHealthCheck.Result result = health.check();
+                        assertThat(result.status()).isEqualTo("UNKNOWN");
+                        assertThat(result.details().get("unknown"))
+                                .asInstanceOf(InstanceOfAssertFactories.LIST)
+                                .containsExactly("beat");
+                        assertThat(result.details()).containsKey("readFailure");
+                        assertThat(gauge(meters, "dibs.job.unknown", "beat")).isEqualTo(1);
+                        assertThat(gauge(meters, "dibs.job.overdue", "beat")).isZero();
+                        assertThat(gauge(meters, "dibs.job.last.run.age", "beat"))
+                                .isNaN();
+
+                        own.start();
+                        await(
+                                "the view is read again",
+                                () -> context.getBean(DibsJobs.class).failure() == null);
+                        assertThat(health.check().details()).doesNotContainKey("readFailure");
+                        assertThat(job(context, "beat").unknown().orElse("")).doesNotContain("could not be read");
+                    });
+        }
+    }
+
+    private static double gauge(SimpleMeterRegistry meters, String name, String job) {
+        return meters.get(name).tag("lock", job).gauge().value();
+    }
 }
