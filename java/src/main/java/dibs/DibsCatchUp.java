@@ -21,8 +21,10 @@ import java.util.TreeMap;
  * }</pre>
  *
  * <p>A tick ran when its lock is there (running, or its done-mark) or when the job's run
- * history holds a run of it, whatever its ending. The missed ticks are those due after the
- * newest tick that ran, and after the job's first recorded run (a new job has none). When the history cannot prove whether a tick ran (it was trimmed past
+ * history holds a run of it, whatever its ending. The missed ticks are those that did not run,
+ * due after the job's first recorded run (a new job has none): with {@link Policy#LATEST}, after
+ * the newest tick that ran; with {@link Policy#ALL}, anywhere in the window (a look each). When
+ * the history cannot prove whether a tick ran (it was trimmed past
  * the tick, or dropped), the tick is not run and a warning says so. So catch-up needs the run
  * history (a conn's default), a server that is not a Cluster, and ticks due within the last 30
  * days. In Spring Boot, {@code DibsScheduledTick.catchUp()} makes these ticks from the

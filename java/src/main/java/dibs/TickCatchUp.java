@@ -11,7 +11,8 @@ import java.util.function.Supplier;
 
 /**
  * A tick with catch-up ({@link DibsCatchUp}): which earlier ticks no instance ran, by their
- * locks and the job's history (one look each, newest first, until one that ran), then the runs:
+ * locks and the job's history (one look each, newest first: with {@code latest} until one that
+ * ran, with {@code all} through the window), then the runs:
  * the missed ones the policy picks, oldest first, and the tick due now (if one is). Each run is a locked
  * call of its own, taken only when the history proves that its tick did not run, in the same
  * script as its {@code SET}: two instances never run one tick.
@@ -58,9 +59,12 @@ final class TickCatchUp {
     }
 
     /**
-     * Adds to {@code missed} the earlier ticks no instance ran, newest first: those due after the
-     * newest that ran, and after the job's first recorded run (a new job missed none). Those found
-     * before a look that throws stay in it.
+     * Adds to {@code missed} the earlier ticks no instance ran, newest first, due after the job's
+     * first recorded run (a new job missed none) and after any tick the history cannot prove: with
+     * {@code latest}, those after the newest that ran; with {@code all}, every one. A tick older
+     * than one that ran may still be missed (an acquire given back after a failover while a later
+     * tick ran, its lock seen by another instance's look meanwhile), and {@code all} owes it.
+     * Those found before a look that throws stay in it.
      */
     private static void missed(
             ClientHandle client, String job, DibsCatchUp catchUp, List<Map.Entry<Instant, String>> missed) {
@@ -69,13 +73,18 @@ final class TickCatchUp {
         }
         NavigableMap<Instant, String> earlier =
                 catchUp.lastIsDueNow() ? catchUp.ticks().headMap(catchUp.ticks().lastKey(), false) : catchUp.ticks();
+        boolean sawRan = false;
         for (Map.Entry<Instant, String> tick : earlier.descendingMap().entrySet()) {
             int state = NativeIo.tickState(
                     client.id, job, tick.getValue(), tick.getKey().toEpochMilli());
             if (state == NativeLib.TICK_MISSED) {
                 missed.add(tick);
+            } else if (state == NativeLib.TICK_RAN && catchUp.policy() == DibsCatchUp.Policy.ALL) {
+                sawRan = true;
             } else {
-                if (state == NativeLib.TICK_UNKNOWN) {
+                // Past a tick that ran, the history's reach ends where a busy job's always does:
+                // the warning is for a gap since its newest run.
+                if (state == NativeLib.TICK_UNKNOWN && !sawRan) {
                     Log.warning("job '" + job + "': whether tick " + tick.getValue() + " ran is unknown (its history "
                             + "was trimmed past it, or dropped), so catch-up runs no tick before it");
                 }

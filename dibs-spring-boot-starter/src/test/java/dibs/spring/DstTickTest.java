@@ -41,10 +41,13 @@ import org.springframework.scheduling.concurrent.ConcurrentTaskScheduler;
  * at once, at its fire time. At a fall-back it fires the repeated hour twice; each of the 8
  * fires runs, under names of their own, with an {@code atMost} of 2 h (which kept the second
  * pass's plain names done) and with {@code @CatchUp}. America/New_York's own transitions serve
- * the plain {@code executeOnce}; catch-up looks at most 30 days from now, so its test runs in a
- * zone with New York's offsets whose transitions are in the coming days ({@code Dibs/NewYorkSoon},
+ * the plain {@code executeOnce}; catch-up looks at most 30 days back, so its test runs in a
+ * zone with New York's offsets whose transitions were in the last days ({@code Dibs/NewYorkRecent},
  * which {@code java.time} knows and {@code TimeZone} does not: it is the scheduler clock's zone,
- * in which Spring fires a cron without a {@code zone}).
+ * in which Spring fires a cron without a {@code zone}). In the past, not the future: the ticks
+ * of the window before the first fire are then due before the job's first run by the server's
+ * clock, as they are in life, and catch-up {@code all} (which looks at every tick of its window)
+ * owes none of them.
  */
 class DstTickTest {
     @RegisterExtension
@@ -53,12 +56,12 @@ class DstTickTest {
     static final ZoneId NEW_YORK = ZoneId.of("America/New_York");
     static final ZoneOffset EDT = ZoneOffset.ofHours(-4);
     static final ZoneOffset EST = ZoneOffset.ofHours(-5);
-    /** The day of the fall-back in {@code Dibs/NewYorkSoon}, two days ahead; its spring-forward, four. */
-    static final LocalDate SOON = LocalDate.now(ZoneOffset.UTC).plusDays(2);
+    /** The day of the fall-back in {@code Dibs/NewYorkRecent}, four days ago; its spring-forward, two. */
+    static final LocalDate RECENT = LocalDate.now(ZoneOffset.UTC).minusDays(4);
 
     static {
-        LocalDateTime back = SOON.atTime(2, 0);
-        LocalDateTime forward = SOON.plusDays(2).atTime(2, 0);
+        LocalDateTime back = RECENT.atTime(2, 0);
+        LocalDateTime forward = RECENT.plusDays(2).atTime(2, 0);
         ZoneRules rules = ZoneRules.of(
                 EST,
                 EDT,
@@ -68,7 +71,7 @@ class DstTickTest {
         ZoneRulesProvider.registerProvider(new ZoneRulesProvider() {
             @Override
             protected Set<String> provideZoneIds() {
-                return Set.of("Dibs/NewYorkSoon");
+                return Set.of("Dibs/NewYorkRecent");
             }
 
             @Override
@@ -276,21 +279,21 @@ class DstTickTest {
 
     @Test
     void withCatchUpEachFireOfTheRepeatedHourRunsItsOwnTick() {
-        ZoneId soon = ZoneId.of("Dibs/NewYorkSoon");
+        ZoneId recent = ZoneId.of("Dibs/NewYorkRecent");
         assertThat(run(
                         WithCatchUp.class,
                         "dst-catch-up-back",
-                        soon.getId(),
-                        at(SOON, 0, 50, EDT, soon),
-                        at(SOON, 2, 20, EST, soon)))
-                .isEqualTo(fallBack(SOON));
-        LocalDate forward = SOON.plusDays(2);
+                        recent.getId(),
+                        at(RECENT, 0, 50, EDT, recent),
+                        at(RECENT, 2, 20, EST, recent)))
+                .isEqualTo(fallBack(RECENT));
+        LocalDate forward = RECENT.plusDays(2);
         assertThat(run(
                         WithCatchUp.class,
                         "dst-catch-up-forward",
-                        soon.getId(),
-                        at(forward, 1, 20, EST, soon),
-                        at(forward, 3, 40, EDT, soon)))
+                        recent.getId(),
+                        at(forward, 1, 20, EST, recent),
+                        at(forward, 3, 40, EDT, recent)))
                 .isEqualTo(springForward(forward));
     }
 }
