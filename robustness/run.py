@@ -73,7 +73,7 @@ def main():
         c, nemesis, load, ledger = session.run(kind, seed, seconds, args.workdir,
                                                 tuple(args.fronts.split(",")))
         counts = report.summarize(kind, seed, seconds, c, nemesis, ledger, time.monotonic() - started)
-        totals.add(counts, nemesis)
+        totals.add(counts, nemesis, c)
         if c.violations:
             failed.append((kind, seed, seconds))
             report.violations(c, ledger)

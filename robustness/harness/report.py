@@ -5,6 +5,19 @@ import json
 from collections import Counter
 
 from .checker import TICK_JOBS
+from .workload import zone_changes
+
+
+def dst_changes(c):
+    """(fall-backs, spring-forwards, shift) of the Spring workers' zone during the workload, or None."""
+    zone = next((e for e in c.events if e.get("k") == "zone"), None)
+    if zone is None:
+        return None
+    work = [e["ts"] for e in c.events if e.get("k") in ("call", "outcome")]
+    if not work:
+        return None
+    a, b = (c.wall0 + min(work)) / 1000, (c.wall0 + max(work)) / 1000
+    return zone_changes(zone["anchor"], a, b) + (zone["shift"],)
 
 
 def counts_of(c, nemesis):
@@ -29,6 +42,9 @@ def summarize(kind, seed, seconds, c, nemesis, ledger, took):
     print("\nrobustness: %s seed %d, %d s of workload (%.0f s in all)" % (kind, seed, seconds, took))
     for kind_, target in nemesis.done:
         print("  fault %-14s %s" % (kind_, target))
+    zone = dst_changes(c)
+    if zone:
+        print("  zone  Dibs/Harness: %d fall-backs and %d spring-forwards of %d s while the workload ran" % zone)
     print("  " + ", ".join("%s %d" % kv for kv in counts.items()))
     for reason, n in sorted(c.excused.items()):
         print("  allowed by the documentation: %s: %d" % (reason, n))
@@ -52,10 +68,13 @@ class Totals:
     def __init__(self):
         self.counts, self.faults, self.runs = Counter(), Counter(), 0
 
-    def add(self, counts, nemesis):
+    def add(self, counts, nemesis, c=None):
         self.runs += 1
         self.counts.update(counts)
         self.faults.update(kind for kind, target in nemesis.done if not target.startswith("not injected"))
+        zone = dst_changes(c) if c is not None else None
+        if zone:
+            self.faults.update({"dst-fall-back": zone[0], "dst-spring-forward": zone[1]})
 
     def show(self):
         print("\nrobustness: %d runs: %s" % (self.runs, ", ".join("%s %d" % kv for kv in self.counts.items())))

@@ -34,13 +34,15 @@ class Workload:
         self.cron = []
         self.restarts = 0
         self.started = time.time()
+        self.zone_anchor = int(self.started)  # every Spring worker's zone changes from it alike
 
     def start(self):
         for name in ("lib1", "lib2") if "library" in self.fronts else ():
             self.instances.append(workload.library(self.ledger, self.uri, name, self.seconds, self.seed,
                                                    self.logdir, self.skews.get(name)))
         for name in ("spring1", "spring2") if "spring" in self.fronts else ():
-            self.instances.append(workload.spring(self.ledger, self.uri, name, self.logdir, self.seed))
+            self.instances.append(workload.spring(self.ledger, self.uri, name, self.logdir, self.seed,
+                                                  self.zone_anchor))
         for name in ("cron1", "cron2") if "cron" in self.fronts else ():
             self.cron.append(workload.CronHost(self.ledger, self.uri, name, "%s/%s" % (self.seed, name),
                                                self.skews.get(name)))
@@ -83,7 +85,8 @@ class Workload:
             new = workload.library(self.ledger, self.uri, name, left, self.seed + self.restarts, self.logdir,
                                    self.skews.get(base))
         else:
-            new = workload.spring(self.ledger, self.uri, name, self.logdir, self.seed + self.restarts)
+            new = workload.spring(self.ledger, self.uri, name, self.logdir, self.seed + self.restarts,
+                                 self.zone_anchor)
         self.instances[self.instances.index(old)] = new
 
     def start_cron(self):
@@ -104,13 +107,16 @@ def health_jobs(doc):
 
 
 def gauge_jobs(text):
-    """{job: 'ok' | 'overdue'} from /actuator/prometheus's dibs_job_overdue gauge."""
-    jobs = {}
+    """{job: 'ok' | 'overdue' | 'unknown'} from /actuator/prometheus's dibs_job_overdue gauge, and
+    its dibs_job_unknown (1 where the starter cannot judge the job)."""
+    jobs, unknown = {}, set()
     for line in text.splitlines():
-        m = re.match(r'dibs_job_overdue\{.*?(?:lock|job)="([^"]+)".*\}\s+([0-9.]+)', line)
-        if m:
-            jobs[m.group(1)] = "overdue" if float(m.group(2)) >= 1 else "ok"
-    return jobs
+        m = re.match(r'dibs_job_(overdue|unknown)\{.*?(?:lock|job)="([^"]+)".*\}\s+([0-9.]+)', line)
+        if m and m.group(1) == "overdue":
+            jobs[m.group(2)] = "overdue" if float(m.group(3)) >= 1 else "ok"
+        elif m and float(m.group(3)) >= 1:
+            unknown.add(m.group(2))
+    return {job: "unknown" if job in unknown else said for job, said in jobs.items()}
 
 
 def fetch(url):
@@ -167,6 +173,7 @@ def run(kind, seed, seconds, workdir, fronts=FRONTS):
     wall0 = time.time() * 1000 - ledger.now_ms()
     ledger.record(k="begin", d="%s seed %d, %d s" % (kind, seed, seconds), wall0=wall0)
     load = Workload(ledger, topology.uri(), seed, seconds, workdir, fronts)
+    ledger.record(k="zone", anchor=load.zone_anchor, every=workload.ZONE_EVERY_S, shift=workload.ZONE_SHIFT_S)
     nemesis = faults.Nemesis(ledger, topology, load, seed, seconds)
     halt = threading.Event()
     try:

@@ -89,10 +89,22 @@ def spring_connection(uri):
     return ["--spring.data.redis.url=" + uri]
 
 
-def spring(ledger, uri, name, logdir, seed, skew=None):
+# The Spring workers' zone (HarnessZone.java): from its anchor, a fall-back of SHIFT_S every
+# 2 * EVERY_S seconds, and a spring-forward of as much EVERY_S after each.
+ZONE_EVERY_S, ZONE_SHIFT_S = 20, 4
+
+
+def zone_changes(anchor_s, a_s, b_s):
+    """(fall-backs, spring-forwards) of the harness's zone between epoch seconds a_s and b_s."""
+    changes = [k for k in range(int((b_s - anchor_s) // ZONE_EVERY_S) + 1) if a_s <= anchor_s + k * ZONE_EVERY_S <= b_s]
+    return sum(1 for k in changes if k % 2 == 0), sum(1 for k in changes if k % 2 == 1)
+
+
+def spring(ledger, uri, name, logdir, seed, anchor, skew=None):
     port = free_port()
     argv = ["java", *JVM_FLAGS, "-cp", classpath(), "dibs.robustness.SpringWorker",
             "--server.port=%d" % port, "--dibs.harness.instance=" + name, "--dibs.harness.seed=%s" % seed,
+            "--dibs.harness.dst-anchor=%d" % anchor,
             "--dibs.harness.ledger=" + ledger.url, *spring_connection(uri)]
     instance = Instance(name, "spring", argv, logdir / (name + ".log"), skewed_env(skew))
     instance.port = port

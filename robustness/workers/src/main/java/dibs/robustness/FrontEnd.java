@@ -25,6 +25,9 @@ abstract class FrontEnd {
     private final Random random;
     private final int workMinMs;
     private final int workMaxMs;
+    private final int longOneIn;
+    static final int LONG_MIN_MS = 2200;
+    static final int LONG_MAX_MS = 3000;
     private final ScheduledThreadPoolExecutor pool;
 
     /**
@@ -35,6 +38,16 @@ abstract class FrontEnd {
      *     reruns with the same seed do not
      */
     FrontEnd(String name, int workMinMs, int workMaxMs, long seed, String instance) {
+        this(name, workMinMs, workMaxMs, 0, seed, instance);
+    }
+
+    /**
+     * As the other, and one fire in {@code longOneIn} (none for 0) works {@link #LONG_MIN_MS} to
+     * {@link #LONG_MAX_MS}: longer than a tick's period, so that a later fire looks back at a tick
+     * whose run still holds its lock.
+     */
+    FrontEnd(String name, int workMinMs, int workMaxMs, int longOneIn, long seed, String instance) {
+        this.longOneIn = longOneIn;
         this.name = name;
         this.random = new Random(seed * 1_000_003L + (instance + "/" + name).hashCode());
         this.workMinMs = workMinMs;
@@ -61,7 +74,10 @@ abstract class FrontEnd {
     /** Schedules the fire of {@code second}, up to {@link #MAX_LATE_MS} after it on the wall clock. */
     final void schedule(long second) {
         long late = random.nextInt(MAX_LATE_MS + 1);
-        long workMs = workMinMs + random.nextInt(workMaxMs - workMinMs + 1);
+        long drawn = workMinMs + random.nextInt(workMaxMs - workMinMs + 1);
+        long workMs = longOneIn > 0 && random.nextInt(longOneIn) == 0
+                ? LONG_MIN_MS + random.nextInt(LONG_MAX_MS - LONG_MIN_MS + 1)
+                : drawn;
         long delay = Math.max(0, second * 1000 + late - System.currentTimeMillis());
         pool.schedule(
                 () -> {

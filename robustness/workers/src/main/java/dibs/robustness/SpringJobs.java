@@ -8,7 +8,7 @@ import dibs.spring.DibsScheduledTick;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
+import java.time.ZoneId;
 import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.List;
@@ -23,7 +23,8 @@ import org.springframework.stereotype.Component;
  * runs once across the instances, and {@code spring-catchup}, a cron every 2 s with
  * {@link CatchUp} (policy all, 30 s), whose ticks that no instance ran in their time run once
  * later. Both report to the ledger as the library's front ends do; the tick is the starter's
- * name for it (a UTC local date-time, such as {@code 2026-12-07T10:15:02}).
+ * name for it: a local date-time in {@link HarnessZone}, such as {@code 2026-12-07T10:15:02},
+ * with its offset in the second pass of a fall-back ({@code 2026-12-07T10:15:02Z}).
  *
  * <p>Not proxied (ShedLock's job is a bean of its own): {@code DibsScheduledTick.catchUp()} finds
  * its {@code @Scheduled} method on the stack.
@@ -35,20 +36,24 @@ public class SpringJobs {
     private final String instance;
     private final Random onceWork;
     private final Random catchUpWork;
+    /** The crons' zone (the scheduler's clock's): {@link HarnessZone}. */
+    private final ZoneId zone;
 
     public SpringJobs(
             DibsClient dibs,
             Ledger ledger,
             @Value("${dibs.harness.instance}") String instance,
-            @Value("${dibs.harness.seed:1}") long seed) {
+            @Value("${dibs.harness.seed:1}") long seed,
+            @Value("${dibs.harness.dst-anchor}") long anchor) {
         this.dibs = dibs;
         this.ledger = ledger;
         this.instance = instance;
         this.onceWork = workTimes(seed, instance, "spring-once");
         this.catchUpWork = workTimes(seed, instance, "spring-catchup");
+        this.zone = HarnessZone.register(anchor);
     }
 
-    @Scheduled(cron = "* * * * * *", zone = "UTC")
+    @Scheduled(cron = "* * * * * *")
     public void once() {
         String tick = DibsScheduledTick.current().orElseThrow();
         long due = dueOf(tick);
@@ -68,7 +73,7 @@ public class SpringJobs {
         }
     }
 
-    @Scheduled(cron = "*/2 * * * * *", zone = "UTC")
+    @Scheduled(cron = "*/2 * * * * *")
     @CatchUp(policy = "all", window = "PT30S")
     public void catchUp() {
         long workMs = work(catchUpWork);
@@ -117,13 +122,18 @@ public class SpringJobs {
     }
 
     /**
-     * A starter tick's due time in epoch ms: its local date-time in UTC (the crons' zone), or
-     * with its own offset where it has one (the repeat of a fall-back hour; UTC has none, but a
-     * changed zone would); 0 for a name that is neither.
+     * A starter tick's due time in epoch ms, as the harness reads its name (apart from dibs): a
+     * local date-time in the crons' zone, the earlier instant where a fall-back repeats it (the
+     * first pass keeps the plain name), or with its own offset (the repeat's); 0 for a name that
+     * is neither.
      */
-    static long dueOf(String tick) {
+    long dueOf(String tick) {
         try {
-            return LocalDateTime.parse(tick).toInstant(ZoneOffset.UTC).toEpochMilli();
+            return LocalDateTime.parse(tick)
+                    .atZone(zone)
+                    .withEarlierOffsetAtOverlap()
+                    .toInstant()
+                    .toEpochMilli();
         } catch (DateTimeParseException local) {
             try {
                 return OffsetDateTime.parse(tick).toInstant().toEpochMilli();

@@ -8,6 +8,7 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.boot.task.ThreadPoolTaskSchedulerCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.event.EventListener;
 import org.springframework.scheduling.annotation.EnableScheduling;
@@ -23,8 +24,9 @@ import org.springframework.scheduling.annotation.EnableScheduling;
  * --dibs.harness.ledger=http://127.0.0.1:L --spring.data.redis.url=redis://...}, and optionally
  * {@code --dibs.harness.seed=N} (the work times; 1 by default). Sentinel and Cluster are the
  * starter's {@code spring.data.redis.sentinel.master}/{@code .sentinel.nodes} and
- * {@code spring.data.redis.cluster.nodes}. Run with {@code -Duser.timezone=UTC}; the crons name
- * UTC as their zone anyway. The defaults (actuator exposure, timeouts, scheduler pool) are in
+ * {@code spring.data.redis.cluster.nodes}. The crons name no zone: they fire in the scheduler's
+ * clock's, {@link HarnessZone} from {@code --dibs.harness.dst-anchor=EPOCH_S} (every worker of a
+ * run the same), with a DST change every 20 s. The defaults (actuator exposure, timeouts, scheduler pool) are in
  * {@code application.properties}. Prints {@code READY <id>} once the application is ready; runs
  * until it is stopped.
  */
@@ -50,6 +52,13 @@ public class SpringWorker {
     @Bean
     ShedLockTokens shedLockTokens() {
         return new ShedLockTokens(ShedLockJob.LOCK);
+    }
+
+    /** The scheduler's clock, in the harness's zone of frequent DST changes. */
+    @Bean
+    ThreadPoolTaskSchedulerCustomizer harnessZone(@Value("${dibs.harness.dst-anchor}") long anchor) {
+        java.time.ZoneId zone = HarnessZone.register(anchor);
+        return scheduler -> scheduler.setClock(java.time.Clock.system(zone));
     }
 
     @Bean
