@@ -17,8 +17,8 @@ TICK_JOBS = {"h-once", "h-catchup", "s-once", "s-catchup", "h-run"}
 # fire the same tick up to atMost apart run it once" (docs/guide.md): a fire later than that may run
 # it again. With catch-up the history is the proof, and no fire may.
 DONE_MARK_MS = {"h-once": 5000, "s-once": 5000, "h-run": 4000}
-CATCH_UP_ALL = {"h-catchup": 2000, "s-catchup": 2000}  # job -> tick period, ms
-CATCH_UP_WINDOW_MS = 30000  # both look back 30 s (15 ticks; @CatchUp window PT30S)
+CATCH_UP_ALL = {"h-catchup": 2000, "s-catchup": 1000}  # job -> tick period, ms
+CATCH_UP_WINDOW_MS = 30000  # both look back 30 s (15 ticks; 30 with @CatchUp window PT30S)
 RUN_AT_MOST_MS = 4000
 # Faults that may take what a server acknowledged with them: a restart without persistence, a
 # failover (a frozen master is failed over too), and those that may cut a release's reply.

@@ -18,7 +18,7 @@ from pathlib import Path
 from . import checker, faults, history, resp, servers, workload
 
 JOBS = ["h-exec", "h-once", "h-catchup", "h-lease", "h-run", "s-once", "s-catchup", "s-shed"]
-SPRING_PERIODS = {"s-once": 1000, "s-catchup": 2000, "s-shed": 1000}
+SPRING_PERIODS = {"s-once": 1000, "s-catchup": 1000, "s-shed": 1000}
 
 
 class Workload:

@@ -20,7 +20,7 @@ import org.springframework.stereotype.Component;
 
 /**
  * The starter's jobs of {@link SpringWorker}: {@code spring-once}, a cron every second whose tick
- * runs once across the instances, and {@code spring-catchup}, a cron every 2 s with
+ * runs once across the instances, and {@code spring-catchup}, a cron every second with
  * {@link CatchUp} (policy all, 30 s), whose ticks that no instance ran in their time run once
  * later. Both report to the ledger as the library's front ends do; the tick is the starter's
  * name for it: a local date-time in {@link HarnessZone}, such as {@code 2026-12-07T10:15:02},
@@ -73,7 +73,9 @@ public class SpringJobs {
         }
     }
 
-    @Scheduled(cron = "*/2 * * * * *")
+    // Every second, not every 2: Spring's CronExpression fires a step in the seconds field
+    // irregularly across a DST change of a few seconds (docs/reliability.md, finding 9).
+    @Scheduled(cron = "* * * * * *")
     @CatchUp(policy = "all", window = "PT30S")
     public void catchUp() {
         long workMs = work(catchUpWork);
