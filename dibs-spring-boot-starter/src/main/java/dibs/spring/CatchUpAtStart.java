@@ -79,7 +79,6 @@ final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<App
         if (targets.isEmpty() || event.getApplicationContext().getParent() != null) {
             return;
         }
-        Runnable all = () -> targets.forEach(CatchUpAtStart::catchUp);
         // On the scheduler of the @Scheduled methods, so on their threads (virtual ones when the
         // application asks for them), as a fire of theirs would run.
         TaskScheduler scheduler = event.getApplicationContext()
@@ -90,6 +89,9 @@ final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<App
                 .filter(java.util.Objects::nonNull)
                 .findFirst()
                 .orElse(null);
+        // A cron without a zone fires in its scheduler's clock's: the start-up names its ticks so.
+        java.time.ZoneId clockZone = scheduler instanceof DibsTickScheduler ticks ? ticks.clockZone() : null;
+        Runnable all = () -> targets.forEach(target -> catchUp(target, clockZone));
         if (scheduler != null) {
             scheduler.schedule(all, Instant.now());
         } else { // no scheduler configured (no @EnableScheduling): a thread of the starter's own
@@ -100,31 +102,31 @@ final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<App
     }
 
     /** Runs one method as the fire of its latest tick, if that is within its window. */
-    private static void catchUp(Target target) {
+    private static void catchUp(Target target, java.time.ZoneId clockZone) {
         String where = target.method.getDeclaringClass().getSimpleName() + "." + target.method.getName();
         try {
             if (DibsScheduledTick.policyOf(target.annotation) == dibs.DibsCatchUp.Policy.SKIP) {
                 return;
             }
-            Optional<Instant> latest = latestTick(target);
+            Optional<Instant> latest = latestTick(target, clockZone);
 
             if (latest.isEmpty()) {
                 return;
             }
             ReflectionUtils.makeAccessible(target.method);
-            DibsScheduledTick.runAtStart(latest.get(), () -> invoke(target));
+            DibsScheduledTick.runAtStart(latest.get(), clockZone, () -> invoke(target));
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "dibs: the catch-up of " + where + " at start-up failed", e);
         }
     }
 
     /** The latest fire of the method's cron at or before now, if it is within the window. */
-    private static Optional<Instant> latestTick(Target target) {
+    private static Optional<Instant> latestTick(Target target, java.time.ZoneId clockZone) {
         String cron = DibsScheduledTick.resolve(target.scheduled.cron());
         if (cron.equals(Scheduled.CRON_DISABLED)) {
             return Optional.empty();
         }
-        ZonedDateTime now = ZonedDateTime.now(DibsScheduledTick.zoneOf(target.scheduled));
+        ZonedDateTime now = ZonedDateTime.now(DibsScheduledTick.zoneOf(target.scheduled, clockZone));
         ZonedDateTime from = DibsScheduledTick.oldestTick(now, DibsScheduledTick.windowOf(target.annotation));
         return DibsScheduledTick.latestFire(CronExpression.parse(cron), now)
                 .filter(t -> !t.isBefore(from))

@@ -71,8 +71,12 @@ public final class DibsScheduledTick {
      * zone of the clock of the scheduler that fired it, else the system's.
      */
     static ZoneId zoneOf(Scheduled scheduled) {
+        return zoneOf(scheduled, CLOCK_ZONE.get());
+    }
+
+    /** As {@link #zoneOf(Scheduled)}, with {@code clock} (or null) for the scheduler's clock's zone. */
+    static ZoneId zoneOf(Scheduled scheduled, ZoneId clock) {
         String zone = placeholders.apply(scheduled.zone());
-        ZoneId clock = CLOCK_ZONE.get();
         return !zone.isEmpty() ? ZoneId.of(zone) : clock != null ? clock : ZoneId.systemDefault();
     }
 
@@ -219,11 +223,14 @@ public final class DibsScheduledTick {
         return end.minus(window);
     }
 
-    /** Runs {@code run} as the starter's catch-up at start-up, for the fire {@code latest}. */
-    static void runAtStart(Instant latest, Runnable run) {
+    /**
+     * Runs {@code run} as the starter's catch-up at start-up, for the fire {@code latest} of a
+     * scheduler whose clock is in {@code clockZone} (null: the system's), the zone of its fires.
+     */
+    static void runAtStart(Instant latest, ZoneId clockZone, Runnable run) {
         AT_START.set(Boolean.TRUE);
         try {
-            runFiredAt(latest, run);
+            runFiredAt(latest, clockZone, run);
         } finally {
             AT_START.remove();
         }

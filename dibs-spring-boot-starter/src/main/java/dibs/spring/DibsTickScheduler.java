@@ -64,6 +64,18 @@ final class DibsTickScheduler implements TaskScheduler {
         }
     }
 
+    /**
+     * The zone of the clock its triggers read, as the last one computed a fire; else that of its
+     * own clock. Spring's router to the application's schedulers answers the system's clock for
+     * {@link #getClock()} while each trigger reads its target scheduler's.
+     */
+    java.time.ZoneId clockZone() {
+        java.time.ZoneId seen = triggerClockZone;
+        return seen != null ? seen : scheduler.getClock().getZone();
+    }
+
+    private volatile java.time.ZoneId triggerClockZone;
+
     @Override
     public Clock getClock() {
         return scheduler.getClock();
@@ -79,6 +91,7 @@ final class DibsTickScheduler implements TaskScheduler {
             @Override
             public Instant nextExecution(TriggerContext context) {
                 fired.clockZone = context.getClock().getZone(); // the clock the trigger reads
+                triggerClockZone = fired.clockZone;
                 Instant next = trigger.nextExecution(context);
                 if (next != null) {
                     fires.add(next);
