@@ -88,8 +88,9 @@ python3 scripts/compat-matrix.py --debian-from target/cargo-test.log   # Debian'
 step "Robustness: seeded faults (SIGSTOP, SIGKILL, signals to dibs run, failovers, a frozen or restarted"
 echo "   server, a stalled replica, cut connections, stepped clocks) against library JVMs, Spring Boot with"
 echo "   ShedLock and cron hosts of dibs run, on one server, Sentinel and a Cluster, judged by a checker"
-echo "   apart from dibs (robustness/run.py --profile ci: 3 fixed seeds; a failure prints its replay)"
-python3 robustness/run.py --profile ci 2>&1 | tee target/robustness.log
+echo "   apart from dibs, the Spring crons in a zone of DST changes (robustness/run.py --profile ci"
+echo "   --fresh-seed: 3 fixed seeds and a new one, printed; a failure prints its replay)"
+python3 robustness/run.py --profile ci --fresh-seed 2>&1 | tee target/robustness.log
 
 step "Platforms: glibc 2.17 baseline, musl loading, Windows under wine, what the jar carries"
 bash scripts/check-natives.sh

@@ -89,9 +89,11 @@ final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<App
                 .filter(java.util.Objects::nonNull)
                 .findFirst()
                 .orElse(null);
-        // A cron without a zone fires in its scheduler's clock's: the start-up names its ticks so.
-        java.time.ZoneId clockZone = scheduler instanceof DibsTickScheduler ticks ? ticks.clockZone() : null;
-        Runnable all = () -> targets.forEach(target -> catchUp(target, clockZone));
+        Runnable all = () -> targets.forEach(target -> catchUp(
+                target,
+                scheduler instanceof DibsTickScheduler ticks
+                        ? ticks.clockZone(DibsScheduledTick.resolve(target.scheduled.scheduler()))
+                        : null));
         if (scheduler != null) {
             scheduler.schedule(all, Instant.now());
         } else { // no scheduler configured (no @EnableScheduling): a thread of the starter's own
@@ -101,7 +103,11 @@ final class CatchUpAtStart implements BeanPostProcessor, ApplicationListener<App
         }
     }
 
-    /** Runs one method as the fire of its latest tick, if that is within its window. */
+    /**
+     * Runs one method as the fire of its latest tick, if that is within its window; a cron
+     * without a zone fires in {@code clockZone} (its scheduler's clock's; null: the system's),
+     * and its ticks are named so.
+     */
     private static void catchUp(Target target, java.time.ZoneId clockZone) {
         String where = target.method.getDeclaringClass().getSimpleName() + "." + target.method.getName();
         try {

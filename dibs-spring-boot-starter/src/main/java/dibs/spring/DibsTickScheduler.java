@@ -65,16 +65,20 @@ final class DibsTickScheduler implements TaskScheduler {
     }
 
     /**
-     * The zone of the clock its triggers read, as the last one computed a fire; else that of its
-     * own clock. Spring's router to the application's schedulers answers the system's clock for
-     * {@link #getClock()} while each trigger reads its target scheduler's.
+     * The zone of the clock the triggers of the {@code @Scheduled} methods with {@code qualifier}
+     * ({@code scheduler = ...}, empty for the default) read, as the last one computed a fire;
+     * else that of this scheduler's own clock. Spring's router to the application's schedulers
+     * answers the system's clock to {@link #getClock()}, while each trigger reads its target
+     * scheduler's.
      */
-    java.time.ZoneId clockZone() {
-        java.time.ZoneId seen = triggerClockZone;
+    java.time.ZoneId clockZone(String qualifier) {
+        java.time.ZoneId seen = triggerClockZones.get(qualifier);
         return seen != null ? seen : scheduler.getClock().getZone();
     }
 
-    private volatile java.time.ZoneId triggerClockZone;
+    /** By qualifier (empty for the default scheduler): the zone its triggers' clock is in. */
+    private final java.util.Map<String, java.time.ZoneId> triggerClockZones =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     @Override
     public Clock getClock() {
@@ -91,7 +95,8 @@ final class DibsTickScheduler implements TaskScheduler {
             @Override
             public Instant nextExecution(TriggerContext context) {
                 fired.clockZone = context.getClock().getZone(); // the clock the trigger reads
-                triggerClockZone = fired.clockZone;
+                String qualifier = task instanceof SchedulingAwareRunnable s ? s.getQualifier() : null;
+                triggerClockZones.put(qualifier == null ? "" : qualifier, fired.clockZone);
                 Instant next = trigger.nextExecution(context);
                 if (next != null) {
                     fires.add(next);

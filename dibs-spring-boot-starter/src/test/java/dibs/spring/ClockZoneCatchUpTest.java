@@ -30,6 +30,8 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
  * the fires do. Found by the robustness harness (issue 44, finding 10): a Spring instance whose
  * scheduler's clock was in another zone than the system's, restarted, named the start-up's ticks
  * in the system's zone, other names for the same instants, and ran ticks that had run already.
+ * A method on a second scheduler ({@code scheduler = ...}) with its own clock's zone names its
+ * ticks in that one.
  */
 class ClockZoneCatchUpTest {
     @RegisterExtension
@@ -40,8 +42,14 @@ class ClockZoneCatchUpTest {
             ? ZoneId.of("Asia/Tokyo")
             : ZoneId.of("Asia/Kolkata");
 
+    /** A second scheduler's clock's zone, for the methods that name it. */
+    static final ZoneId OTHER_ZONE = ZoneId.of("Pacific/Chatham");
+
     /** The ticks each call listed: at start-up, then the fires'. */
     static final List<Map<Instant, String>> CALLS = new CopyOnWriteArrayList<>();
+
+    /** The same, of the method on the second scheduler. */
+    static final List<Map<Instant, String>> OTHER_CALLS = new CopyOnWriteArrayList<>();
 
     static final class Job {
         @Scheduled(cron = "* * * * * *")
@@ -49,6 +57,12 @@ class ClockZoneCatchUpTest {
         void everySecond() {
             DibsCatchUp ticks = DibsScheduledTick.catchUp();
             CALLS.add(Map.copyOf(ticks.ticks()));
+        }
+
+        @Scheduled(cron = "* * * * * *", scheduler = "otherScheduler")
+        @CatchUp(policy = "all", window = "PT10S")
+        void onTheOtherScheduler() {
+            OTHER_CALLS.add(Map.copyOf(DibsScheduledTick.catchUp().ticks()));
         }
     }
 
@@ -64,6 +78,13 @@ class ClockZoneCatchUpTest {
         }
 
         @Bean
+        ThreadPoolTaskScheduler otherScheduler() {
+            ThreadPoolTaskScheduler scheduler = new ThreadPoolTaskScheduler();
+            scheduler.setClock(Clock.system(OTHER_ZONE));
+            return scheduler;
+        }
+
+        @Bean
         Job job() {
             return new Job();
         }
@@ -72,18 +93,26 @@ class ClockZoneCatchUpTest {
     @Test
     void theStartUpsTicksAreNamedInTheSchedulersZoneAsTheFiresAre() throws Exception {
         CALLS.clear();
+        OTHER_CALLS.clear();
         // A whole application: the start-up's catch-up runs when it is ready.
         try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class)
                 .web(WebApplicationType.NONE)
                 .properties("spring.data.redis.port=" + redis.port(), "spring.main.banner-mode=off")
                 .run()) {
-            await("the start-up's call and two fires", () -> CALLS.size() >= 3);
-            for (Map<Instant, String> call : CALLS) {
-                call.forEach((due, name) -> assertThat(
-                                LocalDateTime.parse(name).atZone(CLOCK_ZONE).toInstant())
-                        .as("tick %s, due %s, named in %s", name, due, CLOCK_ZONE)
-                        .isEqualTo(due));
-            }
+            await(
+                    "the start-up's call and two fires on each scheduler",
+                    () -> CALLS.size() >= 3 && OTHER_CALLS.size() >= 3);
+            namedIn(CLOCK_ZONE, CALLS);
+            namedIn(OTHER_ZONE, OTHER_CALLS);
+        }
+    }
+
+    private static void namedIn(ZoneId zone, List<Map<Instant, String>> calls) {
+        for (Map<Instant, String> call : calls) {
+            call.forEach((due, name) -> assertThat(
+                            LocalDateTime.parse(name).atZone(zone).toInstant())
+                    .as("tick %s, due %s, named in %s", name, due, zone)
+                    .isEqualTo(due));
         }
     }
 }
