@@ -61,8 +61,8 @@ public final class DibsJobs implements AutoCloseable {
     private final ScheduledExecutorService refresher;
     private volatile Map<String, Job> view = Map.of();
     private volatile String failure;
-    /** When reads began to fail (the first failure since the last read that worked). */
-    private volatile Instant unreadableSince;
+    /** By job: when its reads began to fail (the first failure since its last read that worked). */
+    private final Map<String, Instant> unreadSince = new java.util.concurrent.ConcurrentHashMap<>();
 
     private final List<java.util.function.Consumer<Map<String, Job>>> hooks =
             new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -114,7 +114,7 @@ public final class DibsJobs implements AutoCloseable {
         hooks.add(hook);
     }
 
-    /** @return why the last read failed (Redis unreachable), or null */
+    /** @return why the last read failed (Redis unreachable), for every job or some, or null */
     public String failure() {
         return failure;
     }
@@ -144,46 +144,92 @@ public final class DibsJobs implements AutoCloseable {
      */
     record Fleet(List<Job> jobs, String partial) {}
 
-    /** Reads the expected jobs, and those with a rule, now (the refresher's work, also for tests). */
+    /**
+     * Reads the expected jobs, and those with a rule, now (the refresher's work, also for tests).
+     * A job that cannot be read (Redis down, a key its ACL denies, a name the core refuses) is
+     * {@code unknown}, with why; the others are judged.
+     */
     void refresh() {
-        Map<String, Job> fresh = new LinkedHashMap<>();
         Map<String, DibsExpectations.Expectation> expected = expectations.all();
-        expected.forEach((name, e) -> fresh.put(name, read(name, e)));
-        ruled().forEach(name -> fresh.computeIfAbsent(name, n -> read(n, expected.get(n))));
-        view = Map.copyOf(fresh);
-        failure = null;
-        for (java.util.function.Consumer<Map<String, Job>> hook : hooks) {
-            hook.accept(view);
+        java.util.Set<String> names = new java.util.LinkedHashSet<>(expected.keySet());
+        names.addAll(ruled());
+        Map<String, Job> fresh = new LinkedHashMap<>();
+        Map<String, String> failed = new LinkedHashMap<>();
+        for (String name : names) {
+            try {
+                fresh.put(name, read(name, expected.get(name)));
+                unreadSince.remove(name);
+            } catch (RuntimeException e) {
+                String why = e instanceof DibsException ? e.getMessage() : String.valueOf(e);
+                failed.put(name, why);
+                fresh.put(name, unread(name, expected.get(name), why));
+            }
         }
+        publish(fresh, failed);
     }
 
     private void refreshQuietly() {
         try {
             refresh();
-        } catch (DibsException | IllegalStateException e) {
-            if (failure == null) {
-                LOG.log(System.Logger.Level.WARNING, "dibs: the fleet view could not be read: " + e.getMessage());
+        } catch (RuntimeException e) { // outside a job's read: every job known is unknown
+            Map<String, Job> fresh = new LinkedHashMap<>();
+            Map<String, String> failed = new LinkedHashMap<>();
+            for (String name : view.keySet()) {
+                Job last = view.get(name);
+                failed.put(name, String.valueOf(e));
+                fresh.put(name, unread(name, last.expected(), String.valueOf(e)));
             }
-            unreadable(e.getMessage());
-        } catch (RuntimeException e) {
-            unreadable(String.valueOf(e));
+            publish(fresh, failed);
+        }
+    }
+
+    /** Makes {@code fresh} the view, says what failed, and calls the hooks (the gauges register so). */
+    private void publish(Map<String, Job> fresh, Map<String, String> failed) {
+        String now = failed.isEmpty()
+                ? null
+                : (failed.size() == fresh.size() ? "" : failed.size() + " of " + fresh.size() + " jobs: ")
+                        + failed.entrySet().iterator().next().getKey() + ": "
+                        + failed.values().iterator().next();
+        if (now != null && failure == null) {
+            LOG.log(System.Logger.Level.WARNING, "dibs: the fleet view could not be read: " + now);
+        }
+        failure = now;
+        view = Map.copyOf(fresh);
+        for (java.util.function.Consumer<Map<String, Job>> hook : hooks) {
+            hook.accept(view);
         }
     }
 
     /**
-     * A read failed: every job becomes unknown, since the last read proves nothing of now (a job
-     * that could not run while Redis was down read as on time). What the last read found of its
-     * runs stays, as of that read.
+     * A job whose read failed: unknown, since the last read proves nothing of now (a job that
+     * could not run while Redis was down read as on time). What the last read found of its runs
+     * stays, as of that read; a job never read has none.
      */
-    private void unreadable(String why) {
-        if (failure == null) {
-            unreadableSince = clock.instant();
+    private Job unread(String name, DibsExpectations.Expectation expected, String why) {
+        Instant since = unreadSince.computeIfAbsent(name, n -> clock.instant());
+        String unknown = "it could not be read since " + since + ": " + why;
+        Job last = view.get(name);
+        if (last != null) {
+            return last.unknownBecause(unknown);
         }
-        failure = why;
-        String unknown = "the fleet view could not be read since " + unreadableSince + ": " + why;
-        Map<String, Job> stale = new LinkedHashMap<>();
-        view.forEach((name, j) -> stale.put(name, j.unknownBecause(unknown)));
-        view = Map.copyOf(stale);
+        return new Job(
+                name,
+                List.of(),
+                Optional.empty(),
+                expected,
+                expected == null ? null : expected.every().plus(graceFor(expected.every())),
+                expected == null ? null : false,
+                Optional.of(unknown),
+                Optional.empty(),
+                clock.instant(),
+                null,
+                null,
+                List.of());
+    }
+
+    /** @return whether the last read of job {@code name} failed (its age is then not known) */
+    boolean unread(String name) {
+        return unreadSince.containsKey(name);
     }
 
     /** One job, read now; {@code expected} is its expectation, or null. */

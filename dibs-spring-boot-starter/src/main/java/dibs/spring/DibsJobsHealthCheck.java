@@ -51,7 +51,9 @@ public final class DibsJobsHealthCheck {
                     j.lastSuccess().map(r -> r.recordedAt().toString()).orElse(null));
             job.put(
                     "lastSuccessAgeMs",
-                    j.lastSuccessAge().map(d -> d.toMillis()).orElse(null));
+                    jobs.unread(j.name())
+                            ? null
+                            : j.lastSuccessAge().map(d -> d.toMillis()).orElse(null));
             job.put("running", j.held().isPresent());
             each.put(j.name(), job);
         }

@@ -84,8 +84,8 @@ public final class DibsJobsMeters implements MeterBinder {
 
     private static double age(DibsJobs jobs, String name) {
         DibsJobs.Job job = jobs.expected().get(name);
-        // While the view cannot be read, a later success may be there: the age is not known.
-        return job == null || jobs.failure() != null
+        // While the job cannot be read, a later success may be there: the age is not known.
+        return job == null || jobs.unread(name)
                 ? Double.NaN
                 : job.lastSuccessAge().map(d -> d.toMillis() / 1000.0).orElse(Double.NaN);
     }

@@ -348,6 +348,72 @@ class JobTruthTest {
         }
     }
 
+    /**
+     * The attack on finding 7's fix: a view that cannot be read from the start (Redis down when
+     * the instance starts) calls every expected job unknown, gauges included; before, the health
+     * was UP with no job at all. And one job that cannot be read (here a name the core refuses,
+     * over 512 bytes) is unknown alone: the others are judged; before, it blinded the whole view.
+     */
+    @Test
+    void aJobThatCannotBeReadIsUnknownFromTheStartAndAlone() throws Exception {
+        String tooLong = "x".repeat(600);
+        RedisServer down = RedisServer.launch();
+        down.stop();
+        try (down) {
+            Contexts.runner()
+                    .withPropertyValues(
+                            "spring.data.redis.port=" + down.port(),
+                            "dibs.jobs.refresh=100ms",
+                            "dibs.jobs.expect-every.alpha=1h")
+                    .run(context -> {
+                        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+                        context.getBean(DibsJobsMeters.class).bindTo(meters);
+                        await(
+                                "alpha is unknown",
+                                () -> job(context, "alpha") != null
+                                        && job(context, "alpha").unknown().isPresent());
+                        DibsJobsHealthCheck.Result result =
+                                context.getBean(DibsJobsHealthCheck.class).check();
+                        assertThat(result.status()).isEqualTo("UNKNOWN");
+                        assertThat(result.details().get("unknown"))
+                                .asInstanceOf(InstanceOfAssertFactories.LIST)
+                                .containsExactly("alpha");
+                        await(
+                                "the gauges of alpha",
+                                () -> meters.find("dibs.job.unknown")
+                                                .tag("lock", "alpha")
+                                                .gauge()
+                                        != null);
+                        assertThat(gauge(meters, "dibs.job.unknown", "alpha")).isEqualTo(1);
+                    });
+        }
+        Contexts.runner()
+                .withPropertyValues(
+                        "spring.data.redis.port=" + redis.port(),
+                        "dibs.jobs.refresh=100ms",
+                        "dibs.jobs.grace=50ms",
+                        "dibs.jobs.expect-every.never-ran=100ms",
+                        "dibs.jobs.expect-every." + tooLong + "=1h")
+                .run(context -> {
+                    await(
+                            "never-ran is overdue",
+                            () -> job(context, "never-ran") != null
+                                    && job(context, "never-ran").overdue());
+                    DibsJobs.Job refused = job(context, tooLong);
+                    assertThat(refused.unknown().orElseThrow()).contains("could not be read");
+                    DibsJobsHealthCheck.Result result =
+                            context.getBean(DibsJobsHealthCheck.class).check();
+                    assertThat(result.status()).isEqualTo("OUT_OF_SERVICE");
+                    assertThat(result.details().get("overdue"))
+                            .asInstanceOf(InstanceOfAssertFactories.LIST)
+                            .containsExactly("never-ran");
+                    assertThat(result.details().get("unknown"))
+                            .asInstanceOf(InstanceOfAssertFactories.LIST)
+                            .containsExactly(tooLong);
+                    assertThat((String) result.details().get("readFailure")).startsWith("1 of 2 jobs: ");
+                });
+    }
+
     private static double gauge(SimpleMeterRegistry meters, String name, String job) {
         return meters.get(name).tag("lock", job).gauge().value();
     }
