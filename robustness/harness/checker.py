@@ -159,6 +159,11 @@ class Checker:
             if any(k in FAILOVER and s - 2000 <= runs[0].start <= e + FAILOVER_MS for k, s, e, _ in self.faults):
                 self.excused["tick run again: a failover lost its first run's lock and start"] += 1
                 continue
+            # a server's clock stepped ahead expires a done mark early (Redis keys expire by the
+            # wall clock): without catch-up, a later fire may take the tick again
+            if job in DONE_MARK_MS and self.during({"clock-forward"}, runs[0].start, runs[-1].start):
+                self.excused["tick without catch-up run again: a server's clock stepped ahead past its done mark"] += 1
+                continue
             # granted more than atMost after the first: by the ledger (its call came later than that),
             # or by the server's clock (the tokens are its TIME at each grant)
             late = all(self.calls.get(r.c, {}).get("ts", 0) > runs[0].start + DONE_MARK_MS.get(job, 0)
