@@ -201,6 +201,8 @@ fun Test.configureDibsTests(jvmArgsFor: () -> List<String>) {
 tasks.test {
     // JniPanicTest needs the test-hooks library: it runs in jniPanicTest below.
     exclude("**/JniPanicTest.class")
+    // As Maven's default-test: two JVMs at once (the suite mostly waits on servers and faults).
+    maxParallelForks = 2
     configureDibsTests {
         // JDK 24+ warns on every System.load unless native access is enabled (JEP 472).
         val feature = javaLauncher.orNull?.metadata?.languageVersion?.asInt()

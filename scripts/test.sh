@@ -76,9 +76,9 @@ echo "   the jar carries all 7 platforms' libraries, cross-built by scripts/buil
 # The console is kept too: JDK 25 prints its native-access warnings there. jdk11.java and
 # aarch64.java add runs to the library module, jdk21.java to it and dibs-shedlock (jdk25.java,
 # not given here, would add one on an x86_64 JDK 25).
-# The chaos run (ChaosRunTest) for 60 s per mode here, 120 by hand: the robustness harness below
+# The chaos run (ChaosRunTest) for 45 s per mode here, 120 by hand: the robustness harness below
 # explores failovers with more front ends and a checker of its own.
-DIBS_CHAOS_SECONDS=60 mvn -B -ntp verify -Ddibs.natives=all -Djdk11.java="$jdk11" -Djdk21.java="$jdk21" \
+DIBS_CHAOS_SECONDS=45 mvn -B -ntp verify -Ddibs.natives=all -Djdk11.java="$jdk11" -Djdk21.java="$jdk21" \
   -Daarch64.java="$aarch64_java" \
   2>&1 | tee target/maven.log
 
@@ -100,7 +100,7 @@ bash scripts/wine-smoke.sh
 python3 scripts/check-natives.py --jar "$(bash scripts/library-jar.sh)"
 
 step "Spring Boot example: 3 instances, each tick runs exactly once"
-bash scripts/spring-boot-check.sh
+DIBS_SPRING_SECONDS=20 bash scripts/spring-boot-check.sh
 
 step "The dashboard's picture: the example's 3 instances scraped while the tick job stops and"
 echo "   starts again (overdue in the gauges and the dibsJobs health); target/dashboard-shot/dashboard.png"
