@@ -76,9 +76,9 @@ echo "   the jar carries all 7 platforms' libraries, cross-built by scripts/buil
 # The console is kept too: JDK 25 prints its native-access warnings there. jdk11.java and
 # aarch64.java add runs to the library module, jdk21.java to it and dibs-shedlock (jdk25.java,
 # not given here, would add one on an x86_64 JDK 25).
-# The chaos run (ChaosRunTest) for 45 s per mode here, 120 by hand: the robustness harness below
+# The chaos run (ChaosRunTest) for 60 s per mode here (45 would fit only its first fault), 120 by hand: the robustness harness below
 # explores failovers with more front ends and a checker of its own.
-DIBS_CHAOS_SECONDS=45 mvn -B -ntp verify -Ddibs.natives=all -Djdk11.java="$jdk11" -Djdk21.java="$jdk21" \
+DIBS_CHAOS_SECONDS=60 mvn -B -ntp verify -Ddibs.natives=all -Djdk11.java="$jdk11" -Djdk21.java="$jdk21" \
   -Daarch64.java="$aarch64_java" \
   2>&1 | tee target/maven.log
 
