@@ -17,9 +17,9 @@ DIBS_REDIS_SERVER / DIBS_REDIS_CLI (Rust) and -Dredis.server (Java) pointing at 
   run history              Rust: tests/history.rs (XADD in the release script, SCAN, an ACL
                            without streams)
 
-The Java contract runs for one server after another (one Maven build directory); then the Rust
-suites of every server run at once, as the test programs cargo built (they wait on servers and
-faults far more than they compute, and each starts servers of its own on free ports).
+The Java contract runs for one server after another (one Maven build directory), beside the Rust
+suites of every server at once, as the test programs cargo built (they wait on servers and faults
+far more than they compute, and each starts servers of its own on free ports).
 
 Writes target/compat-matrix.md, then checks that README.md's table (between the
 compat-matrix markers) is the same; `--write` puts it there instead. With `--debian-from LOG`,
@@ -209,25 +209,30 @@ def main():
     rows, logs, failures = [], [], 0
     found = servers()
     programs = test_programs(sorted({t for tests in RUST.values() for t in tests}))
-    cells_of, logs_of, seconds_of = {}, {}, {}
-    # The Java contract of each server in turn (one Maven build directory), then the Rust suites
-    # of every server at once: they wait on servers and faults far more than they compute, and
-    # each starts servers of its own on free ports.
+    cells_of, logs_of, java_seconds, rust_seconds = {}, {}, {}, {}
+    pending = []
     for label, binary, cli in found:
-        cells_of[label], logs_of[label] = {}, []
+        cells_of[label], logs_of[label] = {}, {}
+        java_seconds[label] = rust_seconds[label] = 0.0
         if label == "debian" and debian_from:
             # The test command's own suites ran against this server already.
             cells_of[label]["lock contract"] = java_from_reports()
             for column, tests in RUST.items():
                 cells_of[label][column] = rust_from_log(debian_from, tests)
-            logs_of[label].append(f"== {label}: read from {debian_from} and the library's surefire reports")
-            seconds_of[label] = 0.0
-            continue
-        started = time.time()
-        results, log = java(binary)
-        cells_of[label]["lock contract"] = results
-        logs_of[label].append(f"== {label}: lock contract\n{log}")
-        seconds_of[label] = time.time() - started
+            logs_of[label]["read"] = f"== {label}: read from {debian_from} and the library's surefire reports"
+        else:
+            pending.append((label, binary, cli))
+
+    # The Java contract of each server in turn (one Maven build directory), beside the Rust suites
+    # of every server at once: they wait on servers and faults far more than they compute, and
+    # each starts servers of its own on free ports.
+    def java_rows():
+        for label, binary, _ in pending:
+            started = time.time()
+            results, log = java(binary)
+            cells_of[label]["lock contract"] = results
+            logs_of[label]["lock contract"] = f"== {label}: lock contract\n{log}"
+            java_seconds[label] = time.time() - started
 
     def rust_row(label, binary, cli):
         started = time.time()
@@ -235,24 +240,23 @@ def main():
         for column, tests in RUST.items():
             results, log = rust(programs, tests, env)
             cells_of[label][column] = results
-            logs_of[label].append(f"== {label}: {column}\n{log}")
-        seconds_of[label] += time.time() - started
+            logs_of[label][column] = f"== {label}: {column}\n{log}"
+        rust_seconds[label] = time.time() - started
 
-    pending = [(label, binary, cli) for label, binary, cli in found
-               if not (label == "debian" and debian_from)]
-    with ThreadPoolExecutor(max_workers=max(1, len(pending))) as pool:
-        for done in [pool.submit(rust_row, *row) for row in pending]:
+    with ThreadPoolExecutor(max_workers=1 + len(pending)) as pool:
+        jobs = [pool.submit(java_rows)] + [pool.submit(rust_row, *row) for row in pending]
+        for done in jobs:
             done.result()
     for label, binary, cli in found:
         cells = cells_of[label]
-        logs += logs_of[label]
+        logs += [logs_of[label][part] for part in ["read", *COLUMNS] if part in logs_of[label]]
         # A column with no test at all (a binary that ran none) is a failure too.
         failures += sum(not ok for r in cells.values() for ok in r.values())
         failures += sum(not r for r in cells.values())
         name = version(binary)
         rows.append(f"| {name} | " + " | ".join(cell(cells[c]) for c in COLUMNS) + " |")
         print(f"compat-matrix: {name}: " + ", ".join(f"{c} {cell(cells[c])}" for c in COLUMNS)
-              + f" ({seconds_of[label]:.0f} s)", flush=True)
+              + f" (Java {java_seconds[label]:.0f} s, Rust {rust_seconds[label]:.0f} s)", flush=True)
     table = "\n".join([
         "| server | " + " | ".join(COLUMNS) + " |",
         "|---|" + "---|" * len(COLUMNS),

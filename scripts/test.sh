@@ -41,12 +41,38 @@ rm -rf target/reliability
 find . -path ./target -prune -o -type d -name 'surefire-reports*' -path '*/target/*' -prune -exec rm -rf {} +
 mkdir -p target/reliability
 
+# The CPU-bound builds that later steps need and nothing before them does, in the background at
+# a low CPU priority, beside the first steps' tests, which mostly wait on servers and faults: every
+# platform's library (the Maven build's, which then finds them built) and the matrix's servers.
+# Each in a process group of its own, stopped whole if the run ends first; in this session, as
+# Linux's autogroup gives nice its effect only within a session.
+declare -A builds=() # pid -> what, while not yet waited for
+background() { # what niceness command...
+  local what=$1
+  shift
+  python3 -c 'import os, sys; os.setpgid(0, 0); os.execvp("nice", ["nice", "-n"] + sys.argv[1:])' "$@" &
+  builds[$!]=$what
+}
+waited() { # pid log: wait for a background build; its log's end if it failed
+  local what=${builds[$1]}
+  unset "builds[$1]"
+  wait "$1" || { tail -n 40 "$2" >&2; echo "test: $what failed (all of it in $2)" >&2; exit 1; }
+}
+trap 'for b in "${!builds[@]}"; do kill -- "-$b" 2>/dev/null || true; done' EXIT
+background "the build of every platform's library" 10 bash scripts/build-natives.sh all \
+  >target/natives-build.log 2>&1
+natives_build=$!
+background "the build of the matrix's servers" 19 bash scripts/redis-servers.sh \
+  >target/redis-servers-build.log 2>&1
+servers_build=$!
+
 step "Formatting: rustfmt, palantir-java-format and ktfmt"
 cargo fmt --all --check
 mvn -B -ntp -q -N spotless:check
 step "Rust: lints, unit and integration tests"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-DIBS_REQUIRE_NAMESPACES=1 cargo test --workspace 2>&1 | tee target/cargo-test.log   # as root: the name-resolution tests
+# cargo test --workspace, its test programs 3 at a time (they wait far more than they compute).
+DIBS_REQUIRE_NAMESPACES=1 python3 scripts/rust-tests.py 2>&1 | tee target/cargo-test.log   # as root: the name-resolution tests
 
 step "Rust: fuzzing the parsers, 150,000 cases per target; values of any bytes under the prefix, 3,000"
 DIBS_FUZZ_CASES=150000 DIBS_FUZZ_SERVER_CASES=3000 timeout 900 cargo test --release -p dibs --test fuzz 2>&1 |
@@ -78,6 +104,7 @@ echo "   the jar carries all 7 platforms' libraries, cross-built by scripts/buil
 # not given here, would add one on an x86_64 JDK 25).
 # The chaos run (ChaosRunTest) for 60 s per mode here (45 would fit only its first fault), 120 by hand: the robustness harness below
 # explores failovers with more front ends and a checker of its own.
+waited "$natives_build" target/natives-build.log
 DIBS_CHAOS_SECONDS=60 mvn -B -ntp verify -Ddibs.natives=all -Djdk11.java="$jdk11" -Djdk21.java="$jdk21" \
   -Daarch64.java="$aarch64_java" \
   2>&1 | tee target/maven.log
@@ -85,6 +112,7 @@ DIBS_CHAOS_SECONDS=60 mvn -B -ntp verify -Ddibs.natives=all -Djdk11.java="$jdk11
 step "Compatibility matrix: the lock contract, faults, TLS with client certificates, ACL and refused"
 echo "   commands, Sentinel with TLS and auth, Cluster with TLS, on Redis 6.2.16, 7.0.15, 7.4.1 and"
 echo "   Valkey 8.0.1 (built from ../shared/redis-servers once, cached by checksum); the README's table"
+waited "$servers_build" target/redis-servers-build.log
 python3 scripts/compat-matrix.py --debian-from target/cargo-test.log   # Debian's row: the suites above ran on it
 
 step "Robustness: seeded faults (SIGSTOP, SIGKILL, signals to dibs run, failovers, a frozen or restarted"

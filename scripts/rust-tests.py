@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""`cargo test --workspace`, its test programs a few at a time.
+
+Cargo runs a workspace's test programs one after another. dibs's integration tests wait on
+servers, failovers, clocks and timeouts far more than they compute (measured 2026-12-07: 230 s one
+after another, 180 s of it in the 8 programs of LONGEST), and each starts servers of its own on
+free ports. So this builds every test program once, then runs each as its own `cargo test`
+(-p PACKAGE and --lib, --bin NAME, --test NAME or --doc: the targets `cargo test --workspace`
+runs, read from `cargo metadata`), LANES at a time, the longest first. Each program's output is
+printed whole when it ends, as cargo prints it ("Running tests/NAME.rs (...)" first: the
+compatibility matrix reads that log). Runs every program even after one failed; exits 1 naming
+the failed ones.
+
+Usage: scripts/rust-tests.py [--lanes N]     (3 by default; 1 is cargo's own order of work)
+"""
+import json
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# Seconds each took one after another on this machine (2 cores), longest first; the rest take
+# under 8 s each and follow in cargo's order.
+LONGEST = {"failover": 40, "durable": 30, "cluster": 25, "tick_start": 22, "run_descendants": 20,
+           "pileup": 16, "cluster_bounds": 14, "sentinel": 14}
+
+
+def programs():
+    """[(label, cargo test arguments)] of what `cargo test --workspace` runs, in cargo's order."""
+    metadata = json.loads(subprocess.run(
+        ["cargo", "metadata", "--no-deps", "--format-version", "1"], cwd=ROOT, check=True,
+        capture_output=True, text=True).stdout)
+    members = set(metadata["workspace_members"])
+    found, doc = [], []
+    for package in metadata["packages"]:
+        if package["id"] not in members:
+            continue
+        select = ["-p", package["name"]]
+        for target in package["targets"]:
+            kinds = target["kind"]
+            if not target.get("test"):
+                continue
+            if "test" in kinds:
+                found.append((target["name"], select + ["--test", target["name"]]))
+            elif "bin" in kinds:
+                found.append((f"{package['name']} bin {target['name']}", select + ["--bin", target["name"]]))
+            elif "example" in kinds or "bench" in kinds:
+                kind = kinds[0]
+                found.append((f"{package['name']} {kind} {target['name']}", select + [f"--{kind}", target["name"]]))
+            else:  # lib, rlib, cdylib, proc-macro
+                found.append((f"{package['name']} lib", select + ["--lib"]))
+                if target.get("doctest"):
+                    doc.append((f"{package['name']} doc", select + ["--doc"]))
+    return found + doc
+
+
+def main():
+    lanes = 3
+    if "--lanes" in sys.argv:
+        lanes = int(sys.argv[sys.argv.index("--lanes") + 1])
+    # One build of every test program first (cargo's output as it comes), so that the lanes only
+    # run them.
+    if subprocess.run(["cargo", "test", "--workspace", "--no-run"], cwd=ROOT).returncode != 0:
+        sys.exit("rust-tests: the build failed")
+    work = programs()
+    work.sort(key=lambda item: -LONGEST.get(item[0], 0))  # stable: the rest keep cargo's order
+    printing, failed = threading.Lock(), []
+    started = time.monotonic()
+
+    def run(label, args):
+        began = time.monotonic()
+        run = subprocess.run(["cargo", "test"] + args, cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        with printing:
+            sys.stdout.write(run.stdout)
+            print(f"rust-tests: {label}: {'passed' if run.returncode == 0 else 'FAILED'} in "
+                  f"{time.monotonic() - began:.1f} s", flush=True)
+            if run.returncode != 0:
+                failed.append(label)
+
+    with ThreadPoolExecutor(max_workers=lanes) as pool:
+        for done in [pool.submit(run, *item) for item in work]:
+            done.result()
+    print(f"rust-tests: {len(work)} test programs, {lanes} at a time, in "
+          f"{time.monotonic() - started:.0f} s", flush=True)
+    if failed:
+        sys.exit(f"rust-tests: failed: {', '.join(failed)}")
+
+
+if __name__ == "__main__":
+    main()
