@@ -31,6 +31,10 @@ ZIGLANG_VERSION=0.17.1
 BSDIFF4_VERSION=1.3.2 # scripts/native-diff.py's matcher
 OUT=target/natives
 TOOLS=target/cross-tools
+# Cargo's target directory for these builds, apart from the workspace's target/: cargo holds a
+# target directory's lock for all of a build, and the test command builds these in the
+# background while the tests' own cargo runs.
+BUILD=target/natives-build
 
 # platform -> cargo target (zigbuild may add a glibc version suffix) and the library file name.
 declare -A TARGET=(
@@ -86,9 +90,9 @@ build_host() {
   local platform start
   platform=$(host_platform)
   start=$SECONDS
-  cargo build --profile dist -p dibs-jni --lib
+  cargo build --profile dist -p dibs-jni --lib --target-dir "$BUILD"
   echo "build-natives: $platform (host toolchain) in $((SECONDS - start)) s"
-  stage "$platform" "target/dist/$(lib_file "$platform")"
+  stage "$platform" "$BUILD/dist/$(lib_file "$platform")"
 }
 
 install_cross_tools() {
@@ -138,10 +142,10 @@ build_cross() { # platforms...
       targets+=(--target "${TARGET[$p]}")
     done
     local start=$SECONDS
-    cargo zigbuild --profile dist -p dibs-jni --lib "${targets[@]}"
+    cargo zigbuild --profile dist -p dibs-jni --lib --target-dir "$BUILD" "${targets[@]}"
     echo "build-natives: ${together[*]} in $((SECONDS - start)) s, in one cargo invocation"
     for p in "${together[@]}"; do
-      stage "$p" "target/${TARGET[$p]%.2.17}/dist/$(lib_file "$p")"
+      stage "$p" "$BUILD/${TARGET[$p]%.2.17}/dist/$(lib_file "$p")"
     done
   fi
   for p in "${apart[@]}"; do
@@ -151,10 +155,11 @@ build_cross() { # platforms...
     [ "$p" = macos-x86_64 ] && deployment=10.14
     local start=$SECONDS
     # The install name would otherwise be this machine's build path.
-    MACOSX_DEPLOYMENT_TARGET=$deployment cargo zigbuild --profile dist -p dibs-jni --lib --target "$rust_target" \
+    MACOSX_DEPLOYMENT_TARGET=$deployment cargo zigbuild --profile dist -p dibs-jni --lib --target-dir "$BUILD" \
+      --target "$rust_target" \
       --config "target.$rust_target.rustflags=['-C','link-arg=-F$PWD/$TOOLS/macos-sdk/Frameworks','-C','link-arg=-Wl,-install_name,@rpath/libdibs.dylib']"
     echo "build-natives: $p ($rust_target) in $((SECONDS - start)) s"
-    stage "$p" "target/$rust_target/dist/$(lib_file "$p")"
+    stage "$p" "$BUILD/$rust_target/dist/$(lib_file "$p")"
   done
 }
 

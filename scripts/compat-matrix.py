@@ -111,9 +111,10 @@ def surefire_results(reports):
 
 
 def test_programs(tests):
-    """{binary name: path} of these integration test binaries of the dibs crate, built once."""
+    """{binary name: path} of these integration test binaries of the dibs crate, built once
+    (selected within --workspace: the test command's own build, with the workspace's features)."""
     built = subprocess.run(
-        ["cargo", "test", "-p", "dibs", "--no-run", "--message-format=json"]
+        ["cargo", "test", "--workspace", "--no-run", "--message-format=json"]
         + [arg for test in tests for arg in ("--test", test)],
         cwd=ROOT, capture_output=True, text=True, check=True)
     programs = {}

@@ -15,7 +15,7 @@ The symbol lists are every CoreFoundation and Security symbol that the dependenc
 import (nm -u), for this Cargo.lock; both architectures import the same set. After a dependency
 update, a link error "undefined symbol: _Sec..." means a list is short. Regenerate from the
 output of this, after a (failing) macOS build:
-  llvm-nm -u --just-symbol-name target/aarch64-apple-darwin/dist/deps/*.rlib \\
+  llvm-nm -u --just-symbol-name target/natives-build/aarch64-apple-darwin/dist/deps/*.rlib \\
     | grep -E '^_(k?CF|k?Sec|SSL|Authorization|CMS)' | sed 's/^_//' | sort -u
 (CF*, kCF*: CoreFoundation; the rest: Security.) Extra names are harmless; a name in the wrong
 framework links but fails to bind at load time, so keep the split by prefix.

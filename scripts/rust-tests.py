@@ -4,8 +4,8 @@
 Cargo runs a workspace's test programs one after another. dibs's integration tests wait on
 servers, failovers, clocks and timeouts far more than they compute (measured 2026-12-07: 230 s one
 after another, 180 s of it in the 8 programs of LONGEST), and each starts servers of its own on
-free ports. So this builds every test program once, then runs each as its own `cargo test`
-(-p PACKAGE and --lib, --bin NAME, --test NAME or --doc: the targets `cargo test --workspace`
+free ports. So this builds every test program once, then runs each as its own `cargo test
+--workspace` (with --lib, --bin NAME, --test NAME or --doc: the targets `cargo test --workspace`
 runs, read from `cargo metadata`), LANES at a time, the longest first. Each program's output is
 printed whole when it ends, as cargo prints it ("Running tests/NAME.rs (...)" first: the
 compatibility matrix reads that log). Runs every program even after one failed; exits 1 naming
@@ -29,32 +29,30 @@ LONGEST = {"failover": 40, "durable": 30, "cluster": 25, "tick_start": 22, "run_
 
 
 def programs():
-    """[(label, cargo test arguments)] of what `cargo test --workspace` runs, in cargo's order."""
+    """[(label, cargo test arguments)] of what `cargo test --workspace` runs, in cargo's order.
+    Each selects its target within --workspace, never with -p: a package alone would unify
+    its dependencies' features apart from the workspace's and build them again."""
     metadata = json.loads(subprocess.run(
         ["cargo", "metadata", "--no-deps", "--format-version", "1"], cwd=ROOT, check=True,
         capture_output=True, text=True).stdout)
     members = set(metadata["workspace_members"])
-    found, doc = [], []
+    found, libs, doc = [], False, False
     for package in metadata["packages"]:
         if package["id"] not in members:
             continue
-        select = ["-p", package["name"]]
         for target in package["targets"]:
             kinds = target["kind"]
             if not target.get("test"):
                 continue
-            if "test" in kinds:
-                found.append((target["name"], select + ["--test", target["name"]]))
-            elif "bin" in kinds:
-                found.append((f"{package['name']} bin {target['name']}", select + ["--bin", target["name"]]))
-            elif "example" in kinds or "bench" in kinds:
-                kind = kinds[0]
-                found.append((f"{package['name']} {kind} {target['name']}", select + [f"--{kind}", target["name"]]))
+            if "test" in kinds or "bin" in kinds or "example" in kinds or "bench" in kinds:
+                kind = next(k for k in ("test", "bin", "example", "bench") if k in kinds)
+                label = target["name"] if kind == "test" else f"{kind} {target['name']}"
+                found.append((label, ["--workspace", f"--{kind}", target["name"]]))
             else:  # lib, rlib, cdylib, proc-macro
-                found.append((f"{package['name']} lib", select + ["--lib"]))
-                if target.get("doctest"):
-                    doc.append((f"{package['name']} doc", select + ["--doc"]))
-    return found + doc
+                libs = True
+                doc = doc or bool(target.get("doctest"))
+    return ([("the libraries' unit tests", ["--workspace", "--lib"])] if libs else []) + found + (
+        [("the doc tests", ["--workspace", "--doc"])] if doc else [])
 
 
 def main():
