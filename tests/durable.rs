@@ -168,11 +168,16 @@ fn a_lock_no_replica_acknowledged_is_given_back_within_half_the_read_timeout() {
     let replica = replica_of(master.port, Some(proxy.port));
     wait_for_replicas(&master, "1");
     let locker = locker(&master.uri(), None, 1000);
-    let _ = locker
-        .acquire(&ms("warm", 10_000))
-        .unwrap()
-        .expect("won")
-        .release();
+    // Warm, confirmed once: a replica just synced may ack its first WAIT late on a loaded
+    // machine (seen with the test programs run 3 at a time), which is not this test's subject.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match locker.acquire(&ms("warm", 10_000)) {
+            Ok(Some(lease)) => break drop(lease.release()),
+            Err(Error::Unconfirmed(_)) if Instant::now() < deadline => {}
+            other => panic!("the warm-up: {other:?}"),
+        }
+    }
 
     // The replication stream is cut: what the master sends its replica is dropped on the way.
     proxy.mute_open_connections();
