@@ -78,18 +78,6 @@ impl Ending {
             )),
         }
     }
-
-    /// The number the JNI glue hands to Java for each kind of ending (`dibs.Ending`'s constants).
-    pub fn code(&self) -> i32 {
-        match self.ended {
-            Ended::Released => 1,
-            Ended::KeptForAtLeast { .. } => 2,
-            Ended::NoLongerOurs => 3,
-            Ended::LostWhileRunning => 4,
-            Ended::ReleaseFailed(_) => 5,
-            Ended::Unproven => 6,
-        }
-    }
 }
 
 /// A task this quick, released at once, is done before a scheduler that fires a little later asks.

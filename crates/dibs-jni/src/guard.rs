@@ -76,18 +76,6 @@ pub(super) fn entry<'local, R: Default>(
     R::default()
 }
 
-/// A warning for Java to log, escaped as every message for a person is (`dibs_core::shown`):
-/// it may carry what a server said or what Redis holds.
-pub(crate) fn warning_string(
-    env: &mut JNIEnv,
-    warning: Option<String>,
-) -> jni::errors::Result<jni::sys::jstring> {
-    Ok(match warning {
-        Some(text) => env.new_string(dibs_core::shown(&text))?.into_raw(),
-        None => std::ptr::null_mut(),
-    })
-}
-
 /// Throws `dibs.DibsArgumentException(argument, message)`: the argument travels as a field, so
 /// that Java callers (the Spring starter) can name their own setting without reading the message.
 fn throw_argument(env: &mut JNIEnv, arg: &str, message: &str) {

@@ -10,6 +10,7 @@
 //! This library is named `dibs` (the file the jar carries: libdibs.so, libdibs.dylib, dibs.dll), so
 //! the core crate, also `dibs`, is known here as `dibs_core`.
 
+mod border;
 mod entry;
 mod guard;
 mod handles;

@@ -1,25 +1,25 @@
 //! A lease's life: acquire, extend, its fencing token and safe time, loss and its watch, release.
 
-use jni::objects::{JClass, JLongArray, JString};
-use jni::sys::{jboolean, jint, jlong, jlongArray, jstring};
+use jni::objects::{JClass, JObject, JString};
+use jni::sys::{jboolean, jint, jlong, jlongArray};
 use jni::JNIEnv;
 
 use super::read_string;
+use crate::border::{AcquireOutcome, Acquired, Ending, Released, Task, TickState, Warning};
 use crate::guard::entry;
 use crate::{handles, leases, lost};
 
-use dibs_core::{unknown_tick, Error, LockParams, TaskResult, TickAcquire, TickState};
+use dibs_core::{unknown_tick, Ended, Error, LockParams, TaskResult, TickAcquire};
 
 /// Validates the arguments, then `SET key value NX PX atMost` (with its fencing token, and durable
-/// acquire's WAIT when it applies), and says how it went as the release does: `facts` gets the
-/// lease's id (0 when another holder has the lock, or when durable acquire could not confirm the
-/// lock and gave it back), whether it was unconfirmed (1 or 0) and the fencing token; the return
-/// value is the acquire's warning for the log (unconfirmed, or a keep-alive schedule that cannot
-/// hold), or null. With keep-alive in the conn, the extender starts here. With a `tick` (null
+/// acquire's WAIT when it applies), and says how it went in `into` (a `dibs.Border.Acquired`):
+/// won, taken, or unconfirmed (durable acquire won the lock, could not confirm it and gave it
+/// back: an outcome, never an exception), the lease's id and fencing token when won, and the
+/// acquire's warning. With keep-alive in the conn, the extender starts here. With a `tick` (null
 /// for none), the lock of that tick of the job `lockName` (`dibs_core::LockParams::for_tick`,
 /// whose atLeast is its atMost).
 #[no_mangle]
-#[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 8 arguments
+#[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 7 arguments
 pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
@@ -29,8 +29,8 @@ pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
     at_most: jlong,
     at_least: jlong,
     unit_ms: jlong,
-    facts: JLongArray<'l>,
-) -> jstring {
+    into: JObject<'l>,
+) {
     entry(&mut env, |env| {
         let name = read_string(env, &lock_name, "lockName")?;
         let params = if tick.is_null() {
@@ -38,51 +38,56 @@ pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
         } else {
             LockParams::for_tick(&name, &read_string(env, &tick, "tick")?, at_most, unit_ms)?
         };
-        let (acquired, warning) = match handles::locker(handle)?.acquire(&params) {
+        let acquired = match handles::locker(handle)?.acquire(&params) {
             Ok(Some(lease)) => won(lease),
-            Ok(None) => ([0; 4], None),
-            // Given back already: a call that did not run, told as one (never an exception).
-            Err(Error::Unconfirmed(message)) => ([0, 1, 0, 0], Some(message)),
+            Ok(None) => not_won(AcquireOutcome::Taken, None),
+            Err(Error::Unconfirmed(message)) => not_won(AcquireOutcome::Unconfirmed, Some(message)),
             Err(e) => return Err(e.into()),
         };
-        tell(env, &facts, &acquired[..3], warning)
+        tell(env, &into, acquired)
     })
 }
 
-/// A won lease, put in the table: its facts (id, not unconfirmed, fencing token, won) and its
-/// warning.
-fn won(mut lease: dibs_core::Lease) -> ([i64; 4], Option<String>) {
-    let warning = lease.take_warning();
-    let fence = lease.fence() as i64;
-    ([leases::put(lease), 0, fence, 0], warning)
+/// A won lease, put in the table for Java.
+fn won(mut lease: dibs_core::Lease) -> Acquired {
+    let warning = Warning(lease.take_warning());
+    let fencing_token = lease.fence() as i64;
+    Acquired {
+        outcome: AcquireOutcome::Won,
+        lease_id: leases::put(lease),
+        fencing_token,
+        warning,
+    }
 }
 
-/// Tells Java an acquire's `facts` and returns its warning. The lease is in the table: if Java
-/// cannot be told (out of memory), let go of it now.
-fn tell(
-    env: &mut JNIEnv,
-    into: &JLongArray,
-    facts: &[i64],
-    warning: Option<String>,
-) -> Result<jstring, crate::guard::Failure> {
-    if let Err(e) = env.set_long_array_region(into, 0, facts) {
-        if facts[0] != 0 {
-            let _ = leases::take(facts[0]).map(|lease| lease.release_after(TaskResult::Failed));
-        }
-        return Err(e.into());
+fn not_won(outcome: AcquireOutcome, warning: Option<String>) -> Acquired {
+    Acquired {
+        outcome,
+        lease_id: 0,
+        fencing_token: 0,
+        warning: Warning(warning),
     }
-    Ok(crate::guard::warning_string(env, warning)?)
+}
+
+/// Tells Java what an acquire did. A won lease is in the table: if Java cannot be told (out of
+/// memory), let go of it now.
+fn tell(env: &mut JNIEnv, into: &JObject, acquired: Acquired) -> Result<(), crate::guard::Failure> {
+    let lease_id = acquired.lease_id;
+    acquired.write(env, into).inspect_err(|_| {
+        if lease_id != 0 {
+            let _ = leases::take(lease_id).map(|lease| lease.release_after(TaskResult::Failed));
+        }
+    })
 }
 
 /// The acquire of a tick of the job `job` that may not have run
 /// (`dibs_core::Locker::acquire_unrun`): won only when its lock is free and the history proves
-/// that it did not run; `catch_up`: the run is recorded as a catch-up's. `facts` as
-/// [`Java_dibs_NativeLib_acquire`]'s, then the tick's state: 0 won or taken, 1 ran (by the
-/// history), 2 unknown (the history cannot prove it; the warning says so), 4 beyond catch-up's
-/// reach (not tried). `due_ms`: when the
-/// tick was due, Unix ms.
+/// that it did not run; `catch_up`: the run is recorded as a catch-up's. Told in `into` as
+/// [`Java_dibs_NativeLib_acquire`] tells it, with the history's answers as outcomes too: ran,
+/// unknown (the warning says so) or beyond catch-up's reach. `due_ms`: when the tick was due,
+/// Unix ms.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 7 arguments
+#[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 8 arguments
 pub extern "system" fn Java_dibs_NativeLib_acquireUnrun<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
@@ -93,31 +98,31 @@ pub extern "system" fn Java_dibs_NativeLib_acquireUnrun<'l>(
     unit_ms: jlong,
     due_ms: jlong,
     catch_up: jboolean,
-    facts: JLongArray<'l>,
-) -> jstring {
+    into: JObject<'l>,
+) {
     entry(&mut env, |env| {
         let job = read_string(env, &job, "lockName")?;
         let params =
             LockParams::for_tick(&job, &read_string(env, &tick, "tick")?, at_most, unit_ms)?;
         let due = u64::try_from(due_ms).unwrap_or(0);
         let found = handles::locker(handle)?.acquire_unrun(&params, due, catch_up != 0);
-        let (acquired, warning) = match found {
+        let acquired = match found {
             Ok(TickAcquire::Won(lease)) => won(lease),
-            Ok(TickAcquire::Taken) => ([0; 4], None),
-            Ok(TickAcquire::Ran) => ([0, 0, 0, 1], None),
-            Ok(TickAcquire::Unknown) => ([0, 0, 0, 2], Some(unknown_tick(params.name()))),
-            Ok(TickAcquire::BeyondReach) => ([0, 0, 0, 4], None),
-            Err(Error::Unconfirmed(message)) => ([0, 1, 0, 0], Some(message)),
+            Ok(TickAcquire::Taken) => not_won(AcquireOutcome::Taken, None),
+            Ok(TickAcquire::Ran) => not_won(AcquireOutcome::Ran, None),
+            Ok(TickAcquire::Unknown) => {
+                not_won(AcquireOutcome::Unknown, Some(unknown_tick(params.name())))
+            }
+            Ok(TickAcquire::BeyondReach) => not_won(AcquireOutcome::BeyondReach, None),
+            Err(Error::Unconfirmed(message)) => not_won(AcquireOutcome::Unconfirmed, Some(message)),
             Err(e) => return Err(e.into()),
         };
-        tell(env, &facts, &acquired, warning)
+        tell(env, &into, acquired)
     })
 }
 
 /// Whether the tick of the job `job` due at `due_ms` (Unix ms) ran
-/// (`dibs_core::Locker::tick_state`): 0 missed, 1 ran, 2 unknown, 3 before the job's first
-/// recorded run (a new job), 4 beyond catch-up's reach (due more than 30 days ago, not looked
-/// at). Changes nothing.
+/// (`dibs_core::Locker::tick_state`), as a `dibs.Border.TickState` code. Changes nothing.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_tickState<'l>(
     mut env: JNIEnv<'l>,
@@ -131,38 +136,48 @@ pub extern "system" fn Java_dibs_NativeLib_tickState<'l>(
         let job = read_string(env, &job, "lockName")?;
         let params = LockParams::for_tick(&job, &read_string(env, &tick, "tick")?, 1, 1)?;
         let due = u64::try_from(due_ms).unwrap_or(0);
-        Ok(match handles::locker(handle)?.tick_state(&params, due)? {
-            TickState::Missed => 0,
-            TickState::Ran => 1,
-            TickState::Unknown => 2,
-            TickState::BeforeFirstRun => 3,
-            TickState::BeyondReach => 4,
-        })
+        let state = match handles::locker(handle)?.tick_state(&params, due)? {
+            dibs_core::TickState::Missed => TickState::Missed,
+            dibs_core::TickState::Ran => TickState::Ran,
+            dibs_core::TickState::Unknown => TickState::Unknown,
+            dibs_core::TickState::BeforeFirstRun => TickState::BeforeFirstRun,
+            dibs_core::TickState::BeyondReach => TickState::BeyondReach,
+        };
+        Ok(state.code())
     })
 }
 
-/// Releases a lease and says how the call ended: `facts` gets the ending's code and the
-/// milliseconds held; the return value is the ending's warning, or null when all went well.
-/// `task`: how the task ended, for the run history: 0 succeeded, 1 failed (it threw), 2 unknown
-/// (the caller did not say).
+/// Releases a lease and says how the call ended in `into` (a `dibs.Border.Released`). `task`: how
+/// the task ended, a `dibs.Border.Task` code, for the run history.
 #[no_mangle]
 pub extern "system" fn Java_dibs_NativeLib_release<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     lease: jlong,
     task: jint,
-    facts: JLongArray<'l>,
-) -> jstring {
+    into: JObject<'l>,
+) {
     entry(&mut env, |env| {
-        let lease = leases::take(lease)?;
-        let ending = lease.release_after(match task {
-            0 => TaskResult::Succeeded,
-            1 => TaskResult::Failed,
-            _ => TaskResult::Unknown,
-        });
-        let held_ms = i64::try_from(ending.elapsed.as_millis()).unwrap_or(i64::MAX);
-        env.set_long_array_region(&facts, 0, &[i64::from(ending.code()), held_ms])?;
-        Ok(crate::guard::warning_string(env, ending.warning())?)
+        let task = match Task::from_code(task) {
+            Some(Task::Succeeded) => TaskResult::Succeeded,
+            Some(Task::Failed) => TaskResult::Failed,
+            Some(Task::Unknown) | None => TaskResult::Unknown,
+        };
+        let ending = leases::take(lease)?.release_after(task);
+        Released {
+            ending: match ending.ended {
+                Ended::Released => Ending::Released,
+                Ended::KeptForAtLeast { .. } => Ending::KeptForAtLeast,
+                Ended::NoLongerOurs => Ending::NoLongerOurs,
+                Ended::LostWhileRunning => Ending::LostWhileRunning,
+                Ended::ReleaseFailed(_) => Ending::ReleaseFailed,
+                Ended::Unproven => Ending::Unproven,
+            },
+            owned_to_the_end: ending.owned_to_the_end(),
+            held_ms: i64::try_from(ending.elapsed.as_millis()).unwrap_or(i64::MAX),
+            warning: Warning(ending.warning()),
+        }
+        .write(env, &into)
     })
 }
 

@@ -63,46 +63,51 @@ public final class DibsLease implements AutoCloseable {
             LockDurations durations,
             java.time.Instant due,
             boolean catchUp) {
-        // Made before the lock exists, the facts arrays included: between the native acquire
+        // Made before the lock exists, the records Rust fills included: between the native acquire
         // and the try below nothing can throw, and nothing leaks the lease. Inside the try, a
         // failure lets go of the lock at once; once made, the lease is the cleaner's too.
         DibsListener listener = client.listener;
         LeaseState state = new LeaseState(lockName, listener);
-        long[] acquired = new long[4];
+        Border.Acquired acquired = new Border.Acquired();
         Events.attempt(listener, lockName);
         if (tick != null) {
             Events.tick(listener, lockName, tick, catchUp);
         }
-        String warning;
         try {
-            warning = due == null
-                    ? NativeIo.acquire(
-                            client.id, lockName, tick, durations.atMost, durations.atLeast, durations.unitMs, acquired)
-                    : NativeIo.acquireUnrun(
-                            client.id,
-                            lockName,
-                            tick,
-                            durations.atMost,
-                            durations.unitMs,
-                            due.toEpochMilli(),
-                            catchUp,
-                            acquired);
+            if (due == null) {
+                NativeIo.acquire(
+                        client.id, lockName, tick, durations.atMost, durations.atLeast, durations.unitMs, acquired);
+            } else {
+                NativeIo.acquireUnrun(
+                        client.id,
+                        lockName,
+                        tick,
+                        durations.atMost,
+                        durations.unitMs,
+                        due.toEpochMilli(),
+                        catchUp,
+                        acquired);
+            }
         } catch (RuntimeException | Error e) { // no lock: the listener hears how the call ended, then the caller
             Events.acquireFailed(listener, lockName, e);
             throw e;
         }
-        state.id = acquired[NativeLib.ACQUIRED_ID];
-        if (state.id == 0) {
-            Log.warning(warning);
-            if (acquired[NativeLib.ACQUIRED_UNCONFIRMED] != 0) { // given back already: a call that did not run
+        String warning = acquired.warning;
+        switch (acquired.outcome()) {
+            case WON:
+                break;
+            case UNCONFIRMED: // given back already: a call that did not run
+                Log.warning(warning);
                 Events.unconfirmed(listener, lockName);
-            } else {
+                return null;
+            default: // taken, or the tick ran, is unknown or beyond reach
+                Log.warning(warning);
                 Events.skipped(listener, lockName);
-            }
-            return null;
+                return null;
         }
+        state.id = acquired.leaseId;
         state.acquiredAt = System.nanoTime();
-        state.fencingToken = acquired[NativeLib.ACQUIRED_FENCING_TOKEN];
+        state.fencingToken = acquired.fencingToken;
         DibsLease lease;
         try {
             FaultInjection.at(FaultInjection.Point.LEASE_MADE);
@@ -275,7 +280,7 @@ public final class DibsLease implements AutoCloseable {
      * @throws IllegalStateException if the lease was released already
      */
     public boolean release() {
-        return releaseRecording(NativeLib.TASK_UNKNOWN);
+        return releaseRecording(Border.Task.UNKNOWN);
     }
 
     /**
@@ -288,11 +293,11 @@ public final class DibsLease implements AutoCloseable {
      * @throws IllegalStateException if the lease was released already
      */
     public boolean release(Throwable taskFailure) {
-        return releaseRecording(taskFailure == null ? NativeLib.TASK_SUCCEEDED : NativeLib.TASK_FAILED);
+        return releaseRecording(taskFailure == null ? Border.Task.SUCCEEDED : Border.Task.FAILED);
     }
 
-    /** The release, recording in the run history how the task ended ({@code NativeLib.TASK_*}). */
-    boolean releaseRecording(int task) {
+    /** The release, recording in the run history how the task ended. */
+    boolean releaseRecording(Border.Task task) {
         LeaseState s = state;
         s.guard.lock();
         try {
@@ -302,7 +307,7 @@ public final class DibsLease implements AutoCloseable {
             } finally {
                 cleanable.clean(); // unregisters; its action finds the lease released
             }
-            return Ending.ownedToTheEnd(s.ending);
+            return s.ownedToTheEnd;
         } finally {
             s.guard.unlock();
         }
@@ -315,7 +320,7 @@ public final class DibsLease implements AutoCloseable {
         s.guard.lock();
         try {
             if (!s.released) {
-                releaseRecording(NativeLib.TASK_UNKNOWN);
+                releaseRecording(Border.Task.UNKNOWN);
             }
         } finally {
             s.guard.unlock();

@@ -90,22 +90,26 @@ final class Events {
         }
     }
 
-    /** One of released, expired, releaseFailed or unproven, as the release's {@link Ending} says. */
-    static void ended(DibsListener listener, String name, int ending, Duration heldFor) {
+    /** One of released, expired, releaseFailed or unproven, as the release's ending says. */
+    static void ended(DibsListener listener, String name, Border.Ending ending, Duration heldFor) {
         if (listener != null) {
-            String event = Ending.event(ending);
+            String event = "expired";
             try {
-                switch (event) {
-                    case "released":
+                switch (ending) {
+                    case RELEASED:
+                    case KEPT_FOR_AT_LEAST:
+                        event = "released";
                         listener.released(name, heldFor);
                         break;
-                    case "releaseFailed":
+                    case RELEASE_FAILED:
+                        event = "releaseFailed";
                         listener.releaseFailed(name, heldFor);
                         break;
-                    case "unproven":
+                    case UNPROVEN:
+                        event = "unproven";
                         listener.unproven(name, heldFor);
                         break;
-                    default:
+                    default: // no longer ours, or lost while running
                         listener.expired(name, heldFor);
                 }
             } catch (RuntimeException | Error e) {

@@ -13,8 +13,8 @@ final class LeaseState implements Runnable {
     final String lockName;
     final DibsListener listener;
     final ReentrantLock guard = new ReentrantLock();
-    /** Filled by the native release: [{@link Ending} code, milliseconds held]. */
-    final long[] facts = new long[2];
+    /** Filled by the native release (made ahead: a release never allocates after the lock is gone). */
+    final Border.Released report = new Border.Released();
     /** Set once, right after the native acquire, before the lease is published. */
     long id;
 
@@ -29,7 +29,9 @@ final class LeaseState implements Runnable {
     /** Whether the call's task told {@code finished} itself (written by the lease's thread). */
     boolean taskTold;
 
-    int ending;
+    /** Whether the lock was ours from acquisition to release, as the release found it. */
+    boolean ownedToTheEnd;
+
     Duration heldFor = Duration.ZERO;
     /** The thread to interrupt when the lock is found lost; null for none. */
     Thread holder;
@@ -135,7 +137,7 @@ final class LeaseState implements Runnable {
      * The one release: tells {@code finished} unless the task did, releases in Rust, logs the
      * warning Rust wrote and tells how it ended. Once, with {@link #guard} held.
      */
-    void release(int task) {
+    void release(Border.Task task) {
         released = true;
         holder = null;
         if (interrupted == Thread.currentThread() && !interruptedBefore) {
@@ -148,18 +150,16 @@ final class LeaseState implements Runnable {
         if (listener != null && !taskTold) {
             Events.finished(listener, lockName, Duration.ofNanos(System.nanoTime() - acquiredAt));
         }
-        String warning;
         try {
-            warning = NativeIo.release(id, task, facts);
+            NativeIo.release(id, task, report);
         } catch (Throwable e) { // the JVM failing (out of memory) or a broken lease
-            ending = Ending.RELEASE_FAILED;
-            Events.ended(listener, lockName, Ending.RELEASE_FAILED, Duration.ZERO);
+            Events.ended(listener, lockName, Border.Ending.RELEASE_FAILED, Duration.ZERO);
             throw e;
         }
-        ending = (int) facts[NativeLib.RELEASED_ENDING];
-        heldFor = Duration.ofMillis(facts[NativeLib.RELEASED_HELD_MS]);
-        Log.warning(warning);
-        Events.ended(listener, lockName, ending, heldFor);
+        ownedToTheEnd = report.ownedToTheEnd;
+        heldFor = Duration.ofMillis(report.heldMs);
+        Log.warning(report.warning);
+        Events.ended(listener, lockName, report.ending(), heldFor);
     }
 
     /**
@@ -175,7 +175,7 @@ final class LeaseState implements Runnable {
                 if (watched) {
                     LostWatch.unwatch(id);
                 }
-                NativeIo.release(id, NativeLib.TASK_FAILED, facts);
+                NativeIo.release(id, Border.Task.FAILED, report);
             }
         } catch (Throwable e) {
             cause.addSuppressed(e);
@@ -192,7 +192,7 @@ final class LeaseState implements Runnable {
             if (!released) {
                 Log.warning(
                         "a DibsLease of lock '" + lockName + "' was garbage collected without release(); released now");
-                release(NativeLib.TASK_UNKNOWN); // how its work ended, nobody said
+                release(Border.Task.UNKNOWN); // how its work ended, nobody said
             }
         } finally {
             guard.unlock();

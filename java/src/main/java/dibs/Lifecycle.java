@@ -65,7 +65,7 @@ final class Lifecycle {
         }
         boolean owned;
         try {
-            owned = lease.releaseRecording(thrown == null ? NativeLib.TASK_SUCCEEDED : NativeLib.TASK_FAILED);
+            owned = lease.releaseRecording(thrown == null ? Border.Task.SUCCEEDED : Border.Task.FAILED);
         } catch (Throwable e) {
             // Only the JVM failing (out of memory) or a broken lease gets here (the lease told
             // the listener releaseFailed): the task's own outcome still wins, and the release

@@ -27,34 +27,53 @@ final class NativeIo {
 
     private NativeIo() {}
 
-    static String acquire(
-            long handle, String lockName, String tick, long atMost, long atLeast, long unitMs, long[] facts) {
+    static void acquire(
+            long handle, String lockName, String tick, long atMost, long atLeast, long unitMs, Border.Acquired into) {
         if (!isVirtual()) {
-            return NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs, facts);
+            NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs, into);
+            return;
         }
-        return offload(() -> NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs, facts));
+        offload(() -> {
+            NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs, into);
+            return null;
+        });
     }
 
-    static String acquireUnrun(
-            long handle, String job, String tick, long atMost, long unitMs, long dueMs, boolean catchUp, long[] facts) {
+    static void acquireUnrun(
+            long handle,
+            String job,
+            String tick,
+            long atMost,
+            long unitMs,
+            long dueMs,
+            boolean catchUp,
+            Border.Acquired into) {
         if (!isVirtual()) {
-            return NativeLib.acquireUnrun(handle, job, tick, atMost, unitMs, dueMs, catchUp, facts);
+            NativeLib.acquireUnrun(handle, job, tick, atMost, unitMs, dueMs, catchUp, into);
+            return;
         }
-        return offload(() -> NativeLib.acquireUnrun(handle, job, tick, atMost, unitMs, dueMs, catchUp, facts));
+        offload(() -> {
+            NativeLib.acquireUnrun(handle, job, tick, atMost, unitMs, dueMs, catchUp, into);
+            return null;
+        });
     }
 
-    static int tickState(long handle, String job, String tick, long dueMs) {
+    static Border.TickState tickState(long handle, String job, String tick, long dueMs) {
         if (!isVirtual()) {
-            return NativeLib.tickState(handle, job, tick, dueMs);
+            return Border.TickState.of(NativeLib.tickState(handle, job, tick, dueMs));
         }
-        return offload(() -> NativeLib.tickState(handle, job, tick, dueMs));
+        return Border.TickState.of(offload(() -> NativeLib.tickState(handle, job, tick, dueMs)));
     }
 
-    static String release(long lease, int task, long[] facts) {
+    static void release(long lease, Border.Task task, Border.Released into) {
         if (!isVirtual()) {
-            return NativeLib.release(lease, task, facts);
+            NativeLib.release(lease, task.code(), into);
+            return;
         }
-        return offload(() -> NativeLib.release(lease, task, facts));
+        offload(() -> {
+            NativeLib.release(lease, task.code(), into);
+            return null;
+        });
     }
 
     static boolean extend(long lease, long atMostMs, long atLeastMs) {

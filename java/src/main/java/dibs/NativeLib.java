@@ -61,31 +61,6 @@ final class NativeLib {
     /** Drops the pool of an owned handle. Closing twice is harmless. */
     static native void close(long handle);
 
-    /** Where {@link #acquire} puts the lease's id: 0 when the call did not win the lock. */
-    static final int ACQUIRED_ID = 0;
-    /** Where {@link #acquire} puts 1 when durable acquire could not confirm the lock and gave it back. */
-    static final int ACQUIRED_UNCONFIRMED = 1;
-    /** Where {@link #acquire} puts the lease's fencing token (0 when not won). */
-    static final int ACQUIRED_FENCING_TOKEN = 2;
-
-    /** Where {@link #acquireUnrun} puts the tick's state: 0 won or taken, 1 ran, 2 unknown. */
-    static final int ACQUIRED_TICK_STATE = 3;
-
-    /** {@link #tickState}'s answers. */
-    static final int TICK_MISSED = 0;
-
-    static final int TICK_RAN = 1;
-    static final int TICK_UNKNOWN = 2;
-    /** Due before the job's first recorded run: not a tick it missed, nor any before it. */
-    static final int TICK_BEFORE_FIRST_RUN = 3;
-    /** Due longer ago than catch-up looks back (30 days): not looked at, and not run. */
-    static final int TICK_BEYOND_REACH = 4;
-
-    /** Where {@link #release} puts the {@link Ending} code. */
-    static final int RELEASED_ENDING = 0;
-    /** Where {@link #release} puts the milliseconds the lock was held, acquisition to release. */
-    static final int RELEASED_HELD_MS = 1;
-
     /**
      * Validates the arguments, then {@code SET key token NX PX atMost}, and says how it went as
      * {@link #release} does. With keep-alive in the conn, a Rust thread (which never calls the
@@ -95,16 +70,16 @@ final class NativeLib {
      *     kept for all of atMost from its acquisition as the tick's done marker ({@code atLeast}
      *     is then atMost)
      * @param unitMs 1000 when {@code atMost}/{@code atLeast} are seconds, 1 when milliseconds
-     * @param facts receives {@code [}lease id (0: not won){@code , }unconfirmed (1: durable
-     *     acquire won the lock, could not confirm it on the replicas in time, and gave it back;
-     *     the task must not run){@code , }fencing token{@code ]} (see {@link #ACQUIRED_ID})
-     * @return the acquire's warning for the log (unconfirmed, or keep-alive's schedule cannot
-     *     hold for this atMost), or null
+     * @param into receives how it ended ({@link Border.AcquireOutcome}: won, taken, or
+     *     unconfirmed: durable acquire won the lock, could not confirm it on the replicas in time,
+     *     and gave it back, so the task must not run), the lease's id and fencing token when won,
+     *     and the acquire's warning for the log (unconfirmed, or keep-alive's schedule cannot hold
+     *     for this atMost), or null
      * @throws DibsArgumentException on an invalid name, tick or duration, before any I/O
      * @throws DibsException (a subclass where one fits) when the lock could not be tried
      */
-    static native String acquire(
-            long handle, String lockName, String tick, long atMost, long atLeast, long unitMs, long[] facts);
+    static native void acquire(
+            long handle, String lockName, String tick, long atMost, long atLeast, long unitMs, Border.Acquired into);
 
     /**
      * {@link #acquire} of the lock of a tick of the job {@code job} that may not have run: won
@@ -116,19 +91,25 @@ final class NativeLib {
      * @param dueMs when the tick was due, Unix ms: the history proves a miss only if it reaches
      *     back to it
      * @param catchUp whether the run is a catch-up's (a tick run after its time), for the history
-     * @param facts as {@link #acquire}'s, then the tick's state at {@link #ACQUIRED_TICK_STATE}
-     * @return the warning for the log (unconfirmed, or a tick whose state is unknown), or null
+     * @param into as {@link #acquire}'s, where the history's answers are outcomes too: the tick
+     *     ran, whether it ran is unknown (the warning says so), or it is beyond catch-up's reach
      * @throws DibsArgumentException on an invalid name, tick or due time, or a conn without the
      *     history, or a Cluster's, before any I/O
      * @throws DibsException (a subclass where one fits) when the lock could not be tried
      */
-    static native String acquireUnrun(
-            long handle, String job, String tick, long atMost, long unitMs, long dueMs, boolean catchUp, long[] facts);
+    static native void acquireUnrun(
+            long handle,
+            String job,
+            String tick,
+            long atMost,
+            long unitMs,
+            long dueMs,
+            boolean catchUp,
+            Border.Acquired into);
 
     /**
      * Whether the tick {@code tick} of the job {@code job}, due at {@code dueMs} (Unix ms), ran,
-     * by its lock and its job's history: 0 missed, 1 ran, 2 unknown, 3 due before the job's first
-     * recorded run (a new job: nothing to catch up). Changes nothing.
+     * by its lock and its job's history: a {@link Border.TickState} code. Changes nothing.
      */
     static native int tickState(long handle, String job, String tick, long dueMs);
 
@@ -136,21 +117,11 @@ final class NativeLib {
      * Stops keep-alive and releases a lease with the token-checked script, then says how the
      * call ended. A lease is released once: its id is then unknown.
      *
-     * @param task how the task ended, for the run history: {@link #TASK_SUCCEEDED}, {@link
-     *     #TASK_FAILED} or {@link #TASK_UNKNOWN}
-     * @param facts receives {@code [}{@link Ending} code{@code , milliseconds held]} (see
-     *     {@link #RELEASED_ENDING})
-     * @return the ending's warning for the log, or null when the lock was ours to the end
+     * @param task how the task ended, for the run history: a {@link Border.Task} code
+     * @param into receives how the call ended ({@link Border.Released})
      * @throws IllegalStateException when the lease was released already
      */
-    static native String release(long lease, int task, long[] facts);
-
-    /** {@link #release}'s {@code task}: it ran to success. */
-    static final int TASK_SUCCEEDED = 0;
-    /** It threw. */
-    static final int TASK_FAILED = 1;
-    /** dibs did not see how it ended (the caller did not say): recorded as unknown. */
-    static final int TASK_UNKNOWN = 2;
+    static native void release(long lease, int task, Border.Released into);
 
     /**
      * If the lease's lock is still ours, sets its expiry to {@code atMostMs} from now and counts

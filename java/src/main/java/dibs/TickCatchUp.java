@@ -75,16 +75,16 @@ final class TickCatchUp {
                 catchUp.lastIsDueNow() ? catchUp.ticks().headMap(catchUp.ticks().lastKey(), false) : catchUp.ticks();
         boolean sawRan = false;
         for (Map.Entry<Instant, String> tick : earlier.descendingMap().entrySet()) {
-            int state = NativeIo.tickState(
+            Border.TickState state = NativeIo.tickState(
                     client.id, job, tick.getValue(), tick.getKey().toEpochMilli());
-            if (state == NativeLib.TICK_MISSED) {
+            if (state == Border.TickState.MISSED) {
                 missed.add(tick);
-            } else if (state == NativeLib.TICK_RAN && catchUp.policy() == DibsCatchUp.Policy.ALL) {
+            } else if (state == Border.TickState.RAN && catchUp.policy() == DibsCatchUp.Policy.ALL) {
                 sawRan = true;
             } else {
                 // Past a tick that ran, the history's reach ends where a busy job's always does:
                 // the warning is for a gap since its newest run.
-                if (state == NativeLib.TICK_UNKNOWN && !sawRan) {
+                if (state == Border.TickState.UNKNOWN && !sawRan) {
                     Log.warning("job '" + job + "': whether tick " + tick.getValue() + " ran is unknown (its history "
                             + "was trimmed past it, or dropped), so catch-up runs no tick before it");
                 }

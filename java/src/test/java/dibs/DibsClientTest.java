@@ -171,7 +171,7 @@ class DibsClientTest extends RedisTestBase {
         NativeLib.close(handle);
         IllegalStateException e = assertThrows(
                 IllegalStateException.class,
-                () -> NativeLib.acquire(handle, "closed-race", null, 10, 0, 1000, new long[3]));
+                () -> NativeLib.acquire(handle, "closed-race", null, 10, 0, 1000, new Border.Acquired()));
         assertTrue(e.getMessage().contains("closed"), e.getMessage());
     }
 }
