@@ -92,32 +92,54 @@ impl ToField for Warning {
     }
 }
 
-/// The field ids of one record's Java class, looked up on first use; the class is held by a
-/// global reference, so that it stays loaded while the ids are in use.
-pub(crate) struct FieldIds(OnceLock<(GlobalRef, Vec<JFieldID>)>);
+impl ToField for String {
+    const TYPE: JavaType = JavaType {
+        java: "String",
+        signature: "Ljava/lang/String;",
+        codes: None,
+    };
+    fn value<'l>(self, env: &mut JNIEnv<'l>) -> Result<JValueOwned<'l>, Failure> {
+        Ok(JValueOwned::Object(env.new_string(self)?.into()))
+    }
+}
 
-impl FieldIds {
+/// A text that may be absent: null in Java.
+impl ToField for Option<String> {
+    const TYPE: JavaType = String::TYPE;
+    fn value<'l>(self, env: &mut JNIEnv<'l>) -> Result<JValueOwned<'l>, Failure> {
+        match self {
+            Some(text) => text.value(env),
+            None => Ok(JValueOwned::Object(JObject::null())),
+        }
+    }
+}
+
+/// One record's Java class (`dibs.Border$<name>`) and its field ids, looked up on first use; the
+/// class is held by a global reference, so that it stays loaded while the ids are in use.
+pub(crate) struct ClassIds(OnceLock<(GlobalRef, Vec<JFieldID>)>);
+
+impl ClassIds {
     pub(crate) const fn new() -> Self {
-        FieldIds(OnceLock::new())
+        ClassIds(OnceLock::new())
     }
 
-    /// The ids of `record`'s fields in `object`'s class, in declaration order.
+    /// The class, and the ids of `record`'s fields in declaration order.
     pub(crate) fn of(
         &self,
         env: &mut JNIEnv,
-        object: &JObject,
         record: &Record,
-    ) -> Result<&[JFieldID], Failure> {
-        if let Some((_, ids)) = self.0.get() {
-            return Ok(ids);
+    ) -> Result<(&GlobalRef, &[JFieldID]), Failure> {
+        if let Some((class, ids)) = self.0.get() {
+            return Ok((class, ids));
         }
-        let class = env.get_object_class(object)?;
+        let class = env.find_class(format!("dibs/Border${}", record.name))?;
         let mut ids = Vec::with_capacity(record.fields.len());
         for field in record.fields {
             ids.push(env.get_field_id(&class, camel_case(field.name), field.ty.signature)?);
         }
         let class = env.new_global_ref(class)?;
-        Ok(&self.0.get_or_init(|| (class, ids)).1)
+        let (class, ids) = self.0.get_or_init(|| (class, ids));
+        Ok((class, ids))
     }
 }
 
@@ -128,7 +150,7 @@ pub(crate) fn set(
     id: JFieldID,
     value: JValueOwned,
 ) -> Result<(), Failure> {
-    // `id` was looked up in this object's class with this field's signature (FieldIds), and
+    // `id` was looked up in this record's class with this field's signature (ClassIds), and
     // `value` is of the type that signature names (ToField): jni checks the type too.
     env.set_field_unchecked(object, id, value.borrow())?;
     Ok(())
@@ -216,21 +238,64 @@ macro_rules! record {
                 },)+],
             };
 
-            /// Sets every field of `into`, a `dibs.Border.` object of this name that Java made.
+            /// Sets every field of `into`, a `dibs.Border.` object of this name.
             pub(crate) fn write(
                 self,
                 env: &mut jni::JNIEnv,
                 into: &jni::objects::JObject,
             ) -> Result<(), $crate::guard::Failure> {
-                static IDS: $crate::border::declare::FieldIds = $crate::border::declare::FieldIds::new();
-                let ids = IDS.of(env, into, &Self::JAVA)?;
-                let mut ids = ids.iter().copied();
+                let (_, ids) = Self::class_ids(env)?;
+                let mut ids = ids.to_vec().into_iter();
                 $(
                     let value = $crate::border::declare::ToField::value(self.$field, env)?;
                     let id = ids.next().expect("one id a field");
                     $crate::border::declare::set(env, into, id, value)?;
                 )+
                 Ok(())
+            }
+
+            /// A new Java object of this record, filled (for what Rust returns, as a list's items).
+            #[allow(dead_code)] // not every record is made in Rust
+            pub(crate) fn new_java<'l>(
+                self,
+                env: &mut jni::JNIEnv<'l>,
+            ) -> Result<jni::objects::JObject<'l>, $crate::guard::Failure> {
+                let (class, _) = Self::class_ids(env)?;
+                let class = <&jni::objects::JClass>::from(class.as_obj());
+                let object = env.alloc_object(class)?;
+                self.write(env, &object)?;
+                Ok(object)
+            }
+
+            fn class_ids(
+                env: &mut jni::JNIEnv,
+            ) -> Result<(&'static jni::objects::GlobalRef, &'static [jni::objects::JFieldID]), $crate::guard::Failure> {
+                static IDS: $crate::border::declare::ClassIds = $crate::border::declare::ClassIds::new();
+                IDS.of(env, &Self::JAVA)
+            }
+        }
+
+        /// A list of these records: a Java array.
+        impl $crate::border::declare::ToField for Vec<$name> {
+            const TYPE: $crate::border::declare::JavaType = $crate::border::declare::JavaType {
+                java: concat!(stringify!($name), "[]"),
+                signature: concat!("[Ldibs/Border$", stringify!($name), ";"),
+                codes: None,
+            };
+            fn value<'l>(
+                self,
+                env: &mut jni::JNIEnv<'l>,
+            ) -> Result<jni::objects::JValueOwned<'l>, $crate::guard::Failure> {
+                let (class, _) = $name::class_ids(env)?;
+                let class = <&jni::objects::JClass>::from(class.as_obj());
+                let length = i32::try_from(self.len()).unwrap_or(i32::MAX);
+                let array = env.new_object_array(length, class, jni::objects::JObject::null())?;
+                for (i, item) in self.into_iter().enumerate().take(length as usize) {
+                    let object = item.new_java(env)?;
+                    env.set_object_array_element(&array, i as i32, &object)?;
+                    env.delete_local_ref(object)?;
+                }
+                Ok(jni::objects::JValueOwned::Object(array.into()))
             }
         }
     };

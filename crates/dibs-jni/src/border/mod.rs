@@ -80,6 +80,18 @@ codes! {
     }
 }
 
+codes! {
+    /// What an operator's forced release found.
+    ForcedRelease {
+        /// The lock held the token given, and was deleted.
+        Released,
+        /// The lock was free: nothing to release.
+        Free,
+        /// Another holder has the lock now: not touched.
+        OtherHolder,
+    }
+}
+
 record! {
     /// What an acquire says.
     Acquired {
@@ -109,6 +121,120 @@ record! {
     }
 }
 
+record! {
+    /// Who holds a lock, as one round trip read it; the lock unchanged.
+    Inspected {
+        /// Whether the lock is held.
+        held: bool,
+        /// How long until it expires, in milliseconds; -1 when held without expiry, or free.
+        remaining_ms: i64,
+        /// The holder's host, or null (free, or a value dibs did not write).
+        host: Option<String>,
+        /// The holder's process id; -1 when unknown.
+        pid: i64,
+        /// When the holder acquired it, Unix ms by its clock; -1 when unknown.
+        acquired_at_ms: i64,
+    }
+}
+
+record! {
+    /// One recorded run of a job, from its history.
+    Run {
+        /// When the release recorded it, Unix ms by the server's clock.
+        recorded_at_ms: i64,
+        /// The lock's whole name, its tick included.
+        lock_name: String,
+        /// The host of the instance that ran it.
+        host: String,
+        /// The process id of the instance that ran it.
+        pid: i64,
+        /// The conn's instance id, or null.
+        instance_id: Option<String>,
+        /// When the lock was acquired, Unix ms by the holder's clock.
+        started_at_ms: i64,
+        /// How long the lock was held, in milliseconds.
+        duration_ms: i64,
+        /// The run's fencing token.
+        fencing_token: i64,
+        /// How the run ended, as the history writes it (released, kept, expired, ...).
+        ended: String,
+        /// How its task ended, as its caller said.
+        task: Task,
+        /// Who forced its release, or null.
+        forced_by: Option<String>,
+        /// Its atLeast, in milliseconds.
+        at_least_ms: i64,
+        /// Whether it was a catch-up's run.
+        catch_up: bool,
+    }
+}
+
+record! {
+    /// The last recorded runs of a job or lock, and what they prove.
+    History {
+        /// The job whose history holds them, or null when nothing matched.
+        job: Option<String>,
+        /// Since when the history holds every run of the job, Unix ms.
+        complete_since_ms: i64,
+        /// When the history last evicted a run of any job, Unix ms; -1 for never.
+        evicted_at_ms: i64,
+        /// When the history last evicted a run of this job, Unix ms; -1 for never.
+        job_evicted_at_ms: i64,
+        /// The runs, newest first.
+        runs: Vec<Run>,
+    }
+}
+
+record! {
+    /// A lock held now, with its holder's token.
+    Held {
+        /// The lock's name.
+        name: String,
+        /// The holder's host, or null when the value was not written by dibs.
+        host: Option<String>,
+        /// The holder's process id; -1 when unknown.
+        pid: i64,
+        /// When the holder acquired it, Unix ms by its clock; -1 when unknown.
+        acquired_at_ms: i64,
+        /// How long until it expires, in milliseconds; -1 when it has no expiry.
+        remaining_ms: i64,
+        /// The holder's token, or null.
+        token: Option<String>,
+        /// Whether a run holds it (a lock kept for the rest of atLeast, or a tick's done mark, is
+        /// held by none).
+        running: bool,
+    }
+}
+
+record! {
+    /// A job with a recorded run.
+    Recorded {
+        /// The job's name.
+        job: String,
+        /// When its last run was recorded, Unix ms.
+        last_recorded_ms: i64,
+    }
+}
+
+record! {
+    /// What a scan of the keyspace found: complete, or cut short by its time budget.
+    Listing {
+        /// Whether the scan reached the end of the keyspace on every master (when false, another
+        /// match may exist).
+        complete: bool,
+        /// Whether more matched than the limit (the items are then the first of them).
+        truncated: bool,
+        /// About how many keys the scan looked at.
+        scanned: i64,
+        /// How many keys there are (summed over the masters).
+        keys: i64,
+        /// The held locks found (a listing of locks), else empty.
+        locks: Vec<Held>,
+        /// The jobs found (a listing of jobs), else empty.
+        jobs: Vec<Recorded>,
+    }
+}
+
 /// Every declaration, in the order `Border.java` has them.
 #[cfg(test)]
 pub(crate) const ALL: &[java::Declaration] = &[
@@ -116,6 +242,13 @@ pub(crate) const ALL: &[java::Declaration] = &[
     java::Declaration::Codes(&TickState::JAVA),
     java::Declaration::Codes(&Task::JAVA),
     java::Declaration::Codes(&Ending::JAVA),
+    java::Declaration::Codes(&ForcedRelease::JAVA),
     java::Declaration::Record(&Acquired::JAVA),
     java::Declaration::Record(&Released::JAVA),
+    java::Declaration::Record(&Inspected::JAVA),
+    java::Declaration::Record(&Run::JAVA),
+    java::Declaration::Record(&History::JAVA),
+    java::Declaration::Record(&Held::JAVA),
+    java::Declaration::Record(&Recorded::JAVA),
+    java::Declaration::Record(&Listing::JAVA),
 ];

@@ -1,9 +1,8 @@
 //! The `native` methods of `dibs.NativeLib`, by purpose: `conn` (connecting and closing),
 //! `lease` (a lease from acquire to release) and `fleet` (the locks and jobs of a conn); the
-//! reading of Java strings and the string tables they share are here.
+//! reading of Java strings they share is here.
 
-use jni::objects::{JObject, JString};
-use jni::sys::jobject;
+use jni::objects::JString;
 use jni::JNIEnv;
 
 use super::guard::Failure;
@@ -34,22 +33,4 @@ fn read_string(env: &mut JNIEnv, s: &JString, arg: &'static str) -> Result<Strin
         }
         .into()),
     }
-}
-
-/// A `String[]` of `fields` per item, `null` where a field is absent: Java reads it back into
-/// its types (`dibs.DibsRun`, `dibs.HeldLock`, ...).
-fn string_table(env: &mut JNIEnv, cells: &[Option<String>]) -> Result<jobject, Failure> {
-    let array = env.new_object_array(
-        i32::try_from(cells.len()).unwrap_or(i32::MAX),
-        "java/lang/String",
-        JObject::null(),
-    )?;
-    for (i, cell) in cells.iter().enumerate() {
-        if let Some(text) = cell {
-            let text = env.new_string(text)?;
-            env.set_object_array_element(&array, i as i32, &text)?;
-            env.delete_local_ref(text)?;
-        }
-    }
-    Ok(array.into_raw())
 }

@@ -120,6 +120,28 @@ final class Border {
         }
     }
 
+    /** What an operator's forced release found. */
+    enum ForcedRelease {
+        /** The lock held the token given, and was deleted. */
+        RELEASED,
+        /** The lock was free: nothing to release. */
+        FREE,
+        /** Another holder has the lock now: not touched. */
+        OTHER_HOLDER;
+
+        private static final ForcedRelease[] BY_CODE = values();
+
+        /** The constant of a code Rust sent. */
+        static ForcedRelease of(int code) {
+            return BY_CODE[code];
+        }
+
+        /** The code Rust reads. */
+        int code() {
+            return ordinal();
+        }
+    }
+
     /** What an acquire says. */
     static final class Acquired {
         /** How it ended. */
@@ -161,5 +183,148 @@ final class Border {
         Ending ending() {
             return Ending.of(ending);
         }
+    }
+
+    /** Who holds a lock, as one round trip read it; the lock unchanged. */
+    static final class Inspected {
+        /** Whether the lock is held. */
+        boolean held;
+
+        /** How long until it expires, in milliseconds; -1 when held without expiry, or free. */
+        long remainingMs;
+
+        /** The holder's host, or null (free, or a value dibs did not write). */
+        String host;
+
+        /** The holder's process id; -1 when unknown. */
+        long pid;
+
+        /** When the holder acquired it, Unix ms by its clock; -1 when unknown. */
+        long acquiredAtMs;
+    }
+
+    /** One recorded run of a job, from its history. */
+    static final class Run {
+        /** When the release recorded it, Unix ms by the server's clock. */
+        long recordedAtMs;
+
+        /** The lock's whole name, its tick included. */
+        String lockName;
+
+        /** The host of the instance that ran it. */
+        String host;
+
+        /** The process id of the instance that ran it. */
+        long pid;
+
+        /** The conn's instance id, or null. */
+        String instanceId;
+
+        /** When the lock was acquired, Unix ms by the holder's clock. */
+        long startedAtMs;
+
+        /** How long the lock was held, in milliseconds. */
+        long durationMs;
+
+        /** The run's fencing token. */
+        long fencingToken;
+
+        /** How the run ended, as the history writes it (released, kept, expired, ...). */
+        String ended;
+
+        /** How its task ended, as its caller said. */
+        int task;
+
+        /** Who forced its release, or null. */
+        String forcedBy;
+
+        /** Its atLeast, in milliseconds. */
+        long atLeastMs;
+
+        /** Whether it was a catch-up's run. */
+        boolean catchUp;
+
+        /** How its task ended, as its caller said. */
+        Task task() {
+            return Task.of(task);
+        }
+    }
+
+    /** The last recorded runs of a job or lock, and what they prove. */
+    static final class History {
+        /** The job whose history holds them, or null when nothing matched. */
+        String job;
+
+        /** Since when the history holds every run of the job, Unix ms. */
+        long completeSinceMs;
+
+        /** When the history last evicted a run of any job, Unix ms; -1 for never. */
+        long evictedAtMs;
+
+        /** When the history last evicted a run of this job, Unix ms; -1 for never. */
+        long jobEvictedAtMs;
+
+        /** The runs, newest first. */
+        Run[] runs;
+    }
+
+    /** A lock held now, with its holder's token. */
+    static final class Held {
+        /** The lock's name. */
+        String name;
+
+        /** The holder's host, or null when the value was not written by dibs. */
+        String host;
+
+        /** The holder's process id; -1 when unknown. */
+        long pid;
+
+        /** When the holder acquired it, Unix ms by its clock; -1 when unknown. */
+        long acquiredAtMs;
+
+        /** How long until it expires, in milliseconds; -1 when it has no expiry. */
+        long remainingMs;
+
+        /** The holder's token, or null. */
+        String token;
+
+        /**
+         * Whether a run holds it (a lock kept for the rest of atLeast, or a tick's done mark, is
+         * held by none).
+         */
+        boolean running;
+    }
+
+    /** A job with a recorded run. */
+    static final class Recorded {
+        /** The job's name. */
+        String job;
+
+        /** When its last run was recorded, Unix ms. */
+        long lastRecordedMs;
+    }
+
+    /** What a scan of the keyspace found: complete, or cut short by its time budget. */
+    static final class Listing {
+        /**
+         * Whether the scan reached the end of the keyspace on every master (when false, another
+         * match may exist).
+         */
+        boolean complete;
+
+        /** Whether more matched than the limit (the items are then the first of them). */
+        boolean truncated;
+
+        /** About how many keys the scan looked at. */
+        long scanned;
+
+        /** How many keys there are (summed over the masters). */
+        long keys;
+
+        /** The held locks found (a listing of locks), else empty. */
+        Held[] locks;
+
+        /** The jobs found (a listing of jobs), else empty. */
+        Recorded[] jobs;
     }
 }

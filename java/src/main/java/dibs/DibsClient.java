@@ -261,7 +261,7 @@ public final class DibsClient implements AutoCloseable {
      */
     public LockInfo inspect(String lockName) {
         checkOpen(lockName, this);
-        return NativeIo.inspect(handle, lockName);
+        return new LockInfo(NativeIo.inspect(handle, lockName));
     }
 
     /**
@@ -282,7 +282,7 @@ public final class DibsClient implements AutoCloseable {
     public DibsHistory history(String name, int limit) {
         checkOpen(name, this);
         checkLimit(limit);
-        return DibsHistory.fromTable(name, NativeIo.history(handle, name, limit));
+        return new DibsHistory(name, NativeIo.history(handle, name, limit));
     }
 
     /**
@@ -312,12 +312,12 @@ public final class DibsClient implements AutoCloseable {
     public DibsListing<DibsJob> jobs(int limit) {
         checkOpen("jobs", this);
         checkLimit(limit);
-        String[] cells = NativeIo.jobs(handle, limit, SCAN_BUDGET_MS);
+        Border.Listing found = NativeIo.jobs(handle, limit, SCAN_BUDGET_MS);
         List<DibsJob> jobs = new ArrayList<>();
-        for (int i = DibsListing.HEAD; i + 1 < cells.length; i += 2) {
-            jobs.add(new DibsJob(cells[i], Instant.ofEpochMilli(Long.parseLong(cells[i + 1]))));
+        for (Border.Recorded job : found.jobs) {
+            jobs.add(new DibsJob(job.job, Instant.ofEpochMilli(job.lastRecordedMs)));
         }
-        return DibsListing.of(Collections.unmodifiableList(jobs), cells);
+        return new DibsListing<>(Collections.unmodifiableList(jobs), found);
     }
 
     /**
@@ -335,8 +335,8 @@ public final class DibsClient implements AutoCloseable {
     public DibsListing<HeldLock> locks(String pattern, int limit) {
         checkOpen(pattern, this);
         checkLimit(limit);
-        String[] cells = NativeIo.locks(handle, pattern, limit, SCAN_BUDGET_MS);
-        return DibsListing.of(HeldLock.fromTable(cells, DibsListing.HEAD), cells);
+        Border.Listing found = NativeIo.locks(handle, pattern, limit, SCAN_BUDGET_MS);
+        return new DibsListing<>(HeldLock.all(found.locks), found);
     }
 
     /**
@@ -371,8 +371,8 @@ public final class DibsClient implements AutoCloseable {
         checkOpen(job, this);
         checkScanBudget(budget);
         // In whole milliseconds, as the scan counts them; at least 1.
-        String[] cells = NativeIo.running(handle, job, Math.max(1, budget.toMillis()));
-        return DibsListing.of(HeldLock.fromTable(cells, DibsListing.HEAD), cells);
+        Border.Listing found = NativeIo.running(handle, job, Math.max(1, budget.toMillis()));
+        return new DibsListing<>(HeldLock.all(found.locks), found);
     }
 
     /**
@@ -400,8 +400,8 @@ public final class DibsClient implements AutoCloseable {
      */
     public Optional<HeldLock> heldLock(String lockName) {
         checkOpen(lockName, this);
-        List<HeldLock> found = HeldLock.fromTable(NativeIo.heldLock(handle, lockName), 0);
-        return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
+        Border.Held found = NativeIo.heldLock(handle, lockName);
+        return found == null ? Optional.empty() : Optional.of(new HeldLock(found));
     }
 
     /**
@@ -421,7 +421,8 @@ public final class DibsClient implements AutoCloseable {
         checkOpen(lockName, this);
         Lifecycle.checkNotNull(token, "token");
         Lifecycle.checkNotNull(by, "by");
-        return NativeIo.forceRelease(handle, lockName, token, by) == 1;
+        return Border.ForcedRelease.of(NativeIo.forceRelease(handle, lockName, token, by))
+                == Border.ForcedRelease.RELEASED;
     }
 
     private static void checkLimit(int limit) {

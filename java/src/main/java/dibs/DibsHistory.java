@@ -19,18 +19,13 @@ public final class DibsHistory extends AbstractList<DibsRun> {
     private final Instant ownRunsEvictedAt;
     private final List<DibsRun> runs;
 
-    private DibsHistory(String name, String[] cells) {
+    DibsHistory(String name, Border.History history) {
         this.name = name;
-        this.job = cells[0];
-        this.completeSince = Instant.ofEpochMilli(Long.parseLong(cells[1]));
-        this.evictedAt = cells[2] == null ? null : Instant.ofEpochMilli(Long.parseLong(cells[2]));
-        this.ownRunsEvictedAt = cells[3] == null ? null : Instant.ofEpochMilli(Long.parseLong(cells[3]));
-        this.runs = DibsRun.fromTable(cells, 4);
-    }
-
-    /** Reads the native side's table: a head of 4 cells, then the runs. */
-    static DibsHistory fromTable(String name, String[] cells) {
-        return new DibsHistory(name, cells);
+        this.job = history.job;
+        this.completeSince = Instant.ofEpochMilli(history.completeSinceMs);
+        this.evictedAt = history.evictedAtMs < 0 ? null : Instant.ofEpochMilli(history.evictedAtMs);
+        this.ownRunsEvictedAt = history.jobEvictedAtMs < 0 ? null : Instant.ofEpochMilli(history.jobEvictedAtMs);
+        this.runs = DibsRun.all(history.runs);
     }
 
     @Override

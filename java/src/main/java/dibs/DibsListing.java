@@ -17,19 +17,12 @@ public final class DibsListing<T> extends AbstractList<T> {
     private final long scannedKeys;
     private final long keys;
 
-    private DibsListing(List<T> items, String[] head) {
+    DibsListing(List<T> items, Border.Listing found) {
         this.items = items;
-        this.complete = Boolean.parseBoolean(head[0]);
-        this.truncated = Boolean.parseBoolean(head[1]);
-        this.scannedKeys = Long.parseLong(head[2]);
-        this.keys = Long.parseLong(head[3]);
-    }
-
-    /** The native side's head: complete, truncated, keys scanned, keys there are. */
-    static final int HEAD = 4;
-
-    static <T> DibsListing<T> of(List<T> items, String[] cells) {
-        return new DibsListing<>(items, cells);
+        this.complete = found.complete;
+        this.truncated = found.truncated;
+        this.scannedKeys = found.scanned;
+        this.keys = found.keys;
     }
 
     @Override

@@ -13,8 +13,6 @@ import java.util.Optional;
  * own script (no extra round trip); an operator's forced release is recorded too.
  */
 public final class DibsRun {
-    private static final int FIELDS = 13;
-
     private final Instant recordedAt;
     private final String lockName;
     private final String host;
@@ -29,27 +27,27 @@ public final class DibsRun {
     private final Duration atLeast;
     private final boolean catchUp;
 
-    private DibsRun(String[] f, int at) {
-        recordedAt = Instant.ofEpochMilli(Long.parseLong(f[at]));
-        lockName = f[at + 1];
-        host = f[at + 2];
-        pid = Long.parseLong(f[at + 3]);
-        instanceId = f[at + 4];
-        startedAt = Instant.ofEpochMilli(Long.parseLong(f[at + 5]));
-        duration = Duration.ofMillis(Long.parseLong(f[at + 6]));
-        fencingToken = Long.parseLong(f[at + 7]);
-        ended = f[at + 8];
-        taskSucceeded = f[at + 9] == null ? null : Boolean.valueOf(f[at + 9]);
-        forcedBy = f[at + 10];
-        atLeast = Duration.ofMillis(Long.parseLong(f[at + 11]));
-        catchUp = Boolean.parseBoolean(f[at + 12]);
+    private DibsRun(Border.Run run) {
+        recordedAt = Instant.ofEpochMilli(run.recordedAtMs);
+        lockName = run.lockName;
+        host = run.host;
+        pid = run.pid;
+        instanceId = run.instanceId;
+        startedAt = Instant.ofEpochMilli(run.startedAtMs);
+        duration = Duration.ofMillis(run.durationMs);
+        fencingToken = run.fencingToken;
+        ended = run.ended;
+        taskSucceeded = run.task() == Border.Task.UNKNOWN ? null : run.task() == Border.Task.SUCCEEDED;
+        forcedBy = run.forcedBy;
+        atLeast = Duration.ofMillis(run.atLeastMs);
+        catchUp = run.catchUp;
     }
 
-    /** Reads the native side's table from cell {@code from}: {@value #FIELDS} cells per run. */
-    static List<DibsRun> fromTable(String[] cells, int from) {
-        List<DibsRun> runs = new ArrayList<>(cells.length / FIELDS);
-        for (int at = from; at + FIELDS <= cells.length; at += FIELDS) {
-            runs.add(new DibsRun(cells, at));
+    /** The native side's runs, in their order. */
+    static List<DibsRun> all(Border.Run[] found) {
+        List<DibsRun> runs = new ArrayList<>(found.length);
+        for (Border.Run run : found) {
+            runs.add(new DibsRun(run));
         }
         return Collections.unmodifiableList(runs);
     }

@@ -14,8 +14,6 @@ import java.util.OptionalLong;
  * {@link DibsClient#forceRelease} takes; {@link #toString()} never shows it.
  */
 public final class HeldLock {
-    private static final int FIELDS = 7;
-
     private final String name;
     private final String host;
     private final long pid;
@@ -24,21 +22,21 @@ public final class HeldLock {
     private final String token;
     private final boolean running;
 
-    private HeldLock(String[] f, int at) {
-        name = f[at];
-        host = f[at + 1];
-        pid = f[at + 2] == null ? -1 : Long.parseLong(f[at + 2]);
-        acquiredAtMs = f[at + 3] == null ? -1 : Long.parseLong(f[at + 3]);
-        remainingMs = f[at + 4] == null ? -1 : Long.parseLong(f[at + 4]);
-        token = f[at + 5];
-        running = "1".equals(f[at + 6]);
+    HeldLock(Border.Held held) {
+        name = held.name;
+        host = held.host;
+        pid = held.pid;
+        acquiredAtMs = held.acquiredAtMs;
+        remainingMs = held.remainingMs;
+        token = held.token;
+        running = held.running;
     }
 
-    /** Reads the native side's table from cell {@code from}: {@value #FIELDS} cells per lock. */
-    static List<HeldLock> fromTable(String[] cells, int from) {
-        List<HeldLock> locks = new ArrayList<>(cells.length / FIELDS);
-        for (int at = from; at + FIELDS <= cells.length; at += FIELDS) {
-            locks.add(new HeldLock(cells, at));
+    /** The native side's held locks, in their order. */
+    static List<HeldLock> all(Border.Held[] found) {
+        List<HeldLock> locks = new ArrayList<>(found.length);
+        for (Border.Held held : found) {
+            locks.add(new HeldLock(held));
         }
         return Collections.unmodifiableList(locks);
     }

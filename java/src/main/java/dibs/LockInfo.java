@@ -17,13 +17,13 @@ public final class LockInfo {
     private final long pid;
     private final long acquiredAtMs;
 
-    /** Built by the native side; -1 stands for "unknown". */
-    LockInfo(boolean held, long remainingMs, String host, long pid, long acquiredAtMs) {
-        this.held = held;
-        this.remainingMs = remainingMs;
-        this.host = host;
-        this.pid = pid;
-        this.acquiredAtMs = acquiredAtMs;
+    /** From what the native side read; -1 stands for "unknown". */
+    LockInfo(Border.Inspected read) {
+        this.held = read.held;
+        this.remainingMs = read.remainingMs;
+        this.host = read.host;
+        this.pid = read.pid;
+        this.acquiredAtMs = read.acquiredAtMs;
     }
 
     /** @return true if some instance holds the lock now */

@@ -83,42 +83,42 @@ final class NativeIo {
         return offload(() -> NativeLib.extend(lease, atMostMs, atLeastMs));
     }
 
-    static LockInfo inspect(long handle, String lockName) {
+    static Border.Inspected inspect(long handle, String lockName) {
         if (!isVirtual()) {
             return NativeLib.inspect(handle, lockName);
         }
         return offload(() -> NativeLib.inspect(handle, lockName));
     }
 
-    static String[] history(long handle, String job, int limit) {
+    static Border.History history(long handle, String job, int limit) {
         if (!isVirtual()) {
             return NativeLib.history(handle, job, limit);
         }
         return offload(() -> NativeLib.history(handle, job, limit));
     }
 
-    static String[] jobs(long handle, int limit, long budgetMs) {
+    static Border.Listing jobs(long handle, int limit, long budgetMs) {
         if (!isVirtual()) {
             return NativeLib.jobs(handle, limit, budgetMs);
         }
         return offload(() -> NativeLib.jobs(handle, limit, budgetMs));
     }
 
-    static String[] running(long handle, String job, long budgetMs) {
+    static Border.Listing running(long handle, String job, long budgetMs) {
         if (!isVirtual()) {
             return NativeLib.running(handle, job, budgetMs);
         }
         return offload(() -> NativeLib.running(handle, job, budgetMs));
     }
 
-    static String[] locks(long handle, String pattern, int limit, long budgetMs) {
+    static Border.Listing locks(long handle, String pattern, int limit, long budgetMs) {
         if (!isVirtual()) {
             return NativeLib.locks(handle, pattern, limit, budgetMs);
         }
         return offload(() -> NativeLib.locks(handle, pattern, limit, budgetMs));
     }
 
-    static String[] heldLock(long handle, String lockName) {
+    static Border.Held heldLock(long handle, String lockName) {
         if (!isVirtual()) {
             return NativeLib.heldLock(handle, lockName);
         }

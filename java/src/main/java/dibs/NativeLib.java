@@ -3,7 +3,9 @@ package dibs;
 /**
  * The JNI boundary: the only methods of dibs implemented in Rust ({@code Java_dibs_NativeLib_*}).
  *
- * <p>Names and signatures are a contract with the Rust crate; change both sides together.
+ * <p>Names and signatures are a contract with the Rust crate; what crosses besides the arguments
+ * ({@link Border}'s records and codes) is generated from its declarations in
+ * {@code crates/dibs-jni/src/border}.
  * Loading the class loads the native library (see {@link NativeLoader}).
  */
 final class NativeLib {
@@ -185,37 +187,34 @@ final class NativeLib {
      * @throws DibsArgumentException on an invalid name, before any I/O
      * @throws DibsException when Redis could not be read
      */
-    static native LockInfo inspect(long handle, String lockName);
+    static native Border.Inspected inspect(long handle, String lockName);
+
+    /** The last {@code limit} recorded runs of the job or lock {@code name}, and what they prove. */
+    static native Border.History history(long handle, String name, int limit);
 
     /**
-     * The last {@code limit} recorded runs of the job or lock {@code name}: {@link DibsHistory}'s
-     * head (the job, complete since, last eviction), then {@link DibsRun}'s table.
+     * The jobs with a recorded run, the most recent first, scanned for at most {@code budgetMs}
+     * (in {@link Border.Listing#jobs}).
      */
-    static native String[] history(long handle, String name, int limit);
-
-    /**
-     * The jobs with a recorded run, the most recent first, scanned for at most {@code budgetMs}:
-     * {@link DibsListing}'s head, then name and last record (Unix ms).
-     */
-    static native String[] jobs(long handle, int limit, long budgetMs);
+    static native Border.Listing jobs(long handle, int limit, long budgetMs);
 
     /**
      * The held locks whose names match the glob {@code pattern}, scanned for at most
-     * {@code budgetMs}: {@link DibsListing}'s head, then {@link HeldLock}'s table.
+     * {@code budgetMs} (in {@link Border.Listing#locks}).
      */
-    static native String[] locks(long handle, String pattern, int limit, long budgetMs);
+    static native Border.Listing locks(long handle, String pattern, int limit, long budgetMs);
 
     /**
      * The locks of the job {@code job} that a run holds now (its own name, its ticks', the names
-     * whose job it is, each with a fresh token), scanned for at most {@code budgetMs}: as
-     * {@link #locks}'s table.
+     * whose job it is, each with a fresh token), scanned for at most {@code budgetMs}, as
+     * {@link #locks} lists them.
      */
-    static native String[] running(long handle, String job, long budgetMs);
+    static native Border.Listing running(long handle, String job, long budgetMs);
 
-    /** The lock {@code lockName} with its token: one row of {@link HeldLock}'s table, none when free. */
-    static native String[] heldLock(long handle, String lockName);
+    /** The lock {@code lockName} with its token; null when free. */
+    static native Border.Held heldLock(long handle, String lockName);
 
-    /** Deletes {@code lockName} if it holds {@code token}: 1 done, 0 free, -1 another holder's. */
+    /** Deletes {@code lockName} if it holds {@code token}: a {@link Border.ForcedRelease} code. */
     static native int forceRelease(long handle, String lockName, String token, String by);
 
     /** The job a lock name belongs to (the one rule of the history, the meters, the expectations). */
