@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use jni::objects::{GlobalRef, JFieldID, JObject, JValueOwned};
+use jni::objects::{JClass, JFieldID, JObject, JValueOwned};
 use jni::JNIEnv;
 
 use crate::guard::Failure;
@@ -114,45 +114,53 @@ impl ToField for Option<String> {
     }
 }
 
-/// One record's Java class (`dibs.Border$<name>`) and its field ids, looked up on first use; the
-/// class is held by a global reference, so that it stays loaded while the ids are in use.
-pub(crate) struct ClassIds(OnceLock<(GlobalRef, Vec<JFieldID>)>);
+/// The field ids of one record's Java class (`dibs.Border$<name>`), looked up on first use. No
+/// reference to the class is kept: the ids stay valid while the class is loaded, which it is while
+/// this library is (both belong to one class loader), and a kept reference would stop a
+/// redeployed application's class loader, and this library's copy, from ever being unloaded.
+pub(crate) struct FieldIds(OnceLock<Vec<JFieldID>>);
 
-impl ClassIds {
+impl FieldIds {
     pub(crate) const fn new() -> Self {
-        ClassIds(OnceLock::new())
+        FieldIds(OnceLock::new())
     }
 
-    /// The class, and the ids of `record`'s fields in declaration order.
-    pub(crate) fn of(
-        &self,
-        env: &mut JNIEnv,
-        record: &Record,
-    ) -> Result<(&GlobalRef, &[JFieldID]), Failure> {
-        if let Some((class, ids)) = self.0.get() {
-            return Ok((class, ids));
+    /// The ids of `record`'s fields, in declaration order.
+    pub(crate) fn of(&self, env: &mut JNIEnv, record: &Record) -> Result<&[JFieldID], Failure> {
+        if let Some(ids) = self.0.get() {
+            return Ok(ids);
         }
-        let class = env.find_class(format!("dibs/Border${}", record.name))?;
+        let class = class(env, record)?;
         let mut ids = Vec::with_capacity(record.fields.len());
         for field in record.fields {
             ids.push(env.get_field_id(&class, camel_case(field.name), field.ty.signature)?);
         }
-        let class = env.new_global_ref(class)?;
-        let (class, ids) = self.0.get_or_init(|| (class, ids));
-        Ok((class, ids))
+        env.delete_local_ref(class)?;
+        Ok(self.0.get_or_init(|| ids))
     }
 }
 
-/// Sets one field of a record's Java object.
+/// A record's Java class, found by the calling Java method's class loader.
+pub(crate) fn class<'l>(env: &mut JNIEnv<'l>, record: &Record) -> Result<JClass<'l>, Failure> {
+    Ok(env.find_class(format!("dibs/Border${}", record.name))?)
+}
+
+/// Sets one field of a record's Java object; a reference made for the value is let go at once
+/// (a list of 10,000 records would otherwise hold one local reference a text until it returns).
 pub(crate) fn set(
     env: &mut JNIEnv,
     object: &JObject,
     id: JFieldID,
     value: JValueOwned,
 ) -> Result<(), Failure> {
-    // `id` was looked up in this record's class with this field's signature (ClassIds), and
+    // `id` was looked up in this record's class with this field's signature (FieldIds), and
     // `value` is of the type that signature names (ToField): jni checks the type too.
     env.set_field_unchecked(object, id, value.borrow())?;
+    if let JValueOwned::Object(made) = value {
+        if !made.is_null() {
+            env.delete_local_ref(made)?;
+        }
+    }
     Ok(())
 }
 
@@ -244,8 +252,9 @@ macro_rules! record {
                 env: &mut jni::JNIEnv,
                 into: &jni::objects::JObject,
             ) -> Result<(), $crate::guard::Failure> {
-                let (_, ids) = Self::class_ids(env)?;
-                let mut ids = ids.to_vec().into_iter();
+                static IDS: $crate::border::declare::FieldIds = $crate::border::declare::FieldIds::new();
+                let ids = IDS.of(env, &Self::JAVA)?;
+                let mut ids = ids.iter().copied();
                 $(
                     let value = $crate::border::declare::ToField::value(self.$field, env)?;
                     let id = ids.next().expect("one id a field");
@@ -254,24 +263,27 @@ macro_rules! record {
                 Ok(())
             }
 
-            /// A new Java object of this record, filled (for what Rust returns, as a list's items).
+            /// A new Java object of this record, filled (for what Rust returns).
             #[allow(dead_code)] // not every record is made in Rust
             pub(crate) fn new_java<'l>(
                 self,
                 env: &mut jni::JNIEnv<'l>,
             ) -> Result<jni::objects::JObject<'l>, $crate::guard::Failure> {
-                let (class, _) = Self::class_ids(env)?;
-                let class = <&jni::objects::JClass>::from(class.as_obj());
-                let object = env.alloc_object(class)?;
-                self.write(env, &object)?;
+                let class = $crate::border::declare::class(env, &Self::JAVA)?;
+                let object = self.new_java_of(env, &class)?;
+                env.delete_local_ref(class)?;
                 Ok(object)
             }
 
-            fn class_ids(
-                env: &mut jni::JNIEnv,
-            ) -> Result<(&'static jni::objects::GlobalRef, &'static [jni::objects::JFieldID]), $crate::guard::Failure> {
-                static IDS: $crate::border::declare::ClassIds = $crate::border::declare::ClassIds::new();
-                IDS.of(env, &Self::JAVA)
+            /// A new Java object of this record, of its `class` found already.
+            fn new_java_of<'l>(
+                self,
+                env: &mut jni::JNIEnv<'l>,
+                class: &jni::objects::JClass,
+            ) -> Result<jni::objects::JObject<'l>, $crate::guard::Failure> {
+                let object = env.alloc_object(class)?;
+                self.write(env, &object)?;
+                Ok(object)
             }
         }
 
@@ -286,15 +298,15 @@ macro_rules! record {
                 self,
                 env: &mut jni::JNIEnv<'l>,
             ) -> Result<jni::objects::JValueOwned<'l>, $crate::guard::Failure> {
-                let (class, _) = $name::class_ids(env)?;
-                let class = <&jni::objects::JClass>::from(class.as_obj());
+                let class = $crate::border::declare::class(env, &$name::JAVA)?;
                 let length = i32::try_from(self.len()).unwrap_or(i32::MAX);
-                let array = env.new_object_array(length, class, jni::objects::JObject::null())?;
+                let array = env.new_object_array(length, &class, jni::objects::JObject::null())?;
                 for (i, item) in self.into_iter().enumerate().take(length as usize) {
-                    let object = item.new_java(env)?;
+                    let object = item.new_java_of(env, &class)?;
                     env.set_object_array_element(&array, i as i32, &object)?;
                     env.delete_local_ref(object)?;
                 }
+                env.delete_local_ref(class)?;
                 Ok(jni::objects::JValueOwned::Object(array.into()))
             }
         }
