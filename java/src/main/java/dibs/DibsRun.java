@@ -37,7 +37,8 @@ public final class DibsRun {
         duration = Duration.ofMillis(run.durationMs);
         fencingToken = run.fencingToken;
         ended = run.ended;
-        taskSucceeded = run.task() == Border.Task.UNKNOWN ? null : run.task() == Border.Task.SUCCEEDED;
+        Border.Task task = run.task();
+        taskSucceeded = task == Border.Task.UNKNOWN ? null : task == Border.Task.SUCCEEDED;
         forcedBy = run.forcedBy;
         atLeast = Duration.ofMillis(run.atLeastMs);
         catchUp = run.catchUp;
