@@ -21,6 +21,23 @@ const SCAN_BATCH: usize = 1000;
 /// How long a listing scans by default (the CLI's `--budget`, the JVM's listings).
 pub const SCAN_BUDGET: Duration = Duration::from_secs(5);
 
+/// The longest a listing may scan.
+pub const MAX_SCAN_BUDGET: Duration = Duration::from_secs(3600);
+
+/// Checks a listing's time budget, before any I/O: more than 0, at most [`MAX_SCAN_BUDGET`].
+pub fn validate_budget(budget: Duration) -> Result<()> {
+    if budget.is_zero() || budget > MAX_SCAN_BUDGET {
+        return Err(Error::invalid(
+            "budget",
+            format!(
+                "budget must be more than 0 and at most 1 h, got {} ms",
+                budget.as_millis()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// What a name given to [`Locker::history`] matched.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Matched {
@@ -341,6 +358,7 @@ impl Locker {
         what: &str,
         mut batch: impl FnMut(&mut Conn, Vec<Vec<u8>>) -> RedisResult<Vec<T>>,
     ) -> Result<(Vec<T>, Scanned)> {
+        validate_budget(budget)?;
         let deadline = Instant::now() + budget;
         // One master's: its items, then how far it got. A retry on a fresh connection starts
         // that master afresh.

@@ -35,7 +35,10 @@ mod shown;
 mod sweeper;
 mod tls;
 
-pub use check::{held_for, Judgement, Rules, Standing, Unproven, Verdict};
+pub use check::{
+    evicted_note, expected_window, free_since, held_for, utc, Checked, Judgement, Question, Rules,
+    Standing, Unknown, Unproven, Verdict, RUNS_SHOWN,
+};
 pub use connspec::{
     Address, ClientCert, ConnKey, ConnSpec, Durable, Pem, SpecValue, CONN_KEYS, CONN_MAP_KEYS,
     DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_KEY_PREFIX,
@@ -43,7 +46,9 @@ pub use connspec::{
 };
 pub use ending::{Ended, Ending};
 pub use error::{Error, Result};
-pub use fleet::{ForcedRelease, History, Listing, Matched, SCAN_BUDGET};
+pub use fleet::{
+    validate_budget, ForcedRelease, History, Listing, Matched, MAX_SCAN_BUDGET, SCAN_BUDGET,
+};
 pub use history::{
     HeldLock, Job, Run, RunEnded, TaskResult, HISTORY_JOBS, HISTORY_LENGTH, HISTORY_TTL,
 };

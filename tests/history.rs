@@ -300,13 +300,17 @@ fn ten_thousand_names_that_are_jobs_of_their_own_keep_at_most_history_jobs_strea
     let now = dropped.evicted_at_unix_ms.unwrap() + 1;
     assert!(
         matches!(
-            dropped.check(now, Duration::from_secs(3600)),
+            dropped.verdict("order-0", now, &common::within(Duration::from_secs(3600))),
             Verdict::Unknown { .. }
         ),
         "a dropped history proves nothing: {dropped:?}"
     );
     assert!(matches!(
-        newest.check(now, Duration::from_secs(3600)),
+        newest.verdict(
+            "order-9999",
+            now,
+            &common::within(Duration::from_secs(3600))
+        ),
         Verdict::Ran(_)
     ));
 }
@@ -413,7 +417,11 @@ fn an_instance_id_reads_back_as_written_and_one_with_a_semicolon_is_refused() {
     assert_eq!(run.ended, RunEnded::Released);
     assert!(run.succeeded(), "{run:?}");
     assert!(matches!(
-        history.check(run.recorded_at_unix_ms, Duration::from_secs(60)),
+        history.verdict(
+            "report-2026-12-06",
+            run.recorded_at_unix_ms,
+            &common::within(Duration::from_secs(60))
+        ),
         Verdict::Ran(_)
     ));
 }
@@ -421,7 +429,11 @@ fn an_instance_id_reads_back_as_written_and_one_with_a_semicolon_is_refused() {
 /// What a daily job's check answers: `(proven overdue, unknown)` over the last 26 hours.
 fn daily_check(locker: &Locker, now: u64) -> (bool, bool, dibs::History) {
     let history = locker.history("nightly-report", 100).unwrap();
-    let verdict = history.check(now, Duration::from_secs(26 * 3600));
+    let verdict = history.verdict(
+        "nightly-report",
+        now,
+        &common::within(Duration::from_secs(26 * 3600)),
+    );
     let answer = (
         matches!(verdict, Verdict::Overdue { .. }),
         matches!(verdict, Verdict::Unknown { .. }),

@@ -153,11 +153,19 @@ fn a_tick_that_started_is_never_caught_up_whatever_became_of_its_release() {
     // job's first run, a success, still counts for the job.
     let tick_history = other.history("billing@2026-12-05", 10).unwrap();
     assert!(matches!(
-        tick_history.check(now_ms(), Duration::from_secs(60)),
+        tick_history.verdict(
+            "billing@2026-12-05",
+            now_ms(),
+            &common::within(Duration::from_secs(60))
+        ),
         Verdict::Unknown { .. }
     ));
     assert!(matches!(
-        history.check(now_ms(), Duration::from_secs(60)),
+        history.verdict(
+            "billing",
+            now_ms(),
+            &common::within(Duration::from_secs(60))
+        ),
         Verdict::Ran(_)
     ));
     // A holder that died mid-run leaves the same: its start, and no catch-up.
@@ -581,7 +589,11 @@ fn a_lock_trimmed_from_its_jobs_history_is_unknown_not_overdue() {
     );
     assert!(history.runs.is_empty(), "{history:?}");
     assert!(matches!(
-        history.check(now_ms(), Duration::from_secs(3600)),
+        history.verdict(
+            old.name(),
+            now_ms(),
+            &common::within(Duration::from_secs(3600))
+        ),
         Verdict::Unknown { .. }
     ));
 }

@@ -309,3 +309,11 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// The question `dibs check --within WINDOW` asks.
+pub fn within(window: std::time::Duration) -> dibs::Question {
+    dibs::Question {
+        within: Some(window),
+        ..dibs::Question::default()
+    }
+}

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use dibs::{
-    held_for, Error, HeldLock, Listing, Locker, Matched, Rules, Run, RunEnded, Standing, Unproven,
+    expected_window, held_for, Error, HeldLock, Question, Rules, Run, RunEnded, Standing, Unproven,
     Verdict,
 };
 
@@ -24,24 +24,40 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
         conn,
         job,
         within,
+        every,
+        grace,
+        expected_for,
         min_duration,
         max_duration,
         grace_after_start,
         budget,
     } = args;
-    let rules = Rules {
-        min_duration,
-        max_duration,
-        grace_after_start,
+    let within = match (every, within) {
+        (Some(period), _) => expected_window(period, grace)?,
+        (None, Some(_)) if grace.is_some() => {
+            return Err(Error::InvalidArgument {
+                arg: "grace",
+                message: "--grace is the grace of --every: give --every, or widen --within".into(),
+            })
+        }
+        (None, Some(within)) => within,
+        (None, None) => unreachable!("clap requires --within or --every"),
     };
-    let locker = locker(&conn, false)?;
-    let history = locker.history(&job, dibs::HISTORY_LENGTH as usize)?;
-    let running = if max_duration.is_some() || grace_after_start.is_some() {
-        Some(running(&locker, &job, &history.matched, budget)?)
-    } else {
-        None
+    let question = Question {
+        within: Some(within),
+        rules: Rules {
+            min_duration,
+            max_duration,
+            grace_after_start,
+        },
+        expected_since_unix_ms: expected_for
+            .map(|d| unix_ms().saturating_sub(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))),
+        held_excuses: every.is_some(),
+        runs_unrecorded: false,
     };
-    let now = unix_ms();
+    let checked = locker(&conn, false)?.check(&job, &question, budget)?;
+    let (history, running) = (&checked.history, &checked.running);
+    let now = checked.now_unix_ms;
     let ago = |run: &Run| {
         human(Duration::from_millis(
             now.saturating_sub(run.recorded_at_unix_ms),
@@ -63,10 +79,8 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
         ),
         _ => String::new(),
     };
-    let held: &[HeldLock] = running.as_ref().map_or(&[], |r| &r.items);
-    let all_running = running.as_ref().is_none_or(|r| r.complete);
-    let judgement = history.judge(held, all_running, now, within, &rules);
-    let partial = match &running {
+    let judgement = checked.judgement();
+    let partial = match running {
         Some(r) if !r.complete => format!(
             "; the scan for its running locks was partial (--budget {}): scanned about {} of {} keys",
             human(budget),
@@ -95,7 +109,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
     if let Some(unproven) = judgement.unproven {
         let (found, missing) = match unproven {
             Unproven::TooLong => (
-                match judgement.starting {
+                match judgement.excused_by {
                     Some(lock) => format!(
                         "a run started within the grace after start runs now: {}",
                         held_line(lock)
@@ -124,11 +138,17 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
         say!("unknown: {subject}: {found}, but {missing} may be missing{partial}");
         return Ok(EX_INCOMPLETE);
     }
-    if let (Standing::Running, Some(lock)) = (standing, judgement.starting) {
+    if let (Standing::Running, Some(lock)) = (standing, judgement.excused_by) {
+        let excuse = match grace_after_start {
+            Some(grace) => format!(
+                "a run started within the grace after start ({})",
+                human(grace)
+            ),
+            None => "a run holding its own lock".to_owned(),
+        };
         say!(
-            "running: {subject} has not run to success within {window}, but a run started within \
-             the grace after start ({}) runs now: {}; {}{partial}",
-            human(grace_after_start.unwrap_or_default()),
+            "running: {subject} has not run to success within {window}, but {excuse} runs now: \
+             {}; {}{partial}",
             held_line(lock),
             last(judgement.verdict.last_success())
         );
@@ -147,6 +167,16 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
             );
             Ok(EX_SUSPECT)
         }
+        Verdict::Awaited { latest: newest } => {
+            say!(
+                "ok: {subject} is not due yet: expected for less than {window}, and no success of \
+                 it is recorded{}",
+                latest(newest)
+            );
+            Ok(0)
+        }
+        // Not asked here: a window always.
+        Verdict::Unwatched { .. } => unreachable!("{judgement:?}"),
         Verdict::Ran(run) => {
             say!(
                 "ok: {subject} ran {} ago on {} ({}, lock {}){partial}",
@@ -175,10 +205,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
         } => {
             // The newest run whose outcome dibs did not see, where the history cannot tell past
             // it (see `History::complete_since_unix_ms`).
-            let unseen = history.runs.iter().find(|run| {
-                run.outcome_unknown() && run.recorded_at_unix_ms + 1 == complete_since_unix_ms
-            });
-            if let Some(run) = unseen {
+            if let Some(run) = history.unseen() {
                 say!(
                     "unknown: no success of {subject} is recorded within {window}, but how its \
                      run of {} ago on {} ({}) ended is not known: {}; {}{}{partial}",
@@ -200,32 +227,11 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
                  history holds every run only since {} UTC{}: an earlier one may be \
                  missing from it; {}{}{partial}",
                 utc(complete_since_unix_ms),
-                evicted(&history),
+                evicted(history),
                 last(last_success),
                 latest(newest)
             );
             Ok(EX_INCOMPLETE)
         }
     }
-}
-
-/// The locks of what was checked that a run holds now: a job's (see [`Locker::running`]), or
-/// the one lock named.
-fn running(
-    locker: &Locker,
-    name: &str,
-    matched: &Matched,
-    budget: Duration,
-) -> Result<Listing<HeldLock>, Error> {
-    if let Matched::Lock { .. } = matched {
-        let held = locker.held_lock(name)?.filter(HeldLock::is_running);
-        return Ok(Listing {
-            items: held.into_iter().collect(),
-            complete: true,
-            truncated: false,
-            scanned: 1,
-            keys: 1,
-        });
-    }
-    locker.running(name, budget)
 }

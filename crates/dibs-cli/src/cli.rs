@@ -46,8 +46,8 @@ job's history.";
 
 const CHECK_EXIT: &str = "\
 Exit codes, the worst first: 5 a run has held its lock longer than --max-duration; 1 JOB's task
-did not run to success within --within (unless a run that started within --grace-after-start
-runs now: 0); 4 its newest success there took less than --min-duration (suspect); 3 the history
+did not run to success within --within (or --every and --grace; unless a run that started
+within --grace-after-start runs now, or for --every one holding JOB's own lock: 0); 4 its newest success there took less than --min-duration (suspect); 3 the history
 cannot tell (it holds every run only since a time within the window: an earlier one may be
 missing), or the scan for running locks was cut short (--budget) where a run it missed could
 change the answer of --max-duration or --grace-after-start; 0 it ran to success within --within;
@@ -258,8 +258,24 @@ pub struct CheckArgs {
     pub job: String,
     /// The window: the task must have run to success within it (a DURATION: 30m, 1h, 2d)
     #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    #[arg(allow_hyphen_values = true, required_unless_present = "every")]
+    #[arg(conflicts_with = "every")]
+    pub within: Option<Duration>,
+    /// Instead of --within: a job expected every DURATION, as the Spring Boot starter asks
+    /// (`dibs.jobs.expect-every`): late after the period and --grace, and not late while a run
+    /// holds the job's own lock (unless --grace-after-start decides)
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    #[arg(allow_hyphen_values = true, verbatim_doc_comment)]
+    pub every: Option<Duration>,
+    /// How late a job expected --every period may be (default: half the period, at most 1h)
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
     #[arg(allow_hyphen_values = true)]
-    pub within: Duration,
+    pub grace: Option<Duration>,
+    /// The job has been expected for this long (since its deploy): with no success recorded, it
+    /// is not late before a whole window has passed since then
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(allow_hyphen_values = true, verbatim_doc_comment)]
+    pub expected_for: Option<Duration>,
     /// A success that took less is suspect (exit 4): it ran, too briefly to have done its work
     #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     #[arg(allow_hyphen_values = true)]

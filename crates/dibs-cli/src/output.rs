@@ -21,7 +21,7 @@ pub(crate) use tell;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use dibs::{HeldLock, History, Matched, Run, TaskResult};
+use dibs::{HeldLock, Matched, Run, TaskResult};
 
 pub fn unix_ms() -> u64 {
     SystemTime::now()
@@ -39,27 +39,7 @@ pub fn human(d: Duration) -> String {
     }
 }
 
-/// `2026-12-02 17:10:52`, UTC.
-pub fn utc(unix_ms: u64) -> String {
-    let secs = unix_ms / 1000;
-    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
-    // Days to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
-}
+pub use dibs::utc;
 
 /// Columns padded to their widest cell, each cell escaped (`dibs::shown`).
 pub fn print_table(rows: &[Vec<String>]) {
@@ -119,26 +99,7 @@ pub fn subject(name: &str, matched: &Matched) -> String {
     }
 }
 
-/// The history's last eviction, for a reader who may miss a job's runs because of it; loudest
-/// where the runs dropped were this job's own.
-pub fn evicted(history: &History) -> String {
-    match (history.job_evicted_at_unix_ms, history.evicted_at_unix_ms) {
-        (Some(at), _) => format!(
-            " (its own runs were dropped from the history at {} UTC: more than about {} jobs record in the history \
-             under this key prefix, and it was among the least recently run; a job that locks a \
-             name per order or tenant can cause this)",
-            utc(at),
-            dibs::HISTORY_JOBS
-        ),
-        (None, Some(at)) => format!(
-            " (the history keeps about {} jobs, and dropped the least recently run one's runs \
-             at {} UTC)",
-            dibs::HISTORY_JOBS,
-            utc(at)
-        ),
-        (None, None) => String::new(),
-    }
-}
+pub use dibs::evicted_note as evicted;
 
 pub fn instance(run: &Run) -> String {
     match &run.instance {

@@ -287,6 +287,36 @@ macro_rules! record {
             }
         }
 
+        /// One such record, made in Rust.
+        impl $crate::border::declare::ToField for $name {
+            const TYPE: $crate::border::declare::JavaType = $crate::border::declare::JavaType {
+                java: stringify!($name),
+                signature: concat!("Ldibs/Border$", stringify!($name), ";"),
+                codes: None,
+            };
+            fn value<'l>(
+                self,
+                env: &mut jni::JNIEnv<'l>,
+            ) -> Result<jni::objects::JValueOwned<'l>, $crate::guard::Failure> {
+                Ok(jni::objects::JValueOwned::Object(self.new_java(env)?))
+            }
+        }
+
+        /// One such record or none: null in Java.
+        impl $crate::border::declare::ToField for Option<$name> {
+            const TYPE: $crate::border::declare::JavaType =
+                <$name as $crate::border::declare::ToField>::TYPE;
+            fn value<'l>(
+                self,
+                env: &mut jni::JNIEnv<'l>,
+            ) -> Result<jni::objects::JValueOwned<'l>, $crate::guard::Failure> {
+                match self {
+                    Some(record) => $crate::border::declare::ToField::value(record, env),
+                    None => Ok(jni::objects::JValueOwned::Object(jni::objects::JObject::null())),
+                }
+            }
+        }
+
         /// A list of these records: a Java array.
         impl $crate::border::declare::ToField for Vec<$name> {
             const TYPE: $crate::border::declare::JavaType = $crate::border::declare::JavaType {

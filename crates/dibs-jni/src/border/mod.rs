@@ -92,6 +92,24 @@ codes! {
     }
 }
 
+codes! {
+    /// How a job stands, one word, the worst first (the core's `Standing`).
+    Standing {
+        /// A success within the window, long enough (or none asked, or none due yet).
+        Ok,
+        /// No success within the window, and the history is complete over it.
+        Overdue,
+        /// The window's newest success took less than the minimum duration.
+        Suspect,
+        /// The history, or a scan cut short, cannot tell (see the check's reason).
+        Unknown,
+        /// Late, but a run holding its lock now excuses it.
+        Running,
+        /// A run has held its lock longer than the maximum duration.
+        TooLong,
+    }
+}
+
 record! {
     /// What an acquire says.
     Acquired {
@@ -235,6 +253,34 @@ record! {
     }
 }
 
+record! {
+    /// What a check of a job read, and how the core's judge answered it.
+    Judged {
+        /// How the job stands.
+        standing: Standing,
+        /// Whether it is proven overdue (a run too long besides changes nothing of it).
+        overdue: bool,
+        /// Whether its last success is proven shorter than its minimum duration.
+        suspect: bool,
+        /// Whether a run has held its lock longer than its maximum duration.
+        too_long: bool,
+        /// Why its standing is unknown, for a person, or null.
+        unknown: Warning,
+        /// The window a success must fall in, in milliseconds; -1 when none was asked.
+        window_ms: i64,
+        /// When it was read, Unix ms by this process's clock.
+        read_at_ms: i64,
+        /// Its last runs (a few), newest first.
+        history: History,
+        /// Its last success, however far back the history had to be read for it, or null.
+        last_success: Option<Run>,
+        /// Its own lock, where a run holds it now and the check let that excuse it, or null.
+        held: Option<Held>,
+        /// The runs holding its locks now, where a rule needed them, or null.
+        running: Option<Listing>,
+    }
+}
+
 /// Every declaration, in the order `Border.java` has them.
 #[cfg(test)]
 pub(crate) const ALL: &[java::Declaration] = &[
@@ -243,6 +289,7 @@ pub(crate) const ALL: &[java::Declaration] = &[
     java::Declaration::Codes(&Task::JAVA),
     java::Declaration::Codes(&Ending::JAVA),
     java::Declaration::Codes(&ForcedRelease::JAVA),
+    java::Declaration::Codes(&Standing::JAVA),
     java::Declaration::Record(&Acquired::JAVA),
     java::Declaration::Record(&Released::JAVA),
     java::Declaration::Record(&Inspected::JAVA),
@@ -251,4 +298,5 @@ pub(crate) const ALL: &[java::Declaration] = &[
     java::Declaration::Record(&Held::JAVA),
     java::Declaration::Record(&Recorded::JAVA),
     java::Declaration::Record(&Listing::JAVA),
+    java::Declaration::Record(&Judged::JAVA),
 ];

@@ -39,11 +39,11 @@ pub extern "system" fn Java_dibs_NativeLib_inspect<'l>(
 }
 
 /// A number the border carries as a Java long, -1 for none.
-fn or_none(value: Option<u64>) -> i64 {
+pub(super) fn or_none(value: Option<u64>) -> i64 {
     value.map_or(-1, |v| i64::try_from(v).unwrap_or(i64::MAX))
 }
 
-fn millis(value: u64) -> i64 {
+pub(super) fn millis(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
@@ -60,39 +60,67 @@ pub extern "system" fn Java_dibs_NativeLib_history<'l>(
     entry(&mut env, |env| {
         let name = read_string(env, &name, "job")?;
         let history = handles::locker(handle)?.history(&name, limit.max(1) as usize)?;
-        let runs = history.runs.into_iter().map(|run| Run {
-            recorded_at_ms: millis(run.recorded_at_unix_ms),
-            lock_name: run.name,
-            host: run.host,
-            pid: i64::from(run.pid),
-            instance_id: run.instance,
-            started_at_ms: millis(run.started_at_unix_ms),
-            duration_ms: millis(run.duration_ms),
-            fencing_token: millis(run.fence),
-            ended: run.ended.as_str().to_owned(),
-            // Not told: a forced release, or an outcome nobody said.
-            task: match run.task {
-                Some(TaskResult::Succeeded) => Task::Succeeded,
-                Some(TaskResult::Failed) => Task::Failed,
-                Some(TaskResult::Unknown) | None => Task::Unknown,
-            },
-            forced_by: run.forced_by,
-            at_least_ms: millis(run.at_least_ms),
-            catch_up: run.catch_up,
-        });
-        Ok(History {
-            job: match history.matched {
-                Matched::Job => Some(name),
-                Matched::Lock { job } => Some(job),
-                Matched::Nothing => None,
-            },
-            complete_since_ms: millis(history.complete_since_unix_ms),
-            evicted_at_ms: or_none(history.evicted_at_unix_ms),
-            job_evicted_at_ms: or_none(history.job_evicted_at_unix_ms),
-            runs: runs.collect(),
-        }
-        .new_java(env)?
-        .into_raw())
+        Ok(history_of(name, history).new_java(env)?.into_raw())
+    })
+}
+
+/// A history as a `dibs.Border.History`; `name` is what was asked.
+pub(super) fn history_of(name: String, history: dibs_core::History) -> History {
+    History {
+        job: match history.matched {
+            Matched::Job => Some(name),
+            Matched::Lock { job } => Some(job),
+            Matched::Nothing => None,
+        },
+        complete_since_ms: millis(history.complete_since_unix_ms),
+        evicted_at_ms: or_none(history.evicted_at_unix_ms),
+        job_evicted_at_ms: or_none(history.job_evicted_at_unix_ms),
+        runs: history.runs.into_iter().map(run_of).collect(),
+    }
+}
+
+/// A run as a `dibs.Border.Run`.
+pub(super) fn run_of(run: dibs_core::Run) -> Run {
+    Run {
+        recorded_at_ms: millis(run.recorded_at_unix_ms),
+        lock_name: run.name,
+        host: run.host,
+        pid: i64::from(run.pid),
+        instance_id: run.instance,
+        started_at_ms: millis(run.started_at_unix_ms),
+        duration_ms: millis(run.duration_ms),
+        fencing_token: millis(run.fence),
+        ended: run.ended.as_str().to_owned(),
+        // Not told: a forced release, or an outcome nobody said.
+        task: match run.task {
+            Some(TaskResult::Succeeded) => Task::Succeeded,
+            Some(TaskResult::Failed) => Task::Failed,
+            Some(TaskResult::Unknown) | None => Task::Unknown,
+        },
+        forced_by: run.forced_by,
+        at_least_ms: millis(run.at_least_ms),
+        catch_up: run.catch_up,
+    }
+}
+
+/// A scan's budget as Java gives it: -1 for the core's default; a negative one is 0, which the
+/// core refuses.
+pub(super) fn budget(ms: jlong) -> Duration {
+    match ms {
+        -1 => dibs_core::SCAN_BUDGET,
+        _ => Duration::from_millis(u64::try_from(ms).unwrap_or(0)),
+    }
+}
+
+/// Checks a scan's budget, without I/O (`dibs_core::validate_budget`).
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_validateBudget<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    budget_ms: jlong,
+) {
+    entry(&mut env, |_| {
+        Ok(dibs_core::validate_budget(budget(budget_ms))?)
     })
 }
 
@@ -118,7 +146,7 @@ pub extern "system" fn Java_dibs_NativeLib_jobs<'l>(
     budget_ms: jlong,
 ) -> jobject {
     entry(&mut env, |env| {
-        let budget = Duration::from_millis(budget_ms.max(0) as u64);
+        let budget = budget(budget_ms);
         let mut found = handles::locker(handle)?.jobs(limit.max(1) as usize, budget)?;
         let jobs = std::mem::take(&mut found.items)
             .into_iter()
@@ -143,7 +171,7 @@ pub extern "system" fn Java_dibs_NativeLib_locks<'l>(
 ) -> jobject {
     entry(&mut env, |env| {
         let pattern = read_string(env, &pattern, "pattern")?;
-        let budget = Duration::from_millis(budget_ms.max(0) as u64);
+        let budget = budget(budget_ms);
         let found = handles::locker(handle)?.locks(&pattern, limit.max(1) as usize, budget)?;
         Ok(held_listing(found).new_java(env)?.into_raw())
     })
@@ -161,7 +189,7 @@ pub extern "system" fn Java_dibs_NativeLib_running<'l>(
 ) -> jobject {
     entry(&mut env, |env| {
         let job = read_string(env, &job, "job")?;
-        let budget = Duration::from_millis(budget_ms.max(0) as u64);
+        let budget = budget(budget_ms);
         let found = handles::locker(handle)?.running(&job, budget)?;
         Ok(held_listing(found).new_java(env)?.into_raw())
     })
@@ -184,7 +212,7 @@ pub extern "system" fn Java_dibs_NativeLib_heldLock<'l>(
     })
 }
 
-fn held_listing(mut found: dibs_core::Listing<dibs_core::HeldLock>) -> Listing {
+pub(super) fn held_listing(mut found: dibs_core::Listing<dibs_core::HeldLock>) -> Listing {
     let locks = std::mem::take(&mut found.items)
         .into_iter()
         .map(held)
@@ -192,7 +220,7 @@ fn held_listing(mut found: dibs_core::Listing<dibs_core::HeldLock>) -> Listing {
     listing(&found, locks, Vec::new())
 }
 
-fn held(lock: dibs_core::HeldLock) -> Held {
+pub(super) fn held(lock: dibs_core::HeldLock) -> Held {
     let running = lock.is_running();
     let holder = lock.state.holder;
     Held {

@@ -9,6 +9,7 @@ use super::guard::Failure;
 
 use dibs_core::Error;
 
+mod check;
 mod conn;
 mod fleet;
 mod lease;

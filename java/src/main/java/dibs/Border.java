@@ -142,6 +142,34 @@ final class Border {
         }
     }
 
+    /** How a job stands, one word, the worst first (the core's `Standing`). */
+    enum Standing {
+        /** A success within the window, long enough (or none asked, or none due yet). */
+        OK,
+        /** No success within the window, and the history is complete over it. */
+        OVERDUE,
+        /** The window's newest success took less than the minimum duration. */
+        SUSPECT,
+        /** The history, or a scan cut short, cannot tell (see the check's reason). */
+        UNKNOWN,
+        /** Late, but a run holding its lock now excuses it. */
+        RUNNING,
+        /** A run has held its lock longer than the maximum duration. */
+        TOO_LONG;
+
+        private static final Standing[] BY_CODE = values();
+
+        /** The constant of a code Rust sent. */
+        static Standing of(int code) {
+            return BY_CODE[code];
+        }
+
+        /** The code Rust reads. */
+        int code() {
+            return ordinal();
+        }
+    }
+
     /** What an acquire says. */
     static final class Acquired {
         /** How it ended. */
@@ -326,5 +354,46 @@ final class Border {
 
         /** The jobs found (a listing of jobs), else empty. */
         Recorded[] jobs;
+    }
+
+    /** What a check of a job read, and how the core's judge answered it. */
+    static final class Judged {
+        /** How the job stands. */
+        int standing;
+
+        /** Whether it is proven overdue (a run too long besides changes nothing of it). */
+        boolean overdue;
+
+        /** Whether its last success is proven shorter than its minimum duration. */
+        boolean suspect;
+
+        /** Whether a run has held its lock longer than its maximum duration. */
+        boolean tooLong;
+
+        /** Why its standing is unknown, for a person, or null. */
+        String unknown;
+
+        /** The window a success must fall in, in milliseconds; -1 when none was asked. */
+        long windowMs;
+
+        /** When it was read, Unix ms by this process's clock. */
+        long readAtMs;
+
+        /** Its last runs (a few), newest first. */
+        History history;
+
+        /** Its last success, however far back the history had to be read for it, or null. */
+        Run lastSuccess;
+
+        /** Its own lock, where a run holds it now and the check let that excuse it, or null. */
+        Held held;
+
+        /** The runs holding its locks now, where a rule needed them, or null. */
+        Listing running;
+
+        /** How the job stands. */
+        Standing standing() {
+            return Standing.of(standing);
+        }
     }
 }

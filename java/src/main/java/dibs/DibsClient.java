@@ -23,8 +23,8 @@ import java.util.function.Supplier;
  * }</pre>
  */
 public final class DibsClient implements AutoCloseable {
-    /** How long a listing scans the keyspace (Rust's {@code SCAN_BUDGET}). */
-    private static final long SCAN_BUDGET_MS = 5_000;
+    /** A listing's scan budget left to the core: its default, 5 seconds. */
+    private static final long SCAN_BUDGET_MS = -1;
 
     private final ClientHandle client;
     private final long handle;
@@ -370,8 +370,7 @@ public final class DibsClient implements AutoCloseable {
     public DibsListing<HeldLock> running(String job, Duration budget) {
         checkOpen(job, this);
         checkScanBudget(budget);
-        // In whole milliseconds, as the scan counts them; at least 1.
-        Border.Listing found = NativeIo.running(handle, job, Math.max(1, budget.toMillis()));
+        Border.Listing found = NativeIo.running(handle, job, DibsCheck.ms(budget));
         return new DibsListing<>(HeldLock.all(found.locks), found);
     }
 
@@ -384,9 +383,30 @@ public final class DibsClient implements AutoCloseable {
      */
     public static void checkScanBudget(Duration budget) {
         Lifecycle.checkNotNull(budget, "budget");
-        if (budget.isNegative() || budget.isZero() || budget.compareTo(Duration.ofHours(1)) > 0) {
-            throw new DibsArgumentException("budget", "budget must be more than 0 and at most 1 h, got " + budget);
-        }
+        NativeLib.validateBudget(budget.isNegative() ? 0 : DibsCheck.ms(budget));
+    }
+
+    /**
+     * How the job {@code job} stands: {@code dibs check}'s question, answered by the same judge
+     * (the Rust core's), so both always agree. Reads the job's last runs (one round trip; where
+     * none of them succeeded, its whole history: a second), the runs holding its locks where a
+     * rule needs them (a {@code SCAN} within the question's budget), and its own lock for a job
+     * expected {@link DibsCheck#every} period (one round trip, or found by that scan). Unknown,
+     * never overdue or ok on a guess, where the history or a scan cut short cannot tell; and
+     * where this client records no runs ({@link #keepsHistory}) and the answer rests on their
+     * absence.
+     *
+     * @param job the job, or one lock of a job
+     * @param question what is asked
+     * @return how the job stands, with what was read
+     * @throws IllegalArgumentException on a bad name or duration (before I/O)
+     * @throws IllegalStateException if this client is closed
+     * @throws DibsException if Redis could not be read
+     */
+    public DibsCheckResult check(String job, DibsCheck question) {
+        checkOpen(job, this);
+        Lifecycle.checkNotNull(question, "question");
+        return new DibsCheckResult(job, question.ask(handle, job));
     }
 
     /**

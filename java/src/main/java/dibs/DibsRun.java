@@ -44,6 +44,11 @@ public final class DibsRun {
         catchUp = run.catchUp;
     }
 
+    /** The native side's run. */
+    static DibsRun of(Border.Run run) {
+        return new DibsRun(run);
+    }
+
     /** The native side's runs, in their order. */
     static List<DibsRun> all(Border.Run[] found) {
         List<DibsRun> runs = new ArrayList<>(found.length);

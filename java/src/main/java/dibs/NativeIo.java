@@ -118,6 +118,25 @@ final class NativeIo {
         return offload(() -> NativeLib.locks(handle, pattern, limit, budgetMs));
     }
 
+    static Border.Judged check(
+            long handle,
+            String job,
+            long withinMs,
+            long periodMs,
+            long graceMs,
+            long sinceMs,
+            long minMs,
+            long maxMs,
+            long graceAfterStartMs,
+            long budgetMs) {
+        if (!isVirtual()) {
+            return NativeLib.check(
+                    handle, job, withinMs, periodMs, graceMs, sinceMs, minMs, maxMs, graceAfterStartMs, budgetMs);
+        }
+        return offload(() -> NativeLib.check(
+                handle, job, withinMs, periodMs, graceMs, sinceMs, minMs, maxMs, graceAfterStartMs, budgetMs));
+    }
+
     static Border.Held heldLock(long handle, String lockName) {
         if (!isVirtual()) {
             return NativeLib.heldLock(handle, lockName);

@@ -211,6 +211,32 @@ final class NativeLib {
      */
     static native Border.Listing running(long handle, String job, long budgetMs);
 
+    /**
+     * The core's judge of the job {@code job} (see {@link DibsCheck}): a window, or a period with
+     * its grace, or neither; durations in ms, -1 for none, {@link Long#MIN_VALUE} for a negative.
+     *
+     * @throws DibsArgumentException on a bad name or duration, before any I/O
+     * @throws DibsException when Redis could not be read
+     */
+    static native Border.Judged check(
+            long handle,
+            String job,
+            long withinMs,
+            long periodMs,
+            long graceMs,
+            long expectedSinceMs,
+            long minDurationMs,
+            long maxDurationMs,
+            long graceAfterStartMs,
+            long budgetMs);
+
+    /**
+     * Checks a listing's scan budget, without I/O.
+     *
+     * @throws DibsArgumentException unless more than 0 and at most the core's maximum
+     */
+    static native void validateBudget(long budgetMs);
+
     /** The lock {@code lockName} with its token; null when free. */
     static native Border.Held heldLock(long handle, String lockName);
 

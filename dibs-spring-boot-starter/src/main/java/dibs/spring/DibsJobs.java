@@ -1,8 +1,9 @@
 package dibs.spring;
 
+import dibs.DibsCheck;
+import dibs.DibsCheckResult;
 import dibs.DibsClient;
 import dibs.DibsException;
-import dibs.DibsHistory;
 import dibs.DibsJob;
 import dibs.DibsListing;
 import dibs.DibsRun;
@@ -20,42 +21,27 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The fleet view: each job's last runs on any instance, from the run history in Redis, and
- * whether a job with an expected period ({@link DibsExpectations}) is overdue: no run holds its
- * lock now (a lock kept for the rest of its atLeast after its run is held by none), and its lock
- * has been free for longer than its period plus a grace
- * ({@code dibs.jobs.grace}, by default half the period and at most an hour) since its last run
- * that succeeded, or since this instance began to expect it when none is recorded. A lock is
- * free from its run's release, or, for a job locked by its own name, from the end of the run's
- * atLeast (no run could start before): so a job whose atLeast exceeds its period, or whose run
- * outlasts it, is not called overdue while it does just that. A late job is {@code unknown}
- * rather than overdue where a run may be missing from the history: none recorded and the history
- * incomplete over the window, or this instance's own runs not recorded at all (its conn's
- * {@code history} false, {@link DibsClient#keepsHistory}); and where the scan for its running
- * locks ({@code dibs.jobs.scan-budget}) was cut short, so that a run it missed could excuse it
- * (a grace after start) or run too long (a maximum duration); and every job while a read fails
- * (Redis down), until one works again. A job's last success is suspect when
- * it took less than its minimum duration, and, for an expected job, is not older than the window.
- * Read every
- * {@code dibs.jobs.refresh} (10 s by default) by a daemon thread: per expected job, a round
- * trip for its runs (two when its last few failed) and one for its lock, or a scan of its running
- * locks where it has a rule that needs them. Feeds the {@code dibs.job.*} gauges, the {@code dibsJobs} health and
- * {@code /actuator/dibs}.
+ * The fleet view: each job's last runs on any instance, from the run history in Redis, and how
+ * each job stands, judged by the core's one judge ({@link DibsClient#check}, the judge of
+ * {@code dibs check}; this class keeps no rule of its own). A job with an expected period
+ * ({@link DibsExpectations}) asks {@link DibsCheck#every} its period with {@code dibs.jobs.grace}
+ * (by default half the period, at most an hour), expected since this instance began to expect
+ * it; a job with a rule ({@code dibs.jobs.min-duration}, {@code max-duration},
+ * {@code grace-after-start}) asks it too, its running locks scanned within
+ * {@code dibs.jobs.scan-budget}. A job is unknown, never overdue or ok on a guess, where the judge
+ * says so (why, in {@link Job#unknown}), and every job while a read fails (Redis down), until one
+ * works again. Read every {@code dibs.jobs.refresh} (10 s by default) by a daemon thread: per job,
+ * a round trip for its runs (two when its last few failed), one for its lock, or a scan of its
+ * running locks where a rule needs them. Feeds the {@code dibs.job.*} gauges, the
+ * {@code dibsJobs} health and {@code /actuator/dibs}.
  */
 public final class DibsJobs implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("dibs.spring");
-    /** Runs read per job. */
-    static final int RUNS = 5;
-    /** Why nothing the history lacks proves anything, where this instance records no runs. */
-    private static final String NOT_RECORDED =
-            "this instance records no runs (its conn's history is false), so the history cannot prove what it lacks";
 
     private final DibsClient client;
     private final DibsExpectations expectations;
     private final Duration grace;
     private final DibsProperties.Jobs rules;
-    /** Whether this instance's runs are recorded: if not, no absence in the history proves anything. */
-    private final boolean keepsHistory;
 
     private final Clock clock;
     private final ScheduledExecutorService refresher;
@@ -72,7 +58,6 @@ public final class DibsJobs implements AutoCloseable {
         this.expectations = expectations;
         this.grace = properties.grace();
         this.rules = properties;
-        this.keepsHistory = client.keepsHistory();
         try {
             DibsClient.checkScanBudget(properties.scanBudget());
         } catch (IllegalArgumentException e) {
@@ -217,7 +202,7 @@ public final class DibsJobs implements AutoCloseable {
                 List.of(),
                 Optional.empty(),
                 expected,
-                expected == null ? null : expected.every().plus(graceFor(expected.every())),
+                null, // its window is the judge's: not known before a read
                 expected == null ? null : false,
                 Optional.of(unknown),
                 Optional.empty(),
@@ -232,111 +217,35 @@ public final class DibsJobs implements AutoCloseable {
         return unreadSince.containsKey(name);
     }
 
-    /** One job, read now; {@code expected} is its expectation, or null. */
+    /**
+     * One job, read now and judged by the core's judge ({@link DibsClient#check}, as
+     * {@code dibs check}): {@code expected} is its expectation, or null.
+     */
     private Job read(String name, DibsExpectations.Expectation expected) {
-        DibsHistory runs = client.history(name, RUNS);
-        DibsHistory proof = runs;
-        DibsRun lastSuccess =
-                runs.stream().filter(DibsRun::succeeded).findFirst().orElse(null);
-        if (lastSuccess == null && runs.size() == RUNS && expected != null) {
-            // Its last few runs failed: its last success may lie further back.
-            proof = client.history(name, 100);
-            lastSuccess = proof.stream().filter(DibsRun::succeeded).findFirst().orElse(null);
-        }
-        Instant now = clock.instant();
-        Boolean overdue = null;
-        String unknown = null;
-        Duration allowed = null;
-        Optional<HeldLock> held = Optional.empty();
-        Duration maxDuration = rules.maxDuration().get(name);
-        Duration graceAfterStart = rules.graceAfterStart().get(name);
-        // The runs holding the job's locks now, its ticks' included: a scan, only for the rules.
-        DibsListing<HeldLock> scan =
-                maxDuration != null || graceAfterStart != null ? client.running(name, rules.scanBudget()) : null;
-        List<HeldLock> running = scan == null ? List.of() : scan.stream().toList();
-        // A run the scan missed could excuse the job, or run too long: then neither is proven.
-        String missed =
-                scan == null || scan.complete() ? null : "; the scan for its running locks was " + scan.partialNote();
-        Boolean tooLong = maxDuration == null
-                ? null
-                : running.stream().anyMatch(l -> age(l, now).compareTo(maxDuration) > 0);
-        // Whether the last success is older than the window: then it says nothing of the window.
-        boolean stale = false;
-        if (expected != null) {
-            allowed = expected.every().plus(graceFor(expected.every()));
-            // A job locked by its own name runs now if a run holds its lock; with a grace after
-            // start, any run of it excuses it, for that long after its start.
-            // A complete scan found the lock of its own name already (as one of its running locks).
-            held = scan != null && scan.complete()
-                    ? running.stream().filter(l -> l.name().equals(name)).findFirst()
-                    : client.heldLock(name).filter(HeldLock::running);
-            boolean excused = graceAfterStart == null
-                    ? held.isPresent()
-                    : running.stream().anyMatch(l -> age(l, now).compareTo(graceAfterStart) <= 0);
-            stale = Duration.between(freeSince(name, lastSuccess, expected), now)
-                            .compareTo(allowed)
-                    > 0;
-            boolean late = !excused && stale;
-            if (late && !keepsHistory) {
-                unknown = NOT_RECORDED;
-            } else if (late && proof.completeSince().isAfter(now.minus(allowed))) {
-                // Late with no success recorded proves nothing where a run of the window may be
-                // missing from the history (trimmed, expired, or dropped with its job's stream),
-                // or where a run's outcome was not seen (its end never recorded, or not told): the
-                // core's History::complete_since_unix_ms starts after such a run.
-                Optional<DibsRun> unseen = proof.stream()
-                        .filter(r -> !r.succeeded() && !r.failed() && !"forced".equals(r.ended()))
-                        .filter(r -> !"running".equals(r.ended()))
-                        .findFirst();
-                unknown = unseen.isPresent() && !unseen.get().recordedAt().isBefore(now.minus(allowed))
-                        ? "how its run " + unseen.get().lockName() + " of "
-                                + unseen.get().recordedAt()
-                                + " ended is not known ("
-                                + ("unended".equals(unseen.get().ended())
-                                        ? "its end was never recorded: its instance died, or its release failed"
-                                        : "its task's outcome was not told to dibs")
-                                + ")" + (missed == null ? "" : missed)
-                        : "no success of it is recorded, but the history holds every run only since "
-                                + proof.completeSince()
-                                + evicted(proof)
-                                + (missed == null ? "" : missed);
-            } else if (late && missed != null && graceAfterStart != null) {
-                unknown =
-                        "it is late, but a run of it that started within its grace after start may be missing" + missed;
-            }
-            overdue = late && unknown == null;
-        }
+        DibsCheck question = expected == null
+                ? DibsCheck.rulesOnly()
+                : DibsCheck.every(expected.every()).grace(grace).expectedSince(expected.since());
         Duration minDuration = rules.minDuration().get(name);
-        Boolean suspect = minDuration == null || lastSuccess == null
-                ? null
-                : !stale && lastSuccess.duration().compareTo(minDuration) < 0;
-        if (Boolean.TRUE.equals(suspect) && !keepsHistory) {
-            // A later success of this instance, long enough, would be missing from the history.
-            suspect = false;
-            unknown = unknown == null ? NOT_RECORDED : unknown;
-        }
-        // The twin of the core's Judgement::unproven (src/check.rs): change both together.
-        if (unknown == null
-                && missed != null
-                && maxDuration != null
-                && !tooLong
-                && !Boolean.TRUE.equals(overdue)
-                && !Boolean.TRUE.equals(suspect)) {
-            unknown = "no run of it found has held its lock longer than its maximum duration, but one may be missing"
-                    + missed;
-        }
+        Duration maxDuration = rules.maxDuration().get(name);
+        DibsCheckResult checked = client.check(
+                name,
+                question.minDuration(minDuration)
+                        .maxDuration(maxDuration)
+                        .graceAfterStart(rules.graceAfterStart().get(name))
+                        .scanBudget(rules.scanBudget()));
+        List<HeldLock> running = checked.running().map(l -> l.stream().toList()).orElse(List.of());
         return new Job(
                 name,
-                runs,
-                Optional.ofNullable(lastSuccess),
+                checked.runs(),
+                checked.lastSuccess(),
                 expected,
-                allowed,
-                overdue,
-                Optional.ofNullable(unknown),
-                held,
-                now,
-                suspect,
-                tooLong,
+                checked.window().orElse(null),
+                expected == null ? null : checked.overdue(),
+                checked.unknown(),
+                checked.held(),
+                checked.readAt(),
+                minDuration == null || checked.lastSuccess().isEmpty() ? null : checked.suspect(),
+                maxDuration == null ? null : checked.tooLong(),
                 running);
     }
 
@@ -347,33 +256,6 @@ public final class DibsJobs implements AutoCloseable {
         names.addAll(rules.maxDuration().keySet());
         names.addAll(rules.graceAfterStart().keySet());
         return names;
-    }
-
-    /** How long a run has held its lock, by its holder's clock. */
-    private static Duration age(HeldLock lock, Instant now) {
-        return lock.acquiredAt().map(at -> Duration.between(at, now)).orElse(Duration.ZERO);
-    }
-
-    /** Since when the job's lock has been free for another run (see the class's comment). */
-    private static Instant freeSince(String job, DibsRun lastSuccess, DibsExpectations.Expectation expected) {
-        if (lastSuccess == null) {
-            return expected.since();
-        }
-        Instant released = lastSuccess.recordedAt();
-        if (!lastSuccess.lockName().equals(job)) {
-            return released; // a per-tick name: the next tick's lock is another one
-        }
-        // Kept for what was left of atLeast after the release (the server's clock throughout).
-        Duration kept = lastSuccess.atLeast().minus(lastSuccess.duration());
-        return kept.isNegative() ? released : released.plus(kept);
-    }
-
-    Duration graceFor(Duration period) {
-        if (grace != null) {
-            return grace;
-        }
-        Duration half = period.dividedBy(2);
-        return half.compareTo(Duration.ofHours(1)) > 0 ? Duration.ofHours(1) : half;
     }
 
     @Override
@@ -453,16 +335,5 @@ public final class DibsJobs implements AutoCloseable {
         public Optional<Duration> lastSuccessAge() {
             return lastSuccess.map(r -> Duration.between(r.recordedAt(), readAt));
         }
-    }
-
-    /** What the history's evictions say of a job's proof: its own runs dropped, or another job's. */
-    private static String evicted(DibsHistory proof) {
-        return proof.ownRunsEvictedAt()
-                .map(at -> " (its own runs were dropped from the history at " + at
-                        + ": more than about 1000 jobs record under this key prefix)")
-                .or(() -> proof.evictedAt()
-                        .map(at -> " (it dropped the runs of the least recently run job at " + at
-                                + ", to keep within its jobs)"))
-                .orElse("");
     }
 }
