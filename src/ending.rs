@@ -6,25 +6,89 @@ use std::time::Duration;
 
 use crate::error::Error;
 
-/// What became of the lock at the end of a call whose task ran.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How a run ended: what became of its lock. One list for a release's ending and the history's
+/// record of it (whose words [`Ended::as_str`] gives), an operator's forced release and a run
+/// found still running or never ended included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
     /// Ours to the end, and deleted: the task outlived `atLeast`.
     Released,
     /// Ours to the end, and kept for the rest of `atLeast`.
-    KeptForAtLeast { remaining_ms: u64 },
+    KeptForAtLeast,
     /// At release the key was gone or someone else's: the lock expired while the task ran, so
     /// another instance may have run it too.
     NoLongerOurs,
     /// Keep-alive found the lock taken while the task ran.
     LostWhileRunning,
-    /// The release could not be done; the lock expires by itself within `atMost`.
-    ReleaseFailed(Error),
+    /// The release could not be done; the lock expires by itself within `atMost`. Never
+    /// recorded: the history's record is the release's own write.
+    ReleaseFailed,
     /// The release's first try lost its reply, and its retry found the key gone or another
     /// holder's: the first try may have released it, or the lock may have expired (and been
     /// taken by another instance) while the task ran. Which cannot be proven without the first
     /// try's record in the history, so it is never told as released.
     Unproven,
+    /// Deleted by an operator (`dibs release`, the actuator): only in the history.
+    Forced,
+    /// Only its start is recorded, and its holder holds its lock now: it runs (the history's).
+    Running,
+    /// Only its start is recorded, and its lock is gone or another's: its holder died, or its
+    /// release failed (the network, a failover). How its task ended is unknown; a tick's
+    /// catch-up counts it as run (see `retry-unended-ticks`). The history's.
+    Unended,
+}
+
+/// The word of a run's start's entry in the history: unended until its lock is looked at.
+pub(crate) const STARTED: &str = "started";
+
+impl Ended {
+    /// The word the history records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ended::Released => "released",
+            Ended::KeptForAtLeast => "kept",
+            Ended::NoLongerOurs => "no-longer-ours",
+            Ended::LostWhileRunning => "lost",
+            Ended::ReleaseFailed => "release-failed",
+            Ended::Unproven => "unproven",
+            Ended::Forced => "forced",
+            Ended::Running => "running",
+            Ended::Unended => "unended",
+        }
+    }
+
+    /// The word in a record; a start's entry reads as unended until its lock is looked at.
+    pub(crate) fn parse(s: &str) -> Option<Ended> {
+        if s == STARTED {
+            return Some(Ended::Unended);
+        }
+        [
+            Ended::Released,
+            Ended::KeptForAtLeast,
+            Ended::NoLongerOurs,
+            Ended::LostWhileRunning,
+            Ended::Unproven,
+            Ended::Forced,
+        ]
+        .into_iter()
+        .find(|e| e.as_str() == s)
+    }
+
+    /// Whether a release that ended so records its run (a failed release cannot).
+    pub(crate) fn recorded(self) -> bool {
+        self != Ended::ReleaseFailed
+    }
+
+    /// Whether the lock was ours from acquisition to release.
+    pub fn owned_to_the_end(self) -> bool {
+        matches!(self, Ended::Released | Ended::KeptForAtLeast)
+    }
+}
+
+impl fmt::Display for Ended {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The ending of one call: what became of the lock, and the facts its warning names.
@@ -33,6 +97,10 @@ pub struct Ending {
     /// The lock's name.
     pub name: String,
     pub ended: Ended,
+    /// For a lock kept for the rest of `atLeast`: how long, in ms.
+    pub kept_ms: Option<u64>,
+    /// For a release that failed: why.
+    pub failure: Option<Error>,
     /// From the `SET` reply to the release, on a monotonic clock.
     pub elapsed: Duration,
     pub at_most: Duration,
@@ -44,7 +112,7 @@ pub struct Ending {
 impl Ending {
     /// Whether the lock was ours from acquisition to release.
     pub fn owned_to_the_end(&self) -> bool {
-        matches!(self.ended, Ended::Released | Ended::KeptForAtLeast { .. })
+        self.ended.owned_to_the_end()
     }
 
     /// The warning an operator should see, or `None` when all went well.
@@ -52,8 +120,8 @@ impl Ending {
         let name = &self.name;
         let held = self.elapsed.as_millis();
         let at_most = Millis(self.at_most);
-        match &self.ended {
-            Ended::Released | Ended::KeptForAtLeast { .. } => self.advice.clone(),
+        match self.ended {
+            Ended::Released | Ended::KeptForAtLeast => self.advice.clone(),
             Ended::NoLongerOurs => Some(format!(
                 "lock '{name}' was no longer ours when it was released, {held} ms after it was \
                  acquired (atMost {at_most}): it expired while the task ran, so another instance \
@@ -65,9 +133,12 @@ impl Ending {
                  noticed; the task ran {held} ms in all): another instance may have run \
                  concurrently."
             )),
-            Ended::ReleaseFailed(e) => Some(format!(
-                "release of lock '{name}' failed: {e} (the lock expires by itself at most \
-                 {at_most} after it was acquired)"
+            Ended::ReleaseFailed => Some(format!(
+                "release of lock '{name}' failed: {} (the lock expires by itself at most \
+                 {at_most} after it was acquired)",
+                self.failure
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), ToString::to_string)
             )),
             Ended::Unproven => Some(format!(
                 "lock '{name}' is gone, {held} ms after it was acquired (atMost {at_most}), but \
@@ -76,6 +147,8 @@ impl Ending {
                  another holder's: the first try may have released it, or it may have expired \
                  while the task ran, so another instance may have run concurrently."
             )),
+            // Not a release's: a release never ends so.
+            Ended::Forced | Ended::Running | Ended::Unended => None,
         }
     }
 }
@@ -135,6 +208,8 @@ mod tests {
         Ending {
             name: "n".to_owned(),
             ended,
+            kept_ms: None,
+            failure: None,
             elapsed: Duration::from_millis(1234),
             at_most: Duration::from_secs(10),
             advice: None,
@@ -144,10 +219,7 @@ mod tests {
     #[test]
     fn only_a_lock_owned_to_the_end_is_quiet() {
         assert_eq!(ending(Ended::Released).warning(), None);
-        assert_eq!(
-            ending(Ended::KeptForAtLeast { remaining_ms: 5 }).warning(),
-            None
-        );
+        assert_eq!(ending(Ended::KeptForAtLeast).warning(), None);
         let gone = ending(Ended::NoLongerOurs).warning().unwrap();
         assert!(
             gone.contains("no longer ours")
@@ -156,9 +228,9 @@ mod tests {
         );
         let lost = ending(Ended::LostWhileRunning).warning().unwrap();
         assert!(lost.contains("taken by another holder"));
-        let failed = ending(Ended::ReleaseFailed(Error::Timeout("x: no answer".into())))
-            .warning()
-            .unwrap();
+        let mut failed = ending(Ended::ReleaseFailed);
+        failed.failure = Some(Error::Timeout("x: no answer".into()));
+        let failed = failed.warning().unwrap();
         assert!(failed.contains("release of lock 'n' failed: x: no answer"));
         assert!(!ending(Ended::LostWhileRunning).owned_to_the_end());
         let unproven = ending(Ended::Unproven);

@@ -19,9 +19,6 @@ pub enum Error {
     Permission(String),
     /// Any other error reply from the server.
     Server(String),
-    /// The lock was won, but fewer replicas than durable acquire asks for acknowledged it in
-    /// time: a failover could have lost it, so it was given back and the task must not run.
-    Unconfirmed(String),
     /// This instance's clock runs ahead of the server's by more than catch-up allows
     /// (`CLOCK_SKEW`): which ticks ran cannot be proven from the history.
     ClockAhead(String),
@@ -44,7 +41,6 @@ impl Error {
             | Error::Authentication(message)
             | Error::Permission(message)
             | Error::Server(message)
-            | Error::Unconfirmed(message)
             | Error::ClockAhead(message) => message,
         }
     }

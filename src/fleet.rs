@@ -10,7 +10,7 @@ use redis::{RedisResult, Value};
 
 use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::history::{self, HeldLock, Job, Run, RunEnded};
+use crate::history::{self, Ended, HeldLock, Job, Run};
 use crate::holder::Holder;
 use crate::lock::{validate_name, Locker};
 use crate::script;
@@ -151,10 +151,22 @@ impl Locker {
         let evicted_at_unix_ms = evicted
             .and_then(|v| String::from_utf8(v).ok())
             .and_then(|v| v.parse().ok());
-        let mut runs: Vec<Run> = entries
-            .iter()
-            .filter_map(|(id, fields)| Run::parse(id, fields))
-            .collect();
+        let at = |id: &str| id.split('-').next().and_then(|ms| ms.parse::<u64>().ok());
+        let mut runs = Vec::with_capacity(entries.len());
+        let mut unreadable_unix_ms = None;
+        for (id, fields) in &entries {
+            match Run::parse(id, fields) {
+                Some(run) => runs.push(run),
+                // A tick's start taken back (`script::tick`): dibs's own, and no run.
+                None if matches!(fields.as_slice(), [f, v] if f == "run" && v == "taken-back") => {}
+                // Not a run this version reads (another's, or foreign): it may be one that
+                // succeeded. Entries are newest first: the first is the newest.
+                None => {
+                    unreadable_unix_ms = unreadable_unix_ms.or(Some(at(id).unwrap_or(u64::MAX)))
+                }
+            }
+        }
+        let oldest_entry_unix_ms = entries.last().map(|(id, _)| at(id).unwrap_or(0));
         self.running_starts(&mut runs)?;
         // Only a job with no stream can have been evicted: its own mark is read then alone, and
         // a server that refuses it (an ACL of an earlier dibs, without +zscore) just leaves it
@@ -176,6 +188,8 @@ impl Locker {
         };
         Ok(Read {
             full: entries.len() >= count,
+            oldest_entry_unix_ms,
+            unreadable_unix_ms,
             runs,
             evicted_at_unix_ms,
             job_evicted_at_unix_ms,
@@ -183,10 +197,10 @@ impl Locker {
     }
 
     /// Tells the runs of which only the start is recorded that still run (their holder holds
-    /// their lock: [`RunEnded::Running`]) from those whose end was never recorded (left
-    /// [`RunEnded::Unended`]): one read of each such lock, most often none.
+    /// their lock: [`Ended::Running`]) from those whose end was never recorded (left
+    /// [`Ended::Unended`]): one read of each such lock, most often none.
     fn running_starts(&self, runs: &mut [Run]) -> Result<()> {
-        for run in runs.iter_mut().filter(|r| r.ended == RunEnded::Unended) {
+        for run in runs.iter_mut().filter(|r| r.ended == Ended::Unended) {
             let key = self.key(&run.name);
             let end = crate::holder::MAX_VALUE_BYTES as isize;
             let read = |conn: &mut Conn| {
@@ -211,7 +225,7 @@ impl Locker {
                         && holder.acquired_at_unix_ms == run.started_at_unix_ms
                 });
             if holds {
-                run.ended = RunEnded::Running;
+                run.ended = Ended::Running;
             }
         }
         Ok(())
@@ -491,6 +505,10 @@ struct Read {
     runs: Vec<Run>,
     /// Whether it gave all the entries asked for: older ones may exist.
     full: bool,
+    /// When the oldest entry read was written, a run or not.
+    oldest_entry_unix_ms: Option<u64>,
+    /// When the newest entry this version cannot read as a run was written.
+    unreadable_unix_ms: Option<u64>,
     evicted_at_unix_ms: Option<u64>,
     job_evicted_at_unix_ms: Option<u64>,
 }
@@ -502,14 +520,18 @@ impl Read {
         // A stream holds every entry since it was made, unless trimmed. Before it, a forerunner
         // of the stream may have expired, which takes a gap longer than the TTL; or have been
         // evicted, at any time up to the last eviction.
-        let mut since = match (self.runs.last(), self.evicted_at_unix_ms) {
+        let mut since = match (self.oldest_entry_unix_ms, self.evicted_at_unix_ms) {
             (None, evicted) => crate::holder::unix_ms()
                 .saturating_sub(ttl)
                 .max(evicted.unwrap_or(0)),
-            (Some(oldest), _) if self.full => oldest.recorded_at_unix_ms,
-            (Some(oldest), Some(_)) => oldest.recorded_at_unix_ms,
-            (Some(oldest), None) => oldest.recorded_at_unix_ms.saturating_sub(ttl),
+            (Some(oldest), _) if self.full => oldest,
+            (Some(oldest), Some(_)) => oldest,
+            (Some(oldest), None) => oldest.saturating_sub(ttl),
         };
+        // An entry dibs cannot read may be a run that succeeded: nothing before it is proven.
+        if let Some(unreadable) = self.unreadable_unix_ms {
+            since = since.max(unreadable.saturating_add(1));
+        }
         let mut runs: Vec<Run> = self.runs.into_iter().filter(|r| keep(r)).collect();
         if runs.len() > limit {
             since = since.max(runs[limit - 1].recorded_at_unix_ms);

@@ -33,12 +33,13 @@
 //!
 //! A tick's run has an entry from its start, `started;unknown;0;least;fence;start;...;name`,
 //! written with its acquire (`script::TICK_ACQUIRE`) and deleted when its ending's entry is
-//! written: an entry of a start alone is a run that runs now ([`RunEnded::Running`], while its
-//! holder's lock is there), or one whose end was never recorded ([`RunEnded::Unended`]: its
+//! written: an entry of a start alone is a run that runs now ([`Ended::Running`], while its
+//! holder's lock is there), or one whose end was never recorded ([`Ended::Unended`]: its
 //! holder died, or its release failed).
 
-use std::fmt;
 use std::time::Duration;
+
+pub use crate::ending::Ended;
 
 /// Entries kept per job, about (`XADD MAXLEN ~` trims whole nodes of the stream, so a few more
 /// may stay).
@@ -175,87 +176,6 @@ impl TaskResult {
     }
 }
 
-/// The word of a run's start's entry (see the module docs).
-const STARTED: &str = "started";
-
-/// What became of the lock of a recorded run: [`crate::Ended`] as the release script found it,
-/// and an operator's forced release.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RunEnded {
-    Released,
-    KeptForAtLeast,
-    /// The lock had expired (or was another holder's) at release.
-    NoLongerOurs,
-    /// Keep-alive found the lock taken while the task ran.
-    LostWhileRunning,
-    /// The release's reply was lost and its retry found no key and no record of the first try.
-    Unproven,
-    /// Deleted by an operator (`dibs release`, the actuator).
-    Forced,
-    /// Only its start is recorded, and its holder holds its lock now: it runs.
-    Running,
-    /// Only its start is recorded, and its lock is gone or another's: its holder died, or its
-    /// release failed (the network, a failover). How its task ended is unknown; a tick's
-    /// catch-up counts it as run (see `retry-unended-ticks`).
-    Unended,
-}
-
-impl RunEnded {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunEnded::Released => "released",
-            RunEnded::KeptForAtLeast => "kept",
-            RunEnded::NoLongerOurs => "no-longer-ours",
-            RunEnded::LostWhileRunning => "lost",
-            RunEnded::Unproven => "unproven",
-            RunEnded::Forced => "forced",
-            RunEnded::Running => "running",
-            RunEnded::Unended => "unended",
-        }
-    }
-
-    /// The word in the record; a start's entry reads as unended until its lock is looked at.
-    fn parse(s: &str) -> Option<RunEnded> {
-        if s == STARTED {
-            return Some(RunEnded::Unended);
-        }
-        [
-            RunEnded::Released,
-            RunEnded::KeptForAtLeast,
-            RunEnded::NoLongerOurs,
-            RunEnded::LostWhileRunning,
-            RunEnded::Unproven,
-            RunEnded::Forced,
-        ]
-        .into_iter()
-        .find(|e| e.as_str() == s)
-    }
-
-    /// How a release's ending is recorded; `None` for a release that failed (no entry is made).
-    pub(crate) fn of(ended: &crate::Ended) -> Option<RunEnded> {
-        use crate::Ended;
-        Some(match ended {
-            Ended::Released => RunEnded::Released,
-            Ended::KeptForAtLeast { .. } => RunEnded::KeptForAtLeast,
-            Ended::NoLongerOurs => RunEnded::NoLongerOurs,
-            Ended::LostWhileRunning => RunEnded::LostWhileRunning,
-            Ended::Unproven => RunEnded::Unproven,
-            Ended::ReleaseFailed(_) => return None,
-        })
-    }
-
-    /// Whether the lock was ours from acquisition to release (as [`crate::Ending`] says).
-    pub fn owned_to_the_end(self) -> bool {
-        matches!(self, RunEnded::Released | RunEnded::KeptForAtLeast)
-    }
-}
-
-impl fmt::Display for RunEnded {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// One recorded run of a job (or an operator's forced release of its lock).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Run {
@@ -276,7 +196,7 @@ pub struct Run {
     pub at_least_ms: u64,
     /// The fencing token; 0 for a forced release.
     pub fence: u64,
-    pub ended: RunEnded,
+    pub ended: Ended,
     /// `None` for a forced release, whose task is not known.
     pub task: Option<TaskResult>,
     /// Who forced the release (`user@host`), for a forced one.
@@ -296,7 +216,7 @@ impl Run {
     /// unseen by dibs, or its end never recorded. A run that runs now is not one: it has not
     /// succeeded yet.
     pub fn outcome_unknown(&self) -> bool {
-        self.task == Some(TaskResult::Unknown) && self.ended != RunEnded::Running
+        self.task == Some(TaskResult::Unknown) && self.ended != Ended::Running
     }
 
     /// Reads one stream entry (`XREVRANGE`'s id and fields); `None` when it is not dibs's.
@@ -310,7 +230,7 @@ impl Run {
         }
         let mut f = run.splitn(11, ';');
         let mut next = || f.next();
-        let ended = RunEnded::parse(next()?)?;
+        let ended = Ended::parse(next()?)?;
         let task_field = next()?;
         let catch_up = task_field.ends_with(CATCH_UP_MARK);
         let task = match task_field.strip_suffix(CATCH_UP_MARK).unwrap_or(task_field) {
@@ -455,7 +375,7 @@ mod tests {
         let fields = vec!["run".to_owned(), run];
         let run = Run::parse("1764547200123-0", &fields).expect("parses");
         assert_eq!(run.recorded_at_unix_ms, 1_764_547_200_123);
-        assert_eq!(run.ended, RunEnded::KeptForAtLeast);
+        assert_eq!(run.ended, Ended::KeptForAtLeast);
         assert_eq!(run.task, Some(TaskResult::Failed));
         assert_eq!((run.pid, run.fence, run.duration_ms), (42, 99, 7));
         assert_eq!(run.at_least_ms, 5000);
@@ -473,7 +393,7 @@ mod tests {
         // As `script::tick`'s `started` writes it: the head, the token, the tail.
         let run = format!("started;{}77{tail}", started_head(5000, true));
         let run = Run::parse("5-0", &["run".to_owned(), run]).expect("parses");
-        assert_eq!(run.ended, RunEnded::Unended);
+        assert_eq!(run.ended, Ended::Unended);
         assert_eq!(run.task, Some(TaskResult::Unknown));
         assert!(run.catch_up);
         assert_eq!((run.fence, run.duration_ms, run.at_least_ms), (77, 0, 5000));

@@ -9,6 +9,7 @@
 //! match locker.execute(&params, || 42)? {
 //!     Outcome::Ran { value, .. } => println!("ran: {value}"),
 //!     Outcome::Skipped => println!("another instance has it"),
+//!     Outcome::Unconfirmed(why) => println!("won, not confirmed, given back: {why}"),
 //! }
 //! # Ok::<(), dibs::Error>(())
 //! ```
@@ -36,8 +37,8 @@ mod sweeper;
 mod tls;
 
 pub use check::{
-    evicted_note, expected_window, free_since, held_for, utc, Checked, Judgement, Question, Rules,
-    Standing, Unknown, Unproven, Verdict, RUNS_SHOWN,
+    evicted_note, expected_window, free_since, held_for, unseen_why, utc, window, Checked,
+    Judgement, Question, Rules, Standing, Unknown, Unproven, Verdict, RUNS_SHOWN,
 };
 pub use connspec::{
     Address, ClientCert, ConnKey, ConnSpec, Durable, Pem, SpecValue, CONN_KEYS, CONN_MAP_KEYS,
@@ -49,13 +50,11 @@ pub use error::{Error, Result};
 pub use fleet::{
     validate_budget, ForcedRelease, History, Listing, Matched, MAX_SCAN_BUDGET, SCAN_BUDGET,
 };
-pub use history::{
-    HeldLock, Job, Run, RunEnded, TaskResult, HISTORY_JOBS, HISTORY_LENGTH, HISTORY_TTL,
-};
+pub use history::{HeldLock, Job, Run, TaskResult, HISTORY_JOBS, HISTORY_LENGTH, HISTORY_TTL};
 pub use holder::{Holder, LockState};
 pub use job::{job_of, split_tick};
 pub use lock::{
-    unknown_tick, Lease, LockParams, Locker, Outcome, TickAcquire, TickState, CLOCK_SKEW,
+    unknown_tick, Acquire, Lease, LockParams, Locker, Outcome, TickAcquire, TickState, CLOCK_SKEW,
     MAX_CATCH_UP_AGE, MAX_NAME_BYTES, MAX_TICK_BYTES,
 };
 pub use shown::shown;

@@ -87,7 +87,7 @@ fn a_tick_run_the_ordinary_way_is_never_caught_up() {
     let server = RedisServer::start();
     let locker = locker_with(&server, &[]);
     let ran = tick("report", "2026-12-05T02:00");
-    let lease = locker.acquire(&ran).unwrap().unwrap();
+    let lease = locker.acquire(&ran).unwrap().won().unwrap();
     drop(lease.release());
     expire(&server, &ran);
     // Another tick of the job, never run, due after the job's first run, is missed; this one ran.
@@ -97,7 +97,7 @@ fn a_tick_run_the_ordinary_way_is_never_caught_up() {
     assert_eq!(locker.tick_state(&other, due).unwrap(), TickState::Missed);
     // A tick whose task failed ran too: catch-up is for ticks nobody ran.
     let failed = tick("report", "2026-12-05T04:00");
-    let lease = locker.acquire(&failed).unwrap().unwrap();
+    let lease = locker.acquire(&failed).unwrap().won().unwrap();
     drop(lease.release_after(dibs::TaskResult::Failed));
     expire(&server, &failed);
     assert_eq!(locker.tick_state(&failed, due).unwrap(), TickState::Ran);
@@ -151,7 +151,7 @@ fn a_history_that_cannot_prove_a_miss_leaves_the_tick_unknown() {
     // to a tick due now less the clock skew.
     for i in 0..HISTORY_LENGTH + 20 {
         let params = tick("busy", &format!("n{i}"));
-        drop(locker.acquire(&params).unwrap().unwrap().release());
+        drop(locker.acquire(&params).unwrap().won().unwrap().release());
     }
     let missed = tick("busy", "2026-12-05T02:00");
     let due = now_ms() - 1_000;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::proxy::Proxy;
 use common::RedisServer;
-use dibs::{ConnSpec, Error, LockParams, Locker, SpecValue};
+use dibs::{Acquire, ConnSpec, Error, LockParams, Locker, SpecValue};
 use replication::{replica_of, synced, wait_for_replicas};
 
 fn locker(server_uri: &str, durable: Option<SpecValue>, read_timeout_ms: i128) -> Locker {
@@ -51,7 +51,11 @@ fn a_lone_server_pays_nothing_and_every_lock_gets_a_token() {
     let locker = locker(&server.uri(), None, 4000);
     let info_before = server.calls("info"); // counts this INFO too, once read
     for _ in 0..3 {
-        let lease = locker.acquire(&ms("lone", 10_000)).unwrap().expect("won");
+        let lease = locker
+            .acquire(&ms("lone", 10_000))
+            .unwrap()
+            .won()
+            .expect("won");
         assert!(lease.fence() > 0);
         let _ = lease.release();
     }
@@ -75,6 +79,7 @@ fn the_default_waits_for_the_replica_a_master_reports() {
     let _ = locker
         .acquire(&ms("warm", 10_000))
         .unwrap()
+        .won()
         .expect("won")
         .release();
     let waits = master.calls("wait");
@@ -87,6 +92,7 @@ fn the_default_waits_for_the_replica_a_master_reports() {
     let lease = locker
         .acquire(&ms("replicated", 10_000))
         .unwrap()
+        .won()
         .expect("won");
     assert_eq!(
         master.calls("wait") - waits,
@@ -106,6 +112,7 @@ fn the_default_waits_for_the_replica_a_master_reports() {
     let lease = off
         .acquire(&ms("unreplicated", 10_000))
         .unwrap()
+        .won()
         .expect("won");
     let _ = lease.release();
     assert_eq!(master.calls("wait") - waits, 1);
@@ -132,7 +139,11 @@ fn a_frozen_master_bounds_a_durable_acquire_by_one_read_timeout_per_try() {
     let locker = Locker::new(spec).unwrap();
     for _ in 0..2 {
         // Warm: the scripts ran, and the pool holds a connection that counted the replica.
-        let lease = locker.acquire(&ms("warm", 10_000)).unwrap().expect("won");
+        let lease = locker
+            .acquire(&ms("warm", 10_000))
+            .unwrap()
+            .won()
+            .expect("won");
         let _ = lease.release();
     }
     master.signal("-STOP");
@@ -173,8 +184,8 @@ fn a_lock_no_replica_acknowledged_is_given_back_within_half_the_read_timeout() {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match locker.acquire(&ms("warm", 10_000)) {
-            Ok(Some(lease)) => break drop(lease.release()),
-            Err(Error::Unconfirmed(_)) if Instant::now() < deadline => {}
+            Ok(Acquire::Won(lease)) => break drop(lease.release()),
+            Ok(Acquire::Unconfirmed(_)) if Instant::now() < deadline => {}
             other => panic!("the warm-up: {other:?}"),
         }
     }
@@ -184,7 +195,7 @@ fn a_lock_no_replica_acknowledged_is_given_back_within_half_the_read_timeout() {
     let started = Instant::now();
     let refused = locker.acquire(&ms("cut-off", 60_000));
     let waited = started.elapsed();
-    let Err(Error::Unconfirmed(message)) = refused else {
+    let Ok(Acquire::Unconfirmed(message)) = refused else {
         panic!("expected Unconfirmed, got {refused:?}")
     };
     eprintln!("unconfirmed after {waited:?}: {message}");
@@ -210,6 +221,7 @@ fn a_lock_no_replica_acknowledged_is_given_back_within_half_the_read_timeout() {
     let lease = locker_off(&master)
         .acquire(&ms("cut-off", 60_000))
         .unwrap()
+        .won()
         .expect("free again");
     let _ = lease.release();
 }
@@ -278,6 +290,7 @@ fn refused_wait(uri: &str, more: &[(&str, String)], exists: impl Fn(&str) -> boo
     let mut first = default
         .acquire(&ms("refused", 10_000))
         .unwrap()
+        .won()
         .expect("won");
     assert!(first.fence() > 0, "with its fencing token");
     let warning = first.take_warning().expect("a warning");
@@ -289,6 +302,7 @@ fn refused_wait(uri: &str, more: &[(&str, String)], exists: impl Fn(&str) -> boo
     let mut second = default
         .acquire(&ms("refused", 10_000))
         .unwrap()
+        .won()
         .expect("won");
     assert_eq!(second.take_warning(), None, "warned once");
     let _ = second.release();
@@ -333,7 +347,7 @@ fn waitaof_where_the_server_lacks_it_fails_loudly_and_gives_the_lock_back() {
         }
         assert!(!server.exists("dibs:aof"));
     } else {
-        let _ = result.unwrap().expect("fsynced").release();
+        let _ = result.unwrap().won().expect("fsynced").release();
     }
 }
 
@@ -343,7 +357,11 @@ fn tokens_only_go_up_over_ten_thousand_acquisitions_and_a_restart_with_aof() {
     let locker = locker(&server.uri(), None, 4000);
     let mut last = 0;
     for i in 0..10_000 {
-        let lease = locker.acquire(&ms("fenced", 10_000)).unwrap().expect("won");
+        let lease = locker
+            .acquire(&ms("fenced", 10_000))
+            .unwrap()
+            .won()
+            .expect("won");
         assert!(
             lease.fence() > last,
             "acquisition {i}: {} after {last}",
@@ -353,7 +371,11 @@ fn tokens_only_go_up_over_ten_thousand_acquisitions_and_a_restart_with_aof() {
         let _ = lease.release();
     }
     // A lock held across the restart: AOF brings it back, and the next holder's token is higher.
-    let held = locker.acquire(&ms("fenced", 1_500)).unwrap().expect("won");
+    let held = locker
+        .acquire(&ms("fenced", 1_500))
+        .unwrap()
+        .won()
+        .expect("won");
     let before = held.fence();
     std::mem::forget(held);
     server.restart();
@@ -362,6 +384,7 @@ fn tokens_only_go_up_over_ten_thousand_acquisitions_and_a_restart_with_aof() {
     let after = locker
         .acquire(&ms("fenced", 10_000))
         .unwrap()
+        .won()
         .expect("won after expiry");
     assert!(after.fence() > before, "{} after {before}", after.fence());
     eprintln!(
@@ -402,6 +425,7 @@ fn an_acl_without_info_is_warned_about_once_and_the_lock_taken_without_wait() {
     let mut first = locker
         .acquire(&ms("no-info", 10_000))
         .unwrap()
+        .won()
         .expect("won");
     let warning = first.take_warning().expect("a warning");
     assert!(
@@ -415,6 +439,7 @@ fn an_acl_without_info_is_warned_about_once_and_the_lock_taken_without_wait() {
     let mut second = locker
         .acquire(&ms("no-info", 10_000))
         .unwrap()
+        .won()
         .expect("won");
     assert_eq!(second.take_warning(), None, "warned once");
     let _ = second.release();
@@ -450,6 +475,7 @@ fn a_server_without_script_config_client_info_and_wait_still_locks() {
             let mut lease = locker
                 .acquire(&ms("managed", 10_000))
                 .unwrap()
+                .won()
                 .expect("won");
             assert!(
                 lease.fence() > 0,
@@ -497,7 +523,7 @@ fn an_acquire_retried_after_its_wait_was_cut_is_not_won_without_its_replica() {
     let replica = synced(replica_of(master.port, None));
     let l = locker(&master.uri(), Some(SpecValue::Int(1)), 2_000);
     let warm = LockParams::from_secs("retry-warm", 60, 0).unwrap();
-    drop(l.acquire(&warm).unwrap().unwrap().release());
+    drop(l.acquire(&warm).unwrap().won().unwrap().release());
     let _stall = replication::LoopbackStall::drop_segments(
         master.port,
         replication::replica_link_port(master.port),
@@ -512,9 +538,9 @@ fn an_acquire_retried_after_its_wait_was_cut_is_not_won_without_its_replica() {
         acquire.join().unwrap()
     });
     assert!(
-        matches!(outcome, Err(Error::Unconfirmed(_))),
+        matches!(outcome, Ok(Acquire::Unconfirmed(_))),
         "{:?}",
-        outcome.map(|o| o.is_some())
+        outcome.map(|o| matches!(o, Acquire::Won(_)))
     );
     assert!(!master.exists("dibs:retry-cut"), "given back");
     assert!(!replication::exists_on(

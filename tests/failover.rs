@@ -84,9 +84,9 @@ fn try_acquire(who: &str, locker: &Locker) -> (Try, Option<Lease>) {
     let result = locker.acquire(&params());
     eprintln!("  {who}: acquire took {:?}", started.elapsed());
     match result {
-        Ok(Some(lease)) => (Try::Ran(lease.fence()), Some(lease)),
-        Ok(None) => (Try::Held, None),
-        Err(dibs::Error::Unconfirmed(message)) => (Try::Unconfirmed(message), None),
+        Ok(dibs::Acquire::Won(lease)) => (Try::Ran(lease.fence()), Some(lease)),
+        Ok(dibs::Acquire::Taken) => (Try::Held, None),
+        Ok(dibs::Acquire::Unconfirmed(message)) => (Try::Unconfirmed(message), None),
         Err(other) => panic!("{who}'s acquire failed: {other:?}"),
     }
 }

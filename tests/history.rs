@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use common::RedisServer;
 use dibs::{
-    ConnSpec, Ended, ForcedRelease, LockParams, Locker, Matched, RunEnded, SpecValue, TaskResult,
-    Verdict, HISTORY_JOBS, HISTORY_LENGTH, SCAN_BUDGET,
+    ConnSpec, Ended, ForcedRelease, LockParams, Locker, Matched, SpecValue, TaskResult, Verdict,
+    HISTORY_JOBS, HISTORY_LENGTH, SCAN_BUDGET,
 };
 use redis::Commands;
 
@@ -33,6 +33,7 @@ fn each_release_records_its_run_and_how_it_ended() {
     let _ = quiet
         .acquire(&ms("warm-up", 1_000, 0))
         .unwrap()
+        .won()
         .unwrap()
         .release();
     let evals_before = server.calls("evalsha") + server.calls("eval");
@@ -41,25 +42,29 @@ fn each_release_records_its_run_and_how_it_ended() {
     let lease = a
         .acquire(&ms("report-2026-12-01", 10_000, 0))
         .unwrap()
+        .won()
         .unwrap();
     let fence = lease.fence();
     // Another instance skips meanwhile: a skip records nothing.
     assert!(b
         .acquire(&ms("report-2026-12-01", 10_000, 0))
         .unwrap()
+        .won()
         .is_none());
     assert_eq!(lease.release().ended, Ended::Released);
     // A run whose task failed, kept for the rest of atLeast.
     let lease = b
         .acquire(&ms("report-2026-12-02", 10_000, 5_000))
         .unwrap()
+        .won()
         .unwrap();
     let ending = lease.release_after(TaskResult::Failed);
-    assert!(matches!(ending.ended, Ended::KeptForAtLeast { .. }));
+    assert!(matches!(ending.ended, Ended::KeptForAtLeast));
     // A run that outlived atMost: the lock was gone at release.
     let lease = a
         .acquire(&ms("report-2026-12-03", 100, 0))
         .unwrap()
+        .won()
         .unwrap();
     thread::sleep(Duration::from_millis(300));
     assert_eq!(lease.release().ended, Ended::NoLongerOurs);
@@ -78,7 +83,7 @@ fn each_release_records_its_run_and_how_it_ended() {
     assert_eq!(runs.len(), 3, "{runs:#?}");
     let (lost, failed, ok) = (&runs[0], &runs[1], &runs[2]);
     assert_eq!(ok.name, "report-2026-12-01");
-    assert_eq!(ok.ended, RunEnded::Released);
+    assert_eq!(ok.ended, Ended::Released);
     assert_eq!(ok.task, Some(TaskResult::Succeeded));
     assert!(ok.succeeded());
     assert_eq!(ok.instance.as_deref(), Some("pod-a"));
@@ -86,10 +91,10 @@ fn each_release_records_its_run_and_how_it_ended() {
     assert_eq!(ok.fence, fence);
     assert!(ok.started_at_unix_ms > 1_700_000_000_000);
     assert_eq!(failed.name, "report-2026-12-02");
-    assert_eq!(failed.ended, RunEnded::KeptForAtLeast);
+    assert_eq!(failed.ended, Ended::KeptForAtLeast);
     assert_eq!(failed.task, Some(TaskResult::Failed));
     assert_eq!(failed.instance, None);
-    assert_eq!(lost.ended, RunEnded::NoLongerOurs);
+    assert_eq!(lost.ended, Ended::NoLongerOurs);
     assert!(lost.duration_ms >= 300, "{lost:?}");
     assert!(ok.recorded_at_unix_ms <= failed.recorded_at_unix_ms);
 
@@ -103,10 +108,15 @@ fn each_release_records_its_run_and_how_it_ended() {
 fn a_forced_release_deletes_only_the_token_shown_and_is_recorded() {
     let server = RedisServer::start();
     let locker = locker_with(&server, &[]);
-    let lease = locker.acquire(&ms("sync", 60_000, 0)).unwrap().unwrap();
+    let lease = locker
+        .acquire(&ms("sync", 60_000, 0))
+        .unwrap()
+        .won()
+        .unwrap();
     let other = locker
         .acquire(&ms("other-job", 60_000, 0))
         .unwrap()
+        .won()
         .unwrap();
 
     let held = locker.locks("*", 100, SCAN_BUDGET).unwrap().items;
@@ -148,9 +158,9 @@ fn a_forced_release_deletes_only_the_token_shown_and_is_recorded() {
 
     let runs = locker.history("sync", 10).unwrap().runs;
     assert_eq!(runs.len(), 2, "{runs:#?}");
-    assert_eq!(runs[0].ended, RunEnded::NoLongerOurs);
+    assert_eq!(runs[0].ended, Ended::NoLongerOurs);
     let forced = &runs[1];
-    assert_eq!(forced.ended, RunEnded::Forced);
+    assert_eq!(forced.ended, Ended::Forced);
     assert_eq!(forced.forced_by.as_deref(), Some("ops@test"));
     assert_eq!(forced.pid, std::process::id(), "the holder it found");
     assert_eq!(forced.task, None);
@@ -187,7 +197,11 @@ fn ten_thousand_per_tick_names_leave_one_key_that_expires() {
     let locker = locker_with(&server, &[]);
     for tick in 0..10_000u64 {
         let name = format!("tick-{}", 1_764_547_200 + tick);
-        let lease = locker.acquire(&ms(&name, 60_000, 0)).unwrap().unwrap();
+        let lease = locker
+            .acquire(&ms(&name, 60_000, 0))
+            .unwrap()
+            .won()
+            .unwrap();
         let _ = lease.release();
     }
     let mut admin = server.admin();
@@ -247,12 +261,14 @@ fn ten_thousand_names_that_are_jobs_of_their_own_keep_at_most_history_jobs_strea
         let _ = locker
             .acquire(&ms(&name, 60_000, 0))
             .unwrap()
+            .won()
             .unwrap()
             .release();
         if n % 200 == 0 {
             let _ = locker
                 .acquire(&ms("nightly", 60_000, 0))
                 .unwrap()
+                .won()
                 .unwrap()
                 .release();
         }
@@ -323,12 +339,17 @@ fn jobs_are_found_by_their_streams_the_most_recent_first() {
         let _ = locker
             .acquire(&ms(name, 1_000, 0))
             .unwrap()
+            .won()
             .unwrap()
             .release();
         thread::sleep(Duration::from_millis(5));
     }
     // A lock held now, and a key of another kind under the prefix, are no jobs.
-    let _held = locker.acquire(&ms("held", 10_000, 0)).unwrap().unwrap();
+    let _held = locker
+        .acquire(&ms("held", 10_000, 0))
+        .unwrap()
+        .won()
+        .unwrap();
     let _: () = server.admin().set("dibs:\u{1f}other", "x").unwrap();
     let jobs = locker.jobs(10, SCAN_BUDGET).unwrap().items;
     let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
@@ -344,6 +365,7 @@ fn history_off_writes_nothing() {
     let _ = locker
         .acquire(&ms("quiet", 1_000, 0))
         .unwrap()
+        .won()
         .unwrap()
         .release();
     let keys: Vec<String> = server.admin().keys("*").unwrap();
@@ -369,6 +391,7 @@ fn a_server_that_refuses_the_history_still_releases_and_says_so_once() {
     let first = locker
         .acquire(&ms("job", 10_000, 0))
         .unwrap()
+        .won()
         .unwrap()
         .release();
     assert_eq!(first.ended, Ended::Released);
@@ -378,6 +401,7 @@ fn a_server_that_refuses_the_history_still_releases_and_says_so_once() {
     let second = locker
         .acquire(&ms("job", 10_000, 0))
         .unwrap()
+        .won()
         .unwrap()
         .release();
     assert_eq!(second.ended, Ended::Released);
@@ -408,13 +432,14 @@ fn an_instance_id_reads_back_as_written_and_one_with_a_semicolon_is_refused() {
     let lease = locker
         .acquire(&ms("report-2026-12-06", 10_000, 0))
         .unwrap()
+        .won()
         .unwrap();
     assert_eq!(lease.release().ended, Ended::Released);
     let history = locker.history("report-2026-12-06", 10).unwrap();
     let run = &history.runs[0];
     assert_eq!(run.instance.as_deref(), Some(id));
     assert_eq!(run.name, "report-2026-12-06");
-    assert_eq!(run.ended, RunEnded::Released);
+    assert_eq!(run.ended, Ended::Released);
     assert!(run.succeeded(), "{run:?}");
     assert!(matches!(
         history.verdict(
@@ -476,6 +501,7 @@ fn ten_thousand_one_off_names_leave_a_daily_jobs_proof_and_recurring_ones_say_wh
     let lease = locker
         .acquire(&ms("nightly-report", 60_000, 0))
         .unwrap()
+        .won()
         .unwrap();
     drop(lease.release_after(TaskResult::Failed));
     let (overdue, _, before) = daily_check(&locker, now());
@@ -487,6 +513,7 @@ fn ten_thousand_one_off_names_leave_a_daily_jobs_proof_and_recurring_ones_say_wh
         let ending = locker
             .acquire(&ms(&format!("order-{n}"), 60_000, 0))
             .unwrap()
+            .won()
             .unwrap()
             .release();
         said.extend(ending.advice);
@@ -518,6 +545,7 @@ fn ten_thousand_one_off_names_leave_a_daily_jobs_proof_and_recurring_ones_say_wh
             let ending = tenants
                 .acquire(&ms(&format!("tenant-{n}-sync"), 60_000, 0))
                 .unwrap()
+                .won()
                 .unwrap()
                 .release();
             warnings.extend(ending.advice);
@@ -551,6 +579,7 @@ fn a_job_whose_one_run_was_dropped_recurs_when_it_comes_back() {
             locker
                 .acquire(&ms(name, 60_000, 0))
                 .unwrap()
+                .won()
                 .unwrap()
                 .release(),
         )
@@ -600,6 +629,7 @@ fn an_acl_without_the_eviction_commands_is_told_and_grows_nothing() {
         let ending = locker
             .acquire(&ms(&format!("order-{n}"), 60_000, 0))
             .unwrap()
+            .won()
             .unwrap()
             .release();
         assert_eq!(ending.ended, Ended::Released);
@@ -617,4 +647,55 @@ fn an_acl_without_the_eviction_commands_is_told_and_grows_nothing() {
     assert_eq!(remembered, 0, "nothing grows without its trim");
     let streams: Vec<String> = server.admin().keys("dibs:\u{1f}{history}:*").unwrap();
     assert!(streams.len() <= HISTORY_JOBS, "{}", streams.len());
+}
+
+/// Entries this version cannot read as runs (foreign data, another version's) on top of a job's
+/// history: the success under them is still found, and without one, nothing after them is
+/// proven (found by the attack on the one judge: five such entries made a job that had run
+/// "overdue", proven).
+#[test]
+fn entries_dibs_cannot_read_hide_no_success_and_prove_no_absence() {
+    let server = RedisServer::start();
+    let locker = locker_with(&server, &[]);
+    let mut admin = server.admin();
+    let junk = |admin: &mut redis::Connection, job: &str| {
+        for _ in 0..5 {
+            let _: String = redis::cmd("XADD")
+                .arg(format!("dibs:\u{1f}{{history}}:{job}"))
+                .arg("*")
+                .arg("foo")
+                .arg("bar")
+                .query(admin)
+                .unwrap();
+        }
+    };
+    let hour = common::within(Duration::from_secs(3600));
+    // A success, a failure, then five unreadable entries: ok.
+    locker.execute(&ms("ran", 10_000, 0), || ()).unwrap();
+    let failed = locker
+        .acquire(&ms("ran", 10_000, 0))
+        .unwrap()
+        .won()
+        .unwrap();
+    drop(failed.release_after(TaskResult::Failed));
+    junk(&mut admin, "ran");
+    let checked = locker.check("ran", &hour, SCAN_BUDGET).unwrap();
+    assert!(
+        matches!(checked.judgement().verdict, Verdict::Ran(_)),
+        "{checked:?}"
+    );
+    // Only failures, then unreadable entries: whether it ran cannot be told.
+    let failed = locker
+        .acquire(&ms("failing", 10_000, 0))
+        .unwrap()
+        .won()
+        .unwrap();
+    drop(failed.release_after(TaskResult::Failed));
+    junk(&mut admin, "failing");
+    let checked = locker.check("failing", &hour, SCAN_BUDGET).unwrap();
+    assert!(
+        matches!(checked.judgement().verdict, Verdict::Unknown { .. }),
+        "{checked:?}"
+    );
+    assert_eq!(checked.judgement().standing(), dibs::Standing::Unknown);
 }

@@ -157,7 +157,7 @@ fn inspect_reports_the_holder_and_never_changes_the_lock() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as u64;
-    let lease = locker.acquire(&ms("held", 60_000)).unwrap().unwrap();
+    let lease = locker.acquire(&ms("held", 60_000)).unwrap().won().unwrap();
     let state = locker.inspect("held").unwrap().expect("held");
     let remaining = state.remaining_ms.unwrap();
     assert!((59_000..=60_000).contains(&remaining), "{remaining}");
@@ -217,7 +217,11 @@ fn a_lock_that_cannot_be_extended_is_known_lost_before_it_lapses() {
     let holder = keep_alive_locker(&server, 100);
     // atMost 1500 ms, one attempt at most 300 ms: attempts run from 500 ms until the next one
     // would start later than 1200 ms; the lease is lost then, before the lapse at 1500 ms.
-    let mut lease = holder.acquire(&ms("known-lost", 1500)).unwrap().unwrap();
+    let mut lease = holder
+        .acquire(&ms("known-lost", 1500))
+        .unwrap()
+        .won()
+        .unwrap();
     let acquired = Instant::now();
     assert_eq!(
         lease.take_warning(),
@@ -248,7 +252,7 @@ fn a_keep_alive_schedule_that_cannot_hold_is_warned_at_acquire_once_per_at_most(
     // timeout-ms 1000: one extension may wait 3000 ms, so atMost below 9000 ms is too short.
     let holder = keep_alive_locker(&server, 1000);
     let take = |name: &str, at_most: i64| {
-        let mut lease = holder.acquire(&ms(name, at_most)).unwrap().unwrap();
+        let mut lease = holder.acquire(&ms(name, at_most)).unwrap().won().unwrap();
         let warning = lease.take_warning();
         assert_eq!(lease.take_warning(), None, "a warning is given once");
         lease.release();
@@ -269,7 +273,7 @@ fn a_keep_alive_schedule_that_cannot_hold_is_warned_at_acquire_once_per_at_most(
     );
     assert_eq!(take("roomy", 9000), None);
     let plain = locker(&server, false);
-    let mut lease = plain.acquire(&ms("plain", 100)).unwrap().unwrap();
+    let mut lease = plain.acquire(&ms("plain", 100)).unwrap().won().unwrap();
     assert_eq!(
         lease.take_warning(),
         None,
@@ -326,13 +330,14 @@ fn an_extension_that_lands_after_the_release_does_not_lengthen_the_lock() {
     let mut lease = holder
         .acquire(&LockParams::from_millis("late-extend", 6000, 5000).unwrap())
         .unwrap()
+        .won()
         .unwrap();
     // Caches EXTEND on the server, so that the held EVALSHA would run when it lands.
     assert!(lease.extend(6000, 5000).unwrap());
     proxy.hold_open_connections();
     until_an_extension_is_held(&proxy);
     let ending = holder.release(lease);
-    let Ended::KeptForAtLeast { remaining_ms } = ending.ended else {
+    let (Ended::KeptForAtLeast, Some(remaining_ms)) = (ending.ended, ending.kept_ms) else {
         panic!("{:?}", ending.ended)
     };
     // The held EXTEND reaches Redis after the release, as one stuck on a slow path would.
@@ -355,7 +360,11 @@ fn the_release_does_not_wait_for_an_extension_in_flight() {
     let proxy = Proxy::start(server.port);
     // read-timeout 2000 ms: an extension in flight would hold a joining release that long.
     let holder = proxied_locker(&proxy, 2000);
-    let lease = holder.acquire(&ms("in-flight", 3000)).unwrap().unwrap();
+    let lease = holder
+        .acquire(&ms("in-flight", 3000))
+        .unwrap()
+        .won()
+        .unwrap();
     proxy.hold_open_connections();
     until_an_extension_is_held(&proxy);
     let started = Instant::now();

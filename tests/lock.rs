@@ -23,7 +23,11 @@ fn ms(name: &str, at_most: i64, at_least: i64) -> LockParams {
 fn acquire_is_one_set_nx_px_with_a_fresh_token_per_call() {
     let server = RedisServer::start();
     let locker = locker(&server);
-    let lease = locker.acquire(&ms("job", 60_000, 0)).unwrap().expect("won");
+    let lease = locker
+        .acquire(&ms("job", 60_000, 0))
+        .unwrap()
+        .won()
+        .expect("won");
     assert_eq!(lease.key(), "dibs:job");
     let stored: String = server.admin().get("dibs:job").unwrap();
     assert_eq!(stored, lease.value());
@@ -32,7 +36,11 @@ fn acquire_is_one_set_nx_px_with_a_fresh_token_per_call() {
     assert_eq!(server.calls("set"), 1);
 
     assert_eq!(locker.release(lease).ended, Ended::Released);
-    let again = locker.acquire(&ms("job", 60_000, 0)).unwrap().expect("won");
+    let again = locker
+        .acquire(&ms("job", 60_000, 0))
+        .unwrap()
+        .won()
+        .expect("won");
     let token = |v: &str| v.split(';').next().unwrap().to_owned();
     let stored_again: String = server.admin().get("dibs:job").unwrap();
     assert_ne!(
@@ -50,7 +58,11 @@ fn a_second_acquirer_is_skipped_while_held_and_wins_after_the_ttl() {
     let server = RedisServer::start();
     let a = locker(&server);
     let b = locker(&server);
-    let lease = a.acquire(&ms("tick", 300, 0)).unwrap().expect("a wins");
+    let lease = a
+        .acquire(&ms("tick", 300, 0))
+        .unwrap()
+        .won()
+        .expect("a wins");
     let mut ran = false;
     assert!(matches!(
         b.execute(&ms("tick", 300, 0), || ran = true).unwrap(),
@@ -76,6 +88,7 @@ fn a_holder_whose_ttl_expired_does_not_touch_the_new_holders_key() {
             thread::sleep(Duration::from_millis(300));
             b.acquire(&ms("slow", 60_000, 0))
                 .unwrap()
+                .won()
                 .expect("b wins after a's TTL")
         })
         .unwrap();
@@ -113,7 +126,7 @@ fn at_least_keeps_the_key_for_the_remaining_time_and_zero_deletes_it() {
     let Outcome::Ran { ending, .. } = outcome else {
         panic!()
     };
-    let Ended::KeptForAtLeast { remaining_ms } = ending.ended else {
+    let (Ended::KeptForAtLeast, Some(remaining_ms)) = (ending.ended, ending.kept_ms) else {
         panic!("expected Kept")
     };
     assert!(
@@ -140,7 +153,11 @@ fn at_least_keeps_the_key_for_the_remaining_time_and_zero_deletes_it() {
 fn the_lock_expires_after_at_most_even_if_never_released() {
     let server = RedisServer::start();
     let locker = locker(&server);
-    let lease = locker.acquire(&ms("crashed", 250, 0)).unwrap().unwrap();
+    let lease = locker
+        .acquire(&ms("crashed", 250, 0))
+        .unwrap()
+        .won()
+        .unwrap();
     std::mem::forget(lease); // as if the process died
     thread::sleep(Duration::from_millis(300));
     assert!(!server.exists("dibs:crashed"));

@@ -33,7 +33,7 @@ fn a_release_failure_is_reported_beside_the_tasks_value() {
         panic!()
     };
     assert_eq!(value, "task value");
-    let Ended::ReleaseFailed(err) = ending.ended else {
+    let (Ended::ReleaseFailed, Some(err)) = (ending.ended, ending.failure.clone()) else {
         panic!("the release should fail: {ending:?}")
     };
     assert!(matches!(err, Error::Connection(_)), "{err:?}");
@@ -222,13 +222,14 @@ fn a_release_kept_for_at_least_whose_reply_was_lost_is_still_reported_kept() {
     let lease = locker
         .acquire(&ms("kept-lost-reply", 10_000, 5_000))
         .unwrap()
+        .won()
         .unwrap();
     // The release reaches Redis (which spends the token and keeps the key); its reply does not
     // come back, so it is retried on a fresh connection, which finds the spent value.
     proxy.mute_open_connections();
     let ending = locker.release(lease);
     assert!(
-        matches!(ending.ended, Ended::KeptForAtLeast { .. }),
+        matches!(ending.ended, Ended::KeptForAtLeast),
         "{:?}",
         ending.ended
     );
@@ -284,6 +285,7 @@ fn lost_reply_endings(history: bool) -> (Ended, Ended, Ended) {
     let lease = locker
         .acquire(&ms("lapsed-lost-reply", 300, 0))
         .unwrap()
+        .won()
         .unwrap();
     thread::sleep(Duration::from_millis(400));
     let rivals = rival
@@ -306,6 +308,7 @@ fn lost_reply_endings(history: bool) -> (Ended, Ended, Ended) {
     let lease = locker2
         .acquire(&ms("deleted-lost-reply", 10_000, 0))
         .unwrap()
+        .won()
         .unwrap();
     proxy2.mute_open_connections();
     let deleted = locker2.release(lease);
@@ -318,7 +321,7 @@ fn lost_reply_endings(history: bool) -> (Ended, Ended, Ended) {
         // One record per run: the retry wrote none of its own.
         let runs = locker2.history("deleted-lost-reply", 10).unwrap().runs;
         assert_eq!(runs.len(), 1, "{runs:#?}");
-        assert_eq!(runs[0].ended, dibs::RunEnded::Released);
+        assert_eq!(runs[0].ended, dibs::Ended::Released);
     }
 
     // Lost again, and the lock taken by a rival between the first try and its retry (the
@@ -329,6 +332,7 @@ fn lost_reply_endings(history: bool) -> (Ended, Ended, Ended) {
     let lease = locker3
         .acquire(&ms("taken-lost-reply", 30_000, 0))
         .unwrap()
+        .won()
         .unwrap();
     let fence = lease.fence();
     proxy3.mute_open_connections();
@@ -344,6 +348,7 @@ fn lost_reply_endings(history: bool) -> (Ended, Ended, Ended) {
     let rivals = rival
         .acquire(&ms("taken-lost-reply", 30_000, 0))
         .unwrap()
+        .won()
         .expect("the rival takes the free lock");
     let taken = releasing.join().unwrap();
     assert!(
@@ -362,7 +367,7 @@ fn lost_reply_endings(history: bool) -> (Ended, Ended, Ended) {
         assert_eq!(runs.len(), 1, "one entry for one token: {runs:#?}");
         assert_eq!(
             (runs[0].fence, runs[0].ended),
-            (fence, dibs::RunEnded::Released)
+            (fence, dibs::Ended::Released)
         );
     }
     let _ = rivals.release();
@@ -414,13 +419,15 @@ fn an_acquire_answered_after_half_of_at_most_is_given_back_and_does_not_run() {
         let locker = warm_locker_through(&proxy, 4_000);
         proxy.delay_replies(Duration::from_millis(delay_ms));
         let mut ran = false;
-        let err = locker
+        let outcome = locker
             .execute(&ms("late", at_most_ms, 0), || ran = true)
-            .unwrap_err();
-        eprintln!("reply {delay_ms} ms late, atMost {at_most_ms} ms: {err}");
+            .unwrap();
         assert!(!ran, "the task ran on a lock won {delay_ms} ms late");
-        assert!(matches!(err, Error::Unconfirmed(_)), "{err:?}");
-        assert!(err.to_string().contains("given back"), "{err}");
+        let dibs::Outcome::Unconfirmed(why) = outcome else {
+            panic!("{outcome:?}")
+        };
+        eprintln!("reply {delay_ms} ms late, atMost {at_most_ms} ms: {why}");
+        assert!(why.contains("given back"), "{why}");
         assert!(
             !server.exists("dibs:late"),
             "the late lock was not given back"

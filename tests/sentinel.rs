@@ -150,7 +150,7 @@ fn sentinel_failover(pki: Option<&Pki>, sentinel_password: Option<&str>) {
     // run until a replica is back; with durable acquire off, it runs.
     let after = LockParams::from_secs("after-failover", 60, 0).unwrap();
     match locker.execute(&after, || panic!("ran unconfirmed")) {
-        Err(Error::Unconfirmed(message)) => assert!(message.contains("0 of 1"), "{message}"),
+        Ok(dibs::Outcome::Unconfirmed(message)) => assert!(message.contains("0 of 1"), "{message}"),
         other => panic!("expected Unconfirmed, got {other:?}"),
     }
     let mut off_keys = auth.clone();

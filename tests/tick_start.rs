@@ -19,8 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use common::proxy::Proxy;
 use common::RedisServer;
 use dibs::{
-    ConnSpec, Ended, Error, LockParams, Locker, RunEnded, SpecValue, TaskResult, TickAcquire,
-    TickState, Verdict,
+    ConnSpec, Ended, LockParams, Locker, SpecValue, TaskResult, TickAcquire, TickState, Verdict,
 };
 use replication::{replica_of, wait_for_replicas};
 
@@ -129,7 +128,7 @@ fn a_tick_that_started_is_never_caught_up_whatever_became_of_its_release() {
         panic!("the tick due now is won")
     };
     proxy.cut();
-    assert!(matches!(lease.release().ended, Ended::ReleaseFailed(_)));
+    assert!(matches!(lease.release().ended, Ended::ReleaseFailed));
     wait_gone(&server, &billing);
 
     // Another instance's catch-up finds its start: the tick ran, and is not run again.
@@ -146,7 +145,7 @@ fn a_tick_that_started_is_never_caught_up_whatever_became_of_its_release() {
     let history = other.history("billing", 10).unwrap();
     let unended = &history.runs[0];
     assert_eq!(unended.name, "billing@2026-12-05");
-    assert_eq!(unended.ended, RunEnded::Unended);
+    assert_eq!(unended.ended, Ended::Unended);
     assert_eq!(unended.task, Some(TaskResult::Unknown));
     assert!(unended.fence > 0);
     // Whether its tick ran to success cannot be told (`dibs check billing@2026-12-05`); the
@@ -185,14 +184,11 @@ fn a_tick_that_started_is_never_caught_up_whatever_became_of_its_release() {
     let TickAcquire::Won(lease) = rerun.acquire_unrun(&billing, due, true).unwrap() else {
         panic!("retry-unended-ticks runs the tick again")
     };
-    assert!(matches!(
-        lease.release().ended,
-        Ended::KeptForAtLeast { .. }
-    ));
+    assert!(matches!(lease.release().ended, Ended::KeptForAtLeast));
     let runs = rerun.history("billing@2026-12-05", 10).unwrap().runs;
     assert_eq!(runs.len(), 2, "{runs:#?}");
     assert!(runs[0].succeeded() && runs[0].catch_up, "{runs:#?}");
-    assert_eq!(runs[1].ended, RunEnded::Unended);
+    assert_eq!(runs[1].ended, Ended::Unended);
 }
 
 /// A lost reply of the acquire (the proxy drops what the server answers): the first try timed
@@ -210,7 +206,7 @@ fn a_lost_reply_of_the_acquire_leaves_one_start_and_no_orphan() {
             first_run(&l, "lr");
             // Both scripts cached, as on a server that has run a while.
             let warm = LockParams::for_tick("lr", "2026-11-30", 60_000, 1).unwrap();
-            drop(l.acquire(&warm).unwrap().unwrap().release());
+            drop(l.acquire(&warm).unwrap().won().unwrap().release());
             let t =
                 LockParams::for_tick("lr", &format!("2026-12-02T{i:02}:00"), 60_000, 1).unwrap();
             proxy.mute_open_connections();
@@ -220,6 +216,7 @@ fn a_lost_reply_of_the_acquire_leaves_one_start_and_no_orphan() {
                 } else {
                     l.acquire(&t)
                         .unwrap()
+                        .won()
                         .map_or(TickAcquire::Taken, TickAcquire::Won)
                 }
             };
@@ -307,9 +304,9 @@ fn an_unconfirmed_acquire_leaves_no_start() {
     let due = now_ms() + 10; // after the first run: a tick it could miss
     let found = l.acquire_unrun(&t, due, true);
     assert!(
-        matches!(found, Err(Error::Unconfirmed(_))),
+        matches!(found, Ok(TickAcquire::Unconfirmed(_))),
         "{:?}",
-        found.err()
+        found.map(|f| matches!(f, TickAcquire::Won(_)))
     );
     let mut admin = master.admin();
     assert!(!master.exists(&key(&t)));
@@ -331,7 +328,7 @@ fn a_forced_release_takes_the_place_of_the_runs_start() {
     let l = locker_with(&server, &[]);
     first_run(&l, "f");
     let t = LockParams::for_tick("f", "2026-12-02T00:00", 60_000, 1).unwrap();
-    let lease = l.acquire(&t).unwrap().unwrap();
+    let lease = l.acquire(&t).unwrap().won().unwrap();
     let token = lease.value()[..36].to_owned();
     assert_eq!(
         l.force_release(t.name(), &token, "ops").unwrap(),
@@ -339,7 +336,7 @@ fn a_forced_release_takes_the_place_of_the_runs_start() {
     );
     let runs = l.history(t.name(), 10).unwrap().runs;
     assert_eq!(runs.len(), 1, "{runs:#?}");
-    assert_eq!(runs[0].ended, RunEnded::Forced);
+    assert_eq!(runs[0].ended, Ended::Forced);
     // The holder dies: nothing reads as unended, and catch-up counts the tick as run.
     std::mem::forget(lease);
     assert_eq!(starts(&mut server.admin(), "f"), 0);
@@ -456,7 +453,7 @@ fn on_a_cluster_a_tick_whose_holder_died_is_not_run_again_after_a_failover() {
     }
     let runs = instances[2].history(t.name(), 10).unwrap().runs;
     assert_eq!(runs.len(), 1, "{runs:#?}");
-    assert_eq!(runs[0].ended, RunEnded::Unended);
+    assert_eq!(runs[0].ended, Ended::Unended);
 }
 
 /// On a Cluster with a replica per master and durable acquire (its default, `auto`, waits for
@@ -503,7 +500,7 @@ fn on_a_cluster_a_tick_start_its_replica_did_not_get_is_given_back() {
     {
         let _stall = replication::LoopbackStall::drop_segments(history.port, link_port);
         match l.acquire_unrun(&t, now_ms(), false) {
-            Err(Error::Unconfirmed(why)) => {
+            Ok(TickAcquire::Unconfirmed(why)) => {
                 assert!(why.contains("0 of 1 replicas"), "{why}")
             }
             Ok(TickAcquire::Won(_)) => panic!("won: its start is on the history's master alone"),
@@ -548,7 +545,7 @@ fn a_start_taken_back_after_a_trim_leaves_the_stream_trimmed() {
     drop(lease.release());
     for n in 0..120 {
         let t = LockParams::for_tick("u", &format!("t{n}"), 60_000, 1).unwrap();
-        drop(l.acquire(&t).unwrap().unwrap().release());
+        drop(l.acquire(&t).unwrap().won().unwrap().release());
     }
     let mut admin = master.admin();
     assert!(
@@ -557,7 +554,7 @@ fn a_start_taken_back_after_a_trim_leaves_the_stream_trimmed() {
     );
     proxy.mute_open_connections();
     let t = LockParams::for_tick("u", "taken-back", 60_000, 1).unwrap();
-    assert!(matches!(l.acquire(&t), Err(Error::Unconfirmed(_))));
+    assert!(matches!(l.acquire(&t), Ok(dibs::Acquire::Unconfirmed(_))));
     assert!(stream(&mut admin, "u").len() >= dibs::HISTORY_LENGTH as usize);
     topology::wait_until("X's done-mark to lapse", || !master.exists(&key(&x)));
     let off = locker_with(&master, &[("durable", SpecValue::Str("off".into()))]);
@@ -575,10 +572,10 @@ fn a_lock_trimmed_from_its_jobs_history_is_unknown_not_overdue() {
     let server = RedisServer::start();
     let l = locker_with(&server, &[]);
     let old = LockParams::for_tick("rep", "2026-12-01", 600_000, 1).unwrap();
-    drop(l.acquire(&old).unwrap().unwrap().release());
+    drop(l.acquire(&old).unwrap().won().unwrap().release());
     for n in 0..150 {
         let t = LockParams::for_tick("rep", &format!("n{n}"), 600_000, 1).unwrap();
-        drop(l.acquire(&t).unwrap().unwrap().release());
+        drop(l.acquire(&t).unwrap().won().unwrap().release());
     }
     let history = l.history(old.name(), 10).unwrap();
     assert_eq!(

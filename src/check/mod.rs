@@ -19,10 +19,10 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::fleet::History;
-use crate::history::{HeldLock, Run};
+use crate::history::{Ended, HeldLock, Run};
 
 pub use read::{Checked, RUNS_SHOWN};
-pub use why::{evicted_note, utc, Unknown};
+pub use why::{evicted_note, unseen_why, utc, Unknown};
 
 /// What is asked of a job.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,6 +54,12 @@ impl Question {
         ] {
             positive(arg, value)?;
         }
+        if self.within.is_none() && self.expected_since_unix_ms.is_some() {
+            return Err(Error::invalid(
+                "expectedSince",
+                "expectedSince needs a window: without one, nothing is due",
+            ));
+        }
         Ok(())
     }
 }
@@ -62,6 +68,28 @@ fn positive(arg: &'static str, value: Option<Duration>) -> Result<()> {
     match value {
         Some(d) if d.is_zero() => Err(Error::invalid(arg, format!("{arg} must be more than 0"))),
         _ => Ok(()),
+    }
+}
+
+/// The window asked: `within`, or that of a job expected `every` period with its `grace` (see
+/// [`expected_window`]), or none. A grace without a period, or both a window and a period, is
+/// refused naming it.
+pub fn window(
+    within: Option<Duration>,
+    every: Option<Duration>,
+    grace: Option<Duration>,
+) -> Result<Option<Duration>> {
+    match (within, every, grace) {
+        (Some(_), Some(_), _) => Err(Error::invalid(
+            "within",
+            "within and every both give the window: give one",
+        )),
+        (_, None, Some(_)) => Err(Error::invalid(
+            "grace",
+            "grace is the grace of a job expected every period: give the period, or widen the window",
+        )),
+        (_, Some(period), grace) => expected_window(period, grace).map(Some),
+        (within, None, None) => Ok(within),
     }
 }
 
@@ -157,7 +185,7 @@ impl History {
         let start =
             now_unix_ms.saturating_sub(u64::try_from(within.as_millis()).unwrap_or(u64::MAX));
         match (last_success, question.expected_since_unix_ms) {
-            (Some(run), _) if free_since(run, name) >= start => Verdict::Ran(run),
+            (Some(run), _) if self.lock_free_since(run, name) >= start => Verdict::Ran(run),
             (None, Some(since)) if since >= start => Verdict::Awaited { latest },
             _ if start >= self.complete_since_unix_ms => Verdict::Overdue {
                 last_success,
@@ -169,6 +197,21 @@ impl History {
                 complete_since_unix_ms: self.complete_since_unix_ms,
             },
         }
+    }
+
+    /// When the lock of `run` was free for the next run of `name` (see [`free_since`]), or
+    /// sooner, where an operator forced a later release of it.
+    fn lock_free_since(&self, run: &Run, name: &str) -> u64 {
+        let kept = free_since(run, name);
+        self.newer_than(run)
+            .filter(|r| r.ended == Ended::Forced && r.name == run.name)
+            .map(|r| r.recorded_at_unix_ms.max(run.recorded_at_unix_ms))
+            .fold(kept, u64::min)
+    }
+
+    /// The runs recorded after `run`, one of these runs.
+    fn newer_than<'a>(&'a self, run: &'a Run) -> impl Iterator<Item = &'a Run> {
+        self.runs.iter().take_while(move |r| !std::ptr::eq(*r, run))
     }
 
     /// The newest run whose outcome dibs did not see, where the history cannot tell past it
@@ -199,6 +242,9 @@ pub struct Judgement<'h> {
     /// The asker's own runs are not recorded, and the answer rests on the history's absence of
     /// one (the job late, or its last success suspect): unknown.
     pub unrecorded: bool,
+    /// A run after a suspect success whose outcome dibs did not see: it may have been a success
+    /// long enough, so the suspect one is not proven the last: unknown.
+    pub unseen_after: Option<&'h Run>,
 }
 
 /// A rule that the runs found holding their locks cannot settle, their scan cut short.
@@ -217,7 +263,8 @@ impl<'h> Judgement<'h> {
     /// runs are not recorded and the answer rests on their absence.
     pub fn standing(&self) -> Standing {
         // Never with a run too long: `judge` leaves a rule unproven only where none was found.
-        if self.unproven.is_some() || (self.unrecorded && self.too_long.is_empty()) {
+        let unknown = self.unrecorded || self.unseen_after.is_some();
+        if self.unproven.is_some() || (unknown && self.too_long.is_empty()) {
             Standing::Unknown
         } else {
             self.proven_standing()
@@ -251,7 +298,8 @@ impl<'h> Judgement<'h> {
 
     /// Its last success, proven too short: none where a later one may be missing.
     pub fn proven_suspect(&self) -> Option<&'h Run> {
-        self.suspect.filter(|_| !self.unrecorded)
+        self.suspect
+            .filter(|_| !self.unrecorded && self.unseen_after.is_none())
     }
 
     /// Why the job's standing is unknown, where something is: the first of the asker's runs not
@@ -259,6 +307,9 @@ impl<'h> Judgement<'h> {
     pub fn unknown(&self, history: &'h History) -> Option<Unknown<'h>> {
         if self.unrecorded {
             return Some(Unknown::Unrecorded);
+        }
+        if let Some(run) = self.unseen_after {
+            return Some(Unknown::Unseen(run));
         }
         if let (Verdict::Unknown { .. }, None) = (&self.verdict, self.excused_by) {
             return Some(match history.unseen() {
@@ -294,10 +345,18 @@ pub enum Standing {
 }
 
 /// The age of a held lock at `now_unix_ms`, by its holder's clock; `None` for a value dibs did
-/// not write.
+/// not write, or one acquired further in the future than clocks may differ ([`crate::CLOCK_SKEW`]):
+/// its age cannot be told.
 pub fn held_for(lock: &HeldLock, now_unix_ms: u64) -> Option<Duration> {
     let at = lock.state.holder.as_ref()?.acquired_at_unix_ms;
-    Some(Duration::from_millis(now_unix_ms.saturating_sub(at)))
+    let skew = u64::try_from(crate::CLOCK_SKEW.as_millis()).unwrap_or(u64::MAX);
+    (at <= now_unix_ms.saturating_add(skew))
+        .then(|| Duration::from_millis(now_unix_ms.saturating_sub(at)))
+}
+
+/// Whether a run holds `lock` whose age cannot be told (its holder's clock far ahead).
+fn age_unknown(lock: &HeldLock, now_unix_ms: u64) -> bool {
+    lock.state.holder.is_some() && held_for(lock, now_unix_ms).is_none()
 }
 
 /// Judges what was read of the job `name`: its history, the runs holding its locks now
@@ -340,6 +399,11 @@ pub(crate) fn judge<'h>(
     };
     let unrecorded =
         question.runs_unrecorded && ((verdict.late() && excused_by.is_none()) || suspect.is_some());
+    let unseen_after =
+        suspect.and_then(|success| history.newer_than(success).find(|r| r.outcome_unknown()));
+    // A run whose age cannot be told is as one a scan missed: it may run too long, or have
+    // started within the grace.
+    let all_running = all_running && !running.iter().any(|l| age_unknown(l, now_unix_ms));
     let mut judgement = Judgement {
         verdict,
         suspect,
@@ -347,6 +411,7 @@ pub(crate) fn judge<'h>(
         excused_by,
         unproven: None,
         unrecorded,
+        unseen_after,
     };
     if !all_running && !unrecorded {
         // A missing run could only make it worse than ok or running (too long), or excuse

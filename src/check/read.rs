@@ -74,9 +74,22 @@ impl Locker {
     pub fn check(&self, name: &str, question: &Question, budget: Duration) -> Result<Checked> {
         question.validate()?;
         crate::fleet::validate_budget(budget)?;
+        let now_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        if question
+            .expected_since_unix_ms
+            .is_some_and(|since| since > now_unix_ms)
+        {
+            return Err(crate::error::Error::invalid(
+                "expectedSince",
+                "expectedSince must not be in the future",
+            ));
+        }
         let mut history = self.history(name, RUNS_SHOWN)?;
-        if history.runs.len() >= RUNS_SHOWN && !history.runs.iter().any(|r| r.succeeded()) {
-            // Its last few runs failed: its last success, if any, lies further back.
+        if !history.runs.iter().any(|r| r.succeeded()) {
+            // None of its last few entries is a success: its last success, if any, lies
+            // further back.
             history = self.history(name, HISTORY_LENGTH as usize)?;
         }
         let running = if !question.rules.need_running() {
@@ -91,9 +104,6 @@ impl Locker {
             Some(found) if found.complete => found.items.iter().find(|l| l.name == name).cloned(),
             _ => self.held_lock(name)?.filter(HeldLock::is_running),
         };
-        let now_unix_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         Ok(Checked {
             name: name.to_owned(),
             question: *question,

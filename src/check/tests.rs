@@ -1,6 +1,6 @@
 use super::*;
 use crate::fleet::Matched;
-use crate::history::{RunEnded, TaskResult};
+use crate::history::{Ended, TaskResult};
 
 fn run(at: u64, task: TaskResult) -> Run {
     Run {
@@ -13,7 +13,7 @@ fn run(at: u64, task: TaskResult) -> Run {
         duration_ms: 0,
         at_least_ms: 0,
         fence: 1,
-        ended: RunEnded::Released,
+        ended: Ended::Released,
         task: Some(task),
         forced_by: None,
         catch_up: false,
@@ -327,7 +327,7 @@ fn an_unknown_says_which_run_was_not_seen_or_since_when_the_history_holds_every_
     let hour = Duration::from_secs(3600);
     let now = 10 * 3_600_000;
     let mut unended = run(now - 1_000, TaskResult::Unknown);
-    unended.ended = RunEnded::Unended;
+    unended.ended = Ended::Unended;
     let unseen = history(vec![unended], now - 1_000 + 1);
     let judged = judge("job", &unseen, &[], true, None, now, &within(hour));
     let why = judged.unknown(&unseen).expect("unknown");
@@ -368,4 +368,107 @@ fn an_expected_job_is_late_after_its_period_and_half_of_it_at_most_an_hour() {
         matches!(zero, Error::InvalidArgument { arg: "period", .. }),
         "{zero:?}"
     );
+}
+
+/// Found by the attack on the one judge: each answer below was wrong before.
+#[test]
+fn a_forced_release_a_later_untold_run_and_a_holder_ahead_in_time_leave_nothing_proven_wrongly() {
+    let now = 10 * 3_600_000;
+    let second = Duration::from_secs(1);
+    // A success whose lock was kept for an hour, then released by force a minute later: free
+    // since the forced release, so late after a minute's window.
+    let mut kept = run(now - 120_000, TaskResult::Succeeded);
+    kept.at_least_ms = 3_600_000;
+    let mut forced = run(now - 60_000, TaskResult::Unknown);
+    forced.ended = Ended::Forced;
+    forced.task = None;
+    let released = history(vec![forced, kept.clone()], 0);
+    let minute = within(Duration::from_secs(59));
+    assert!(matches!(
+        released.verdict("job", now, &minute),
+        Verdict::Overdue { .. }
+    ));
+    assert!(matches!(
+        history(vec![kept], 0).verdict("job", now, &minute),
+        Verdict::Ran(_)
+    ));
+
+    // A short success, then a run whose outcome was not told: the short one may not be the
+    // last success: unknown, not suspect.
+    let short = run(now - 2_000, TaskResult::Succeeded);
+    let mut untold = run(now - 1_000, TaskResult::Unknown);
+    untold.duration_ms = 5_000;
+    let h = history(vec![untold, short], now - 1_000 + 1);
+    let min = Question {
+        rules: Rules {
+            min_duration: Some(second),
+            ..Rules::default()
+        },
+        within: None,
+        ..Question::default()
+    };
+    let judged = judge("job", &h, &[], true, None, now, &min);
+    assert_eq!(
+        (judged.standing(), judged.proven_suspect()),
+        (Standing::Unknown, None)
+    );
+    assert!(matches!(judged.unknown(&h), Some(Unknown::Unseen(r)) if r.duration_ms == 5_000));
+
+    // A run whose holder's clock is a year ahead: its age cannot be told, so neither a maximum
+    // duration nor a grace after start is settled by it.
+    let ahead = [held("job", now + 365 * 24 * 3_600_000)];
+    assert_eq!(held_for(&ahead[0], now), None);
+    let ok = history(vec![run(now - 1_000, TaskResult::Succeeded)], 0);
+    let max = Question {
+        rules: Rules {
+            max_duration: Some(second),
+            ..Rules::default()
+        },
+        ..within(Duration::from_secs(3600))
+    };
+    let judged = judge("job", &ok, &ahead, true, None, now, &max);
+    assert_eq!(judged.unproven, Some(Unproven::TooLong));
+    let late = history(vec![run(now - 7_200_000, TaskResult::Succeeded)], 0);
+    let grace = Question {
+        rules: Rules {
+            grace_after_start: Some(Duration::from_secs(60)),
+            ..Rules::default()
+        },
+        ..within(Duration::from_secs(3600))
+    };
+    let judged = judge("job", &late, &ahead, true, None, now, &grace);
+    assert_eq!(
+        (judged.standing(), judged.unproven),
+        (Standing::Unknown, Some(Unproven::Starting))
+    );
+    // Within the clocks' allowed skew, a holder just ahead is a run just started.
+    assert_eq!(
+        held_for(&held("job", now + 1_000), now),
+        Some(Duration::ZERO)
+    );
+}
+
+#[test]
+fn a_window_is_one_of_within_or_every_and_a_grace_needs_a_period() {
+    let hour = Some(Duration::from_secs(3600));
+    let arg = |r: Result<Option<Duration>>| match r {
+        Err(Error::InvalidArgument { arg, .. }) => arg,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(arg(window(hour, hour, None)), "within");
+    assert_eq!(arg(window(hour, None, hour)), "grace");
+    assert_eq!(arg(window(None, None, hour)), "grace");
+    assert_eq!(
+        window(None, hour, None),
+        Ok(Some(Duration::from_secs(5400)))
+    );
+    assert_eq!(window(hour, None, None), Ok(hour));
+    let since_without_window = Question {
+        expected_since_unix_ms: Some(1),
+        ..Question::default()
+    };
+    let Err(Error::InvalidArgument { arg, .. }) = since_without_window.validate() else {
+        panic!()
+    };
+    assert_eq!(arg, "expectedSince");
 }

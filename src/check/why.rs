@@ -2,7 +2,7 @@
 
 use super::Unproven;
 use crate::fleet::History;
-use crate::history::{Run, RunEnded};
+use crate::history::{Ended, Run};
 
 /// Why the judge cannot tell how a job stands (see [`super::Judgement::unknown`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,8 +50,8 @@ impl Unknown<'_> {
 }
 
 /// Why a run's outcome was not seen.
-pub(crate) fn unseen_why(run: &Run) -> &'static str {
-    if run.ended == RunEnded::Unended {
+pub fn unseen_why(run: &Run) -> &'static str {
+    if run.ended == Ended::Unended {
         "its end was never recorded: its holder died, or its release failed"
     } else {
         "its task's outcome was not told to dibs"

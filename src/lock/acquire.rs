@@ -18,18 +18,19 @@ use super::catch_up::{TickAcquire, TickCheck, CLOCK_AHEAD, RAN};
 use super::lease::Lease;
 use super::params::LockParams;
 use super::tick_start::{Acquired, TickStart};
-use super::Locker;
+use super::{Acquire, Locker};
 
 impl Locker {
     /// `SET key value NX PX atMost` with its fencing token (`script::ACQUIRE`), and with durable
     /// acquire, `WAIT` (or `WAITAOF`) in the same round trip. `None` when someone else holds the
-    /// lock. [`Error::Unconfirmed`] when the lock was won but the replicas did not acknowledge
-    /// it in time: it was given back, and the task must not run. With keep-alive in the spec,
-    /// the lease's extender starts here.
-    pub fn acquire(&self, params: &LockParams) -> Result<Option<Lease>> {
+    /// lock. [`Acquire::Unconfirmed`] when the lock was won but not confirmed in time: it was
+    /// given back, and the task must not run. With keep-alive in the spec, the lease's extender
+    /// starts here.
+    pub fn acquire(&self, params: &LockParams) -> Result<Acquire> {
         Ok(match self.acquire_checked(params, None)? {
-            TickAcquire::Won(lease) => Some(lease),
-            _ => None,
+            TickAcquire::Won(lease) => Acquire::Won(lease),
+            TickAcquire::Unconfirmed(why) => Acquire::Unconfirmed(why),
+            _ => Acquire::Taken,
         })
     }
 
@@ -140,7 +141,7 @@ impl Locker {
                     // demoted): the next call asks the Sentinels afresh.
                     self.pool.drop_idle();
                 }
-                return Err(Error::Unconfirmed(wait.unconfirmed(
+                return Ok(TickAcquire::Unconfirmed(wait.unconfirmed(
                     name,
                     acked,
                     &self.spec.endpoint(),
@@ -187,12 +188,14 @@ impl Locker {
                 self.spec.endpoint()
             )
         });
-        self.refuse_late(
+        if let Some(why) = self.refuse_late(
             (name, &key, &value),
             start.as_ref(),
             sent.get(),
             params.at_most_ms,
-        )?;
+        ) {
+            return Ok(TickAcquire::Unconfirmed(why));
+        }
         let acquired = Instant::now();
         let schedule_warning = if self.spec.keep_alive() {
             self.schedule_warning(name, params.at_most_ms)

@@ -19,7 +19,7 @@ use crate::script;
 
 use super::lease::Lease;
 use super::params::LockParams;
-use super::Locker;
+use super::{Acquire, Locker};
 
 /// `script::CATCH_UP_ACQUIRE`'s answer: the history has a run of the tick.
 pub(super) const RAN: i64 = -2;
@@ -69,6 +69,8 @@ pub enum TickAcquire {
     Unknown,
     /// Due longer than [`MAX_CATCH_UP_AGE`] ago: not looked at, not tried.
     BeyondReach,
+    /// Won, not confirmed in time, and given back (see [`super::Acquire::Unconfirmed`]).
+    Unconfirmed(String),
 }
 
 /// The warning for a tick whose state is unknown: it is not run, and an operator should know.
@@ -198,11 +200,12 @@ impl Locker {
                     // done-mark) is enough. Said in the lease's warning.
                     Err(Error::ClockAhead(why)) if !catch_up => {
                         return Ok(match self.acquire(params)? {
-                            Some(mut lease) => {
+                            Acquire::Won(mut lease) => {
                                 lease.add_warning(why);
                                 TickAcquire::Won(lease)
                             }
-                            None => TickAcquire::Taken,
+                            Acquire::Taken => TickAcquire::Taken,
+                            Acquire::Unconfirmed(why) => TickAcquire::Unconfirmed(why),
                         });
                     }
                     found => found?,
@@ -213,8 +216,9 @@ impl Locker {
         match found {
             TickAcquire::Unknown | TickAcquire::BeyondReach if !catch_up => {
                 Ok(match self.acquire(params)? {
-                    Some(lease) => TickAcquire::Won(lease),
-                    None => TickAcquire::Taken,
+                    Acquire::Won(lease) => TickAcquire::Won(lease),
+                    Acquire::Taken => TickAcquire::Taken,
+                    Acquire::Unconfirmed(why) => TickAcquire::Unconfirmed(why),
                 })
             }
             found => Ok(found),

@@ -5,8 +5,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
-
 use super::tick_start::TickStart;
 use super::Locker;
 
@@ -18,19 +16,19 @@ impl Locker {
         start: Option<&TickStart>,
         sent: Instant,
         at_most_ms: u64,
-    ) -> Result<()> {
+    ) -> Option<String> {
         let took = sent.elapsed();
         if !late(took, at_most_ms) {
-            return Ok(());
+            return None;
         }
         self.take_back(name, key, value, start);
-        Err(Error::Unconfirmed(format!(
+        Some(format!(
             "lock '{name}' was won, but its reply came {} ms after it was asked for, over half of \
              atMost ({at_most_ms} ms) on {}: the lock could lapse before the task ends, so it was \
              given back and the task did not run",
             took.as_millis(),
             self.spec.endpoint()
-        )))
+        ))
     }
 }
 

@@ -11,7 +11,7 @@ use crate::conn::Conn;
 use crate::connspec::Address;
 use crate::ending::{self, Ended, Ending};
 use crate::error::Result;
-use crate::history::{self, RunEnded, TaskResult};
+use crate::history::{self, TaskResult};
 use crate::keepalive::KeepAlive;
 use crate::pool::Pool;
 use crate::script;
@@ -345,18 +345,22 @@ impl Lease {
         );
         let mut history_refused = matches!(found, Ok(code) if code & 16 != 0);
         let mut evicted = matches!(found, Ok(code) if code & 32 != 0);
-        let ended = match found.map(|code| code & 15) {
+        let ended = match found.as_ref().map(|code| code & 15) {
             _ if lost => Ended::LostWhileRunning,
-            Ok(1) => Ended::KeptForAtLeast { remaining_ms },
+            Ok(1) => Ended::KeptForAtLeast,
             Ok(2) => Ended::Released,
             Ok(3) => Ended::Unproven,
             Ok(_) => Ended::NoLongerOurs,
-            Err(e) => Ended::ReleaseFailed(e),
+            Err(_) => Ended::ReleaseFailed,
         };
+        let kept_ms = (ended == Ended::KeptForAtLeast).then_some(remaining_ms);
+        let failure = found.err();
         let mut unrecorded = None;
-        if let (Some(record), Some(run), Some(ended)) =
-            (record.filter(|r| r.place.apart), &run, RunEnded::of(&ended))
-        {
+        if let (Some(record), Some(run), Some(ended)) = (
+            record.filter(|r| r.place.apart),
+            &run,
+            Some(ended).filter(|e| e.recorded()),
+        ) {
             let entry = [ended.as_str(), ";", run].concat();
             let started = self.started.as_deref();
             let written = record
@@ -389,6 +393,8 @@ impl Lease {
         Ending {
             name: std::mem::take(&mut self.name),
             ended,
+            kept_ms,
+            failure,
             elapsed,
             at_most: Duration::from_millis(self.at_most_ms),
             advice,

@@ -45,11 +45,39 @@ use crate::history::HeldLock;
 use crate::holder::{self, LockState};
 use crate::pool::Pool;
 
+/// What an acquire found.
+#[derive(Debug)]
+#[must_use]
+#[allow(clippy::large_enum_variant)] // moved once, at once; a box would allocate on the hot path
+pub enum Acquire {
+    /// This call holds the lock.
+    Won(Lease),
+    /// Another holder has the lock.
+    Taken,
+    /// The lock was won but not confirmed in time (the replicas durable acquire asks for did not
+    /// acknowledge it, or its reply came after half of atMost): it was given back, and the task
+    /// must not run. Why, for a person.
+    Unconfirmed(String),
+}
+
+impl Acquire {
+    /// The lease, if won.
+    pub fn won(self) -> Option<Lease> {
+        match self {
+            Acquire::Won(lease) => Some(lease),
+            Acquire::Taken | Acquire::Unconfirmed(_) => None,
+        }
+    }
+}
+
 /// How a locked call ended.
 #[derive(Debug)]
 pub enum Outcome<T> {
     /// Another holder had the lock; the task did not run.
     Skipped,
+    /// The lock was won but not confirmed, and given back (see [`Acquire::Unconfirmed`]); the
+    /// task did not run.
+    Unconfirmed(String),
     /// The task ran. A release failure sits in the ending, beside the task's value, never in
     /// its place.
     Ran { value: T, ending: Ending },
@@ -173,8 +201,10 @@ impl Locker {
     /// The lifecycle: acquire, run `task`, release. Release runs however the task ends; a panic
     /// resumes after it. Errors before the task runs are returned and the task is not run.
     pub fn execute<T>(&self, params: &LockParams, task: impl FnOnce() -> T) -> Result<Outcome<T>> {
-        let Some(lease) = self.acquire(params)? else {
-            return Ok(Outcome::Skipped);
+        let lease = match self.acquire(params)? {
+            Acquire::Won(lease) => lease,
+            Acquire::Taken => return Ok(Outcome::Skipped),
+            Acquire::Unconfirmed(why) => return Ok(Outcome::Unconfirmed(why)),
         };
         let result = panic::catch_unwind(AssertUnwindSafe(task));
         let ending = lease.release();

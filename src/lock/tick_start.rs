@@ -5,7 +5,7 @@
 use redis::{RedisResult, Value};
 
 use crate::conn::Conn;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::history;
 use crate::script;
 
@@ -188,11 +188,11 @@ impl Locker {
                     // The replica may have left for good: the next call counts again.
                     self.pool.forget_replicas();
                 }
-                return Err(Error::Unconfirmed(wait.unconfirmed_start(
+                return Ok(Err(TickAcquire::Unconfirmed(wait.unconfirmed_start(
                     name,
                     *acked,
                     &self.spec.endpoint(),
-                )));
+                ))));
             }
         }
         let verdict = match (found.map(|(acquired, _)| acquired), check) {

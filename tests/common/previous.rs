@@ -96,6 +96,7 @@ pub fn race(
     let lease = current
         .acquire(&params)
         .unwrap()
+        .won()
         .expect("this version takes the free lock");
     let other = format!("{};previous-host;4242;1764547200000", uuid::Uuid::new_v4());
     assert!(
@@ -131,6 +132,7 @@ pub fn race(
                     race.current_ran += 1;
                 }
                 Outcome::Skipped => race.current_skipped += 1,
+                Outcome::Unconfirmed(why) => panic!("no durable acquire here: {why}"),
             }
         }
         (race, old.join().unwrap())

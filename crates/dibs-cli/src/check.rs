@@ -3,8 +3,7 @@
 use std::time::Duration;
 
 use dibs::{
-    expected_window, held_for, Error, HeldLock, Question, Rules, Run, RunEnded, Standing, Unproven,
-    Verdict,
+    held_for, window, Ended, Error, HeldLock, Question, Rules, Run, Standing, Unproven, Verdict,
 };
 
 use crate::cli::CheckArgs;
@@ -32,17 +31,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
         grace_after_start,
         budget,
     } = args;
-    let within = match (every, within) {
-        (Some(period), _) => expected_window(period, grace)?,
-        (None, Some(_)) if grace.is_some() => {
-            return Err(Error::InvalidArgument {
-                arg: "grace",
-                message: "--grace is the grace of --every: give --every, or widen --within".into(),
-            })
-        }
-        (None, Some(within)) => within,
-        (None, None) => unreachable!("clap requires --within or --every"),
-    };
+    let within = window(within, every, grace)?.expect("clap requires --within or --every");
     let question = Question {
         within: Some(within),
         rules: Rules {
@@ -138,6 +127,21 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
         say!("unknown: {subject}: {found}, but {missing} may be missing{partial}");
         return Ok(EX_INCOMPLETE);
     }
+    if let (Some(run), Some(success)) = (judgement.unseen_after, judgement.suspect) {
+        say!(
+            "unknown: {subject}'s success of {} ago took {}, less than --min-duration {}, but how \
+             its later run of {} ago on {} ({}) ended is not known ({}): it may have been a \
+             success long enough{partial}",
+            ago(success),
+            human(Duration::from_millis(success.duration_ms)),
+            human(min_duration.unwrap_or_default()),
+            ago(run),
+            instance(run),
+            run.name,
+            dibs::unseen_why(run)
+        );
+        return Ok(EX_INCOMPLETE);
+    }
     if let (Standing::Running, Some(lock)) = (standing, judgement.excused_by) {
         let excuse = match grace_after_start {
             Some(grace) => format!(
@@ -212,7 +216,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Error> {
                     ago(run),
                     instance(run),
                     run.name,
-                    if run.ended == RunEnded::Unended {
+                    if run.ended == Ended::Unended {
                         "its end was never recorded (its holder died, or its release failed)"
                     } else {
                         "its task's outcome was not told to dibs"

@@ -1,7 +1,7 @@
 //! `dibs run`: takes the lock, runs the command if it won, releases the lock when it and all it
 //! started have exited.
 
-use dibs::{Error, LockParams, TaskResult};
+use dibs::{Acquire, Error, LockParams, TaskResult};
 
 use crate::child::run_child;
 use crate::cli::{OnLost, RunArgs};
@@ -9,7 +9,7 @@ use crate::connect::locker;
 use crate::descendants::become_subreaper;
 use crate::output::tell;
 use crate::signals::{Forwarder, LossStop};
-use crate::{EX_LOST, EX_SOFTWARE};
+use crate::{EX_LOST, EX_SOFTWARE, EX_UNAVAILABLE};
 
 /// The command's exit code; the skip code when another holder has the lock; [`EX_LOST`] when
 /// the command was stopped for a lost lock.
@@ -49,8 +49,15 @@ pub fn run(args: RunArgs) -> Result<u8, Error> {
         }
     };
     let mut lease = match locker.acquire(&params) {
-        Ok(Some(lease)) => lease,
-        Ok(None) => {
+        Ok(Acquire::Won(lease)) => lease,
+        Ok(Acquire::Unconfirmed(why)) => {
+            // Won, not confirmed, given back: as a Redis that could not be used, the program
+            // not run.
+            forwarder.stop();
+            tell!("dibs: {why}; {program} not run");
+            return Ok(EX_UNAVAILABLE);
+        }
+        Ok(Acquire::Taken) => {
             forwarder.stop();
             match &tick {
                 Some(tick) => tell!(

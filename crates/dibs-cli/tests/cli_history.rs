@@ -177,7 +177,7 @@ fn check_cannot_tell_a_dropped_history_from_a_job_that_never_ran_and_says_so() {
     let locker = dibs::Locker::new(dibs::ConnSpec::from_uri(&uri).unwrap()).unwrap();
     for n in 0..=dibs::HISTORY_JOBS + 20 {
         let params = dibs::LockParams::from_millis(&format!("order-{n}"), 10_000, 0).unwrap();
-        let _ = locker.acquire(&params).unwrap().unwrap().release();
+        let _ = locker.acquire(&params).unwrap().won().unwrap().release();
     }
     let out = ops(&uri, &["check", "order-0", "--within", "1h"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));

@@ -176,7 +176,7 @@ fn locks_among_a_million_other_keys_lists_every_held_lock_or_says_it_is_partial(
     let held: Vec<_> = (1..=5)
         .map(|n| {
             let params = dibs::LockParams::from_millis(&format!("held-{n}"), 60_000, 0).unwrap();
-            locker.acquire(&params).unwrap().unwrap()
+            locker.acquire(&params).unwrap().won().unwrap()
         })
         .collect();
     let started = Instant::now();

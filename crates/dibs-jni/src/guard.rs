@@ -105,7 +105,6 @@ fn exception_class(e: &Error) -> &'static str {
         Error::Timeout(_) => "dibs/DibsTimeoutException",
         Error::Authentication(_) => "dibs/DibsAuthenticationException",
         Error::Permission(_) => "dibs/DibsPermissionException",
-        // Unconfirmed is the acquire's, which tells it in its facts: never thrown from there.
-        Error::Server(_) | Error::Unconfirmed(_) | Error::ClockAhead(_) => "dibs/DibsException",
+        Error::Server(_) | Error::ClockAhead(_) => "dibs/DibsException",
     }
 }

@@ -13,7 +13,7 @@ use crate::border::{Judged, Standing, Warning};
 use crate::guard::entry;
 use crate::handles;
 
-use dibs_core::{expected_window, Error, Question, Rules, RUNS_SHOWN};
+use dibs_core::{window, Error, Question, Rules, RUNS_SHOWN};
 
 /// Java's "none" for a duration.
 const NONE: jlong = -1;
@@ -53,10 +53,11 @@ pub extern "system" fn Java_dibs_NativeLib_check<'l>(
     entry(&mut env, |env| {
         let job = read_string(env, &job, "job")?;
         let locker = handles::locker(handle)?;
-        let within = match duration(period_ms, "period")? {
-            Some(period) => Some(expected_window(period, duration(grace_ms, "grace")?)?),
-            None => duration(within_ms, "within")?,
-        };
+        let within = window(
+            duration(within_ms, "within")?,
+            duration(period_ms, "period")?,
+            duration(grace_ms, "grace")?,
+        )?;
         let question = Question {
             within,
             rules: Rules {
@@ -68,7 +69,7 @@ pub extern "system" fn Java_dibs_NativeLib_check<'l>(
             held_excuses: period_ms != NONE,
             runs_unrecorded: !locker.keeps_history(),
         };
-        let budget = super::fleet::budget(budget_ms);
+        let budget = super::fleet::budget(budget_ms)?;
         let checked = locker.check(&job, &question, budget)?;
         let judgement = checked.judgement();
         let answer = Judged {

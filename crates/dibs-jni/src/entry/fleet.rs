@@ -103,12 +103,15 @@ pub(super) fn run_of(run: dibs_core::Run) -> Run {
     }
 }
 
-/// A scan's budget as Java gives it: -1 for the core's default; a negative one is 0, which the
-/// core refuses.
-pub(super) fn budget(ms: jlong) -> Duration {
-    match ms {
-        -1 => dibs_core::SCAN_BUDGET,
-        _ => Duration::from_millis(u64::try_from(ms).unwrap_or(0)),
+/// A scan's budget as Java gives it: -1 for the core's default; another negative one is refused.
+pub(super) fn budget(ms: jlong) -> Result<Duration, dibs_core::Error> {
+    match (ms, u64::try_from(ms)) {
+        (_, Ok(ms)) => Ok(Duration::from_millis(ms)),
+        (-1, _) => Ok(dibs_core::SCAN_BUDGET),
+        _ => Err(dibs_core::Error::InvalidArgument {
+            arg: "budget",
+            message: "budget must not be negative".into(),
+        }),
     }
 }
 
@@ -120,7 +123,7 @@ pub extern "system" fn Java_dibs_NativeLib_validateBudget<'l>(
     budget_ms: jlong,
 ) {
     entry(&mut env, |_| {
-        Ok(dibs_core::validate_budget(budget(budget_ms))?)
+        Ok(dibs_core::validate_budget(budget(budget_ms)?)?)
     })
 }
 
@@ -146,7 +149,7 @@ pub extern "system" fn Java_dibs_NativeLib_jobs<'l>(
     budget_ms: jlong,
 ) -> jobject {
     entry(&mut env, |env| {
-        let budget = budget(budget_ms);
+        let budget = budget(budget_ms)?;
         let mut found = handles::locker(handle)?.jobs(limit.max(1) as usize, budget)?;
         let jobs = std::mem::take(&mut found.items)
             .into_iter()
@@ -171,7 +174,7 @@ pub extern "system" fn Java_dibs_NativeLib_locks<'l>(
 ) -> jobject {
     entry(&mut env, |env| {
         let pattern = read_string(env, &pattern, "pattern")?;
-        let budget = budget(budget_ms);
+        let budget = budget(budget_ms)?;
         let found = handles::locker(handle)?.locks(&pattern, limit.max(1) as usize, budget)?;
         Ok(held_listing(found).new_java(env)?.into_raw())
     })
@@ -189,7 +192,7 @@ pub extern "system" fn Java_dibs_NativeLib_running<'l>(
 ) -> jobject {
     entry(&mut env, |env| {
         let job = read_string(env, &job, "job")?;
-        let budget = budget(budget_ms);
+        let budget = budget(budget_ms)?;
         let found = handles::locker(handle)?.running(&job, budget)?;
         Ok(held_listing(found).new_java(env)?.into_raw())
     })

@@ -9,7 +9,7 @@ use crate::border::{AcquireOutcome, Acquired, Ending, Released, Task, TickState,
 use crate::guard::entry;
 use crate::{handles, leases, lost};
 
-use dibs_core::{unknown_tick, Ended, Error, LockParams, TaskResult, TickAcquire};
+use dibs_core::{unknown_tick, Acquire, Ended, LockParams, TaskResult, TickAcquire};
 
 /// Validates the arguments, then `SET key value NX PX atMost` (with its fencing token, and durable
 /// acquire's WAIT when it applies), and says how it went in `into` (a `dibs.Border.Acquired`):
@@ -38,11 +38,10 @@ pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
         } else {
             LockParams::for_tick(&name, &read_string(env, &tick, "tick")?, at_most, unit_ms)?
         };
-        let acquired = match handles::locker(handle)?.acquire(&params) {
-            Ok(Some(lease)) => won(lease),
-            Ok(None) => not_won(AcquireOutcome::Taken, None),
-            Err(Error::Unconfirmed(message)) => not_won(AcquireOutcome::Unconfirmed, Some(message)),
-            Err(e) => return Err(e.into()),
+        let acquired = match handles::locker(handle)?.acquire(&params)? {
+            Acquire::Won(lease) => won(lease),
+            Acquire::Taken => not_won(AcquireOutcome::Taken, None),
+            Acquire::Unconfirmed(why) => not_won(AcquireOutcome::Unconfirmed, Some(why)),
         };
         tell(env, &into, acquired)
     })
@@ -106,16 +105,15 @@ pub extern "system" fn Java_dibs_NativeLib_acquireUnrun<'l>(
             LockParams::for_tick(&job, &read_string(env, &tick, "tick")?, at_most, unit_ms)?;
         let due = u64::try_from(due_ms).unwrap_or(0);
         let found = handles::locker(handle)?.acquire_unrun(&params, due, catch_up != 0);
-        let acquired = match found {
-            Ok(TickAcquire::Won(lease)) => won(lease),
-            Ok(TickAcquire::Taken) => not_won(AcquireOutcome::Taken, None),
-            Ok(TickAcquire::Ran) => not_won(AcquireOutcome::Ran, None),
-            Ok(TickAcquire::Unknown) => {
+        let acquired = match found? {
+            TickAcquire::Won(lease) => won(lease),
+            TickAcquire::Taken => not_won(AcquireOutcome::Taken, None),
+            TickAcquire::Ran => not_won(AcquireOutcome::Ran, None),
+            TickAcquire::Unknown => {
                 not_won(AcquireOutcome::Unknown, Some(unknown_tick(params.name())))
             }
-            Ok(TickAcquire::BeyondReach) => not_won(AcquireOutcome::BeyondReach, None),
-            Err(Error::Unconfirmed(message)) => not_won(AcquireOutcome::Unconfirmed, Some(message)),
-            Err(e) => return Err(e.into()),
+            TickAcquire::BeyondReach => not_won(AcquireOutcome::BeyondReach, None),
+            TickAcquire::Unconfirmed(why) => not_won(AcquireOutcome::Unconfirmed, Some(why)),
         };
         tell(env, &into, acquired)
     })
@@ -167,11 +165,14 @@ pub extern "system" fn Java_dibs_NativeLib_release<'l>(
         Released {
             ending: match ending.ended {
                 Ended::Released => Ending::Released,
-                Ended::KeptForAtLeast { .. } => Ending::KeptForAtLeast,
+                Ended::KeptForAtLeast => Ending::KeptForAtLeast,
                 Ended::NoLongerOurs => Ending::NoLongerOurs,
                 Ended::LostWhileRunning => Ending::LostWhileRunning,
-                Ended::ReleaseFailed(_) => Ending::ReleaseFailed,
+                Ended::ReleaseFailed => Ending::ReleaseFailed,
                 Ended::Unproven => Ending::Unproven,
+                Ended::Forced | Ended::Running | Ended::Unended => {
+                    unreachable!("a release never ends as {}", ending.ended)
+                }
             },
             owned_to_the_end: ending.owned_to_the_end(),
             held_ms: i64::try_from(ending.elapsed.as_millis()).unwrap_or(i64::MAX),

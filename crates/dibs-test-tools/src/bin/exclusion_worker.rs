@@ -160,6 +160,7 @@ fn attempt(locker: &Locker, params: &LockParams, dir: &Path, counts: &Counts) {
                 ));
             }
         }
+        Ok(Outcome::Unconfirmed(why)) => counts.error(format!("'{}': {why}", params.name())),
         Err(e) => counts.error(format!("'{}': {e}", params.name())),
     }
 }

@@ -138,11 +138,26 @@ public final class DibsCheck {
                 ms(within),
                 ms(period),
                 ms(grace),
-                expectedSince == null ? -1 : Math.max(0, expectedSince.toEpochMilli()),
+                epochMs(expectedSince),
                 ms(minDuration),
                 ms(maxDuration),
                 ms(graceAfterStart),
                 ms(scanBudget));
+    }
+
+    /**
+     * An instant as the border carries it: -1 for none, saturated to 0 and {@link Long#MAX_VALUE}
+     * (the judge refuses one in the future, naming it).
+     */
+    private static long epochMs(Instant at) {
+        if (at == null) {
+            return -1;
+        }
+        try {
+            return Math.max(0, at.toEpochMilli());
+        } catch (ArithmeticException beyond) {
+            return at.isBefore(Instant.EPOCH) ? 0 : Long.MAX_VALUE;
+        }
     }
 
     /**

@@ -383,7 +383,7 @@ public final class DibsClient implements AutoCloseable {
      */
     public static void checkScanBudget(Duration budget) {
         Lifecycle.checkNotNull(budget, "budget");
-        NativeLib.validateBudget(budget.isNegative() ? 0 : DibsCheck.ms(budget));
+        NativeLib.validateBudget(DibsCheck.ms(budget));
     }
 
     /**

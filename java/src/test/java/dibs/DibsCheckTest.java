@@ -19,7 +19,19 @@ class DibsCheckTest extends RedisTestBase {
     @Test
     void aBadQuestionIsRefusedNamingItsArgumentBeforeAnyIo() throws Exception {
         try (DibsClient client = Dibs.client(local().build())) {
-            String[] named = {"within", "period", "grace", "minDuration", "maxDuration", "graceAfterStart", "budget"};
+            String[] named = {
+                "within",
+                "period",
+                "grace",
+                "minDuration",
+                "maxDuration",
+                "graceAfterStart",
+                "budget",
+                "grace",
+                "expectedSince",
+                "expectedSince",
+                "budget"
+            };
             Supplier<?>[] asks = {
                 () -> client.check("job", DibsCheck.within(Duration.ZERO)),
                 () -> client.check("job", DibsCheck.every(Duration.ofMillis(-5))),
@@ -28,11 +40,18 @@ class DibsCheckTest extends RedisTestBase {
                 () -> client.check("job", DibsCheck.rulesOnly().maxDuration(Duration.ofSeconds(-1))),
                 () -> client.check("job", DibsCheck.within(Duration.ofHours(1)).graceAfterStart(Duration.ZERO)),
                 () -> client.check("job", DibsCheck.rulesOnly().scanBudget(Duration.ofHours(2))),
+                // Found by the attack: a grace without a period was ignored, a start in the
+                // future silenced the check, one beyond a long threw ArithmeticException.
+                () -> client.check("job", DibsCheck.within(Duration.ofHours(1)).grace(Duration.ofMinutes(5))),
+                () -> client.check("job", DibsCheck.rulesOnly().expectedSince(Instant.now())),
+                () -> client.check("job", DibsCheck.within(Duration.ofHours(1)).expectedSince(Instant.MAX)),
+                () -> client.check("job", DibsCheck.rulesOnly().scanBudget(Duration.ofSeconds(-1))),
             };
             for (int i = 0; i < asks.length; i++) {
                 Supplier<?> ask = asks[i];
                 DibsArgumentException refused = assertThrows(DibsArgumentException.class, ask::get);
                 assertEquals(named[i], refused.argument(), refused.getMessage());
+                assertFalse(refused.getMessage().contains("got 0 ms"), refused.getMessage());
             }
             DibsArgumentException name =
                     assertThrows(DibsArgumentException.class, () -> client.check("", DibsCheck.rulesOnly()));
