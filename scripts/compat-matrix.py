@@ -7,19 +7,20 @@ Servers: Debian's redis-server (the one on PATH) and the builds of scripts/redis
 DIBS_REDIS_SERVER / DIBS_REDIS_CLI (Rust) and -Dredis.server (Java) pointing at it:
 
   lock contract            Java: DibsContractTest, DibsClientContractTest, DibsLeaseContractTest
-  single-server faults     Rust: tests/lock.rs, lock_faults.rs, keepalive.rs, pileup.rs (SIGSTOP,
-                           kill, restarts)
-  TLS, client certificates Rust: tests/tls.rs (tls-auth-clients yes, and optional)
-  ACL, refused commands    Rust: tests/conn.rs, durable.rs (the README's ACL, WAIT, WAITAOF,
+  single-server faults     Rust: tests/it/lock.rs, lock_faults.rs, keepalive.rs, pileup.rs
+                           (SIGSTOP, kill, restarts)
+  TLS, client certificates Rust: tests/it/tls.rs (tls-auth-clients yes, and optional)
+  ACL, refused commands    Rust: tests/it/conn.rs, durable.rs (the README's ACL, WAIT, WAITAOF,
                            renamed INFO/SCRIPT/CONFIG/CLIENT)
-  Sentinel (TLS, auth)     Rust: tests/sentinel.rs (failover, TLS, the Sentinels' own auth)
-  Cluster (TLS)            Rust: tests/cluster.rs (TLS, MOVED, ASK, frozen master)
-  run history              Rust: tests/history.rs (XADD in the release script, SCAN, an ACL
+  Sentinel (TLS, auth)     Rust: tests/it/sentinel.rs (failover, TLS, the Sentinels' own auth)
+  Cluster (TLS)            Rust: tests/it/cluster.rs (TLS, MOVED, ASK, frozen master)
+  run history              Rust: tests/it/history.rs (XADD in the release script, SCAN, an ACL
                            without streams)
 
 The Java contract runs for one server after another (one Maven build directory), beside the Rust
-suites of every server at once, as the test programs cargo built (they wait on servers and faults
-far more than they compute, and each starts servers of its own on free ports).
+suites of every server at once, as the core's integration test program cargo built, a module a
+process (they wait on servers and faults far more than they compute, and each starts servers of
+its own on free ports).
 
 Writes target/compat-matrix.md, then checks that README.md's table (between the
 compat-matrix markers) is the same; `--write` puts it there instead. With `--debian-from LOG`,
@@ -110,60 +111,68 @@ def surefire_results(reports):
     return results
 
 
-def test_programs(tests):
-    """{binary name: path} of these integration test binaries of the dibs crate, built once
-    (selected within --workspace: the test command's own build, with the workspace's features)."""
+# The core's integration test program (tests/it): its modules are the suites above.
+PROGRAM = "it"
+
+
+def test_program():
+    """(executable, {module: [its tests' full names]}) of the core's integration test program,
+    built once (selected within --workspace: the test command's own build, with the workspace's
+    features)."""
     built = subprocess.run(
-        ["cargo", "test", "--workspace", "--no-run", "--message-format=json"]
-        + [arg for test in tests for arg in ("--test", test)],
+        ["cargo", "test", "--workspace", "--no-run", "--message-format=json", "--test", PROGRAM],
         cwd=ROOT, capture_output=True, text=True, check=True)
-    programs = {}
+    executable = None
     for line in built.stdout.splitlines():
-        if not line.startswith("{"):
-            continue
-        message = json.loads(line)
+        message = json.loads(line) if line.startswith("{") else {}
         target = message.get("target", {})
-        if message.get("executable") and "test" in target.get("kind", []):
-            programs[target["name"]] = message["executable"]
-    missing = [test for test in tests if test not in programs]
-    if missing:
-        sys.exit(f"compat-matrix: no test program built for {missing}")
-    return programs
+        if message.get("executable") and target.get("name") == PROGRAM:
+            executable = message["executable"]
+    if executable is None:
+        sys.exit(f"compat-matrix: no test program built for {PROGRAM}")
+    listed = subprocess.run([executable, "--list", "--format", "terse"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout
+    modules = {}
+    for line in listed.splitlines():
+        if line.endswith(": test"):
+            name = line[: -len(": test")]
+            modules.setdefault(name.split("::")[0], []).append(name)
+    return executable, modules
 
 
-def rust(programs, tests, env):
-    """{test name: passed} of these integration test binaries, run as cargo runs them (in the
-    crate's directory), each to its end even after one failed."""
+def rust(program, tests, env):
+    """{test name: passed} of these modules of the core's integration test program, each run as
+    a process of its own as cargo runs it (in the crate's directory), each to its end even after
+    one failed."""
+    executable, modules = program
     results, output = {}, []
     for test in tests:
         try:
-            run = subprocess.run([programs[test]], cwd=ROOT, env=env, capture_output=True,
-                                 text=True, timeout=TIMEOUT_S)
+            run = subprocess.run([executable, "--exact"] + modules.get(test, []), cwd=ROOT,
+                                 env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired as e:
             results[f"({test}: timed out)"] = False
             output.append(str(e.stdout or "") + str(e.stderr or ""))
             continue
         found = dict(filter(None, map(libtest_result, (run.stdout + run.stderr).splitlines())))
-        if run.returncode != 0 and all(found.values()):
-            found[f"({test}: the run itself)"] = False  # a harness failure
+        if run.returncode != 0 and all(found.values()) or not modules.get(test):
+            found[f"({test}: the run itself)"] = False  # a harness failure, or no such module
         results.update(found)
         output.append(run.stdout + run.stderr)
     return results, "\n".join(output)
 
 
 def rust_from_log(log_path, tests):
-    """{test name: passed} of these integration test binaries of the dibs crate, as a saved
-    `cargo test --workspace` output shows them (the core's binaries come first)."""
-    results, current, seen = {}, None, set()
+    """{test name: passed} of these modules of the core's integration test program, as a saved
+    `scripts/rust-tests.py` output shows them."""
+    results, current = {}, None
     for line in Path(log_path).read_text().splitlines():
-        running = re.match(r"\s*Running (?:tests/(\w+)\.rs|unittests )", line)
+        running = re.match(r"\s*Running (?:tests/(\w+)/main\.rs|\S+)", line)
         if running:
-            current = running.group(1) if running.group(1) not in seen else None
-            if current:
-                seen.add(current)
+            current = running.group(1)
             continue
         result = libtest_result(line)
-        if result and current in tests:
+        if result and current == PROGRAM and result[0].split("::")[0] in tests:
             results[result[0]] = result[1]
     return results
 
@@ -209,7 +218,7 @@ def main():
         debian_from = sys.argv[sys.argv.index("--debian-from") + 1]
     rows, logs, failures = [], [], 0
     found = servers()
-    programs = test_programs(sorted({t for tests in RUST.values() for t in tests}))
+    program = test_program()
     cells_of, logs_of, java_seconds, rust_seconds = {}, {}, {}, {}
     pending = []
     for label, binary, cli in found:
@@ -239,7 +248,7 @@ def main():
         started = time.time()
         env = dict(os.environ, DIBS_REDIS_SERVER=binary, DIBS_REDIS_CLI=cli)
         for column, tests in RUST.items():
-            results, log = rust(programs, tests, env)
+            results, log = rust(program, tests, env)
             cells_of[label][column] = results
             logs_of[label][column] = f"== {label}: {column}\n{log}"
         rust_seconds[label] = time.time() - started

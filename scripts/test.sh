@@ -26,9 +26,9 @@ if [ "$lane" = quick ]; then
   mvn -B -ntp -q -N spotless:check
   step "Lints: clippy, warnings as errors"
   cargo clippy --workspace --all-targets --quiet -- -D warnings
-  step "Rust: the unit tests, the lock contract (tests/lock.rs), the conn keys and catch-up"
+  step "Rust: the unit tests, the lock contract (tests/it/lock.rs), the conn keys and catch-up"
   cargo test -q --workspace --lib --bins
-  cargo test -q -p dibs --test lock --test conn_keys --test catch_up
+  cargo test -q -p dibs --test it -- lock:: conn_keys:: catch_up::
   step "Java: the library's suite on $(java -version 2>&1 | head -n 1), this machine's native library, no @Tag(\"slow\")"
   mvn -B -ntp -q -pl java -am verify -Ddibs.natives=host -DexcludedGroups=slow
   step "quick lane passed"
@@ -71,11 +71,11 @@ cargo fmt --all --check
 mvn -B -ntp -q -N spotless:check
 step "Rust: lints, unit and integration tests"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-# cargo test --workspace, its test programs 3 at a time (they wait far more than they compute).
+# cargo test --workspace, the integration tests' modules 3 at a time (they wait far more than they compute).
 DIBS_REQUIRE_NAMESPACES=1 python3 scripts/rust-tests.py 2>&1 | tee target/cargo-test.log   # as root: the name-resolution tests
 
 step "Rust: fuzzing the parsers, 150,000 cases per target; values of any bytes under the prefix, 3,000"
-DIBS_FUZZ_CASES=150000 DIBS_FUZZ_SERVER_CASES=3000 timeout 900 cargo test --release -p dibs --test fuzz 2>&1 |
+DIBS_FUZZ_CASES=150000 DIBS_FUZZ_SERVER_CASES=3000 timeout 900 cargo test --release -p dibs --test it -- fuzz:: 2>&1 |
   tee target/cargo-fuzz.log
 
 step "Gradle and Maven builds agree"

@@ -1,5 +1,5 @@
 //! The conn keys: the one list of what a spec map (and `DibsOptions`, the Spring starter, the
-//! CLI's `--redis-opt`) may set. The map parser refuses any other key; `tests/conn_keys.rs`
+//! CLI's `--redis-opt`) may set. The map parser refuses any other key; `tests/it/conn_keys.rs`
 //! fails when the Java side or the guide's table names a key this list does not, or leaves out
 //! one it does.
 

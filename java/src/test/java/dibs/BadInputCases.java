@@ -303,7 +303,7 @@ final class BadInputCases {
                         "map unknown key",
                         () -> Dibs.execute(map("host", "127.0.0.1", "port", port(), "bogus", 1), "job", 10, 0, TASK),
                         "unknown key 'bogus' in the spec map",
-                        // The list is dibs::CONN_KEYS, in its order (tests/conn_keys.rs holds the
+                        // The list is dibs::CONN_KEYS, in its order (tests/it/conn_keys.rs holds the
                         // Java side to it): its head, not a copy of it.
                         "valid keys: uri, host, port, username, password, db,",
                         "cluster-nodes"),
