@@ -150,10 +150,8 @@ tasks.processResources {
 
 // The jar of every platform, as pom.xml's default-jar: the glibc libraries whole, every other one
 // as its diff, dibs/native/<platform>.diff. Each platform's jar (6. below) carries its own whole.
+// The jar is the module "dibs" (src/main/java/module-info.java): no Automatic-Module-Name.
 tasks.jar {
-    manifest {
-        attributes("Automatic-Module-Name" to "dibs")
-    }
     exclude("$nativeResourceDir/linux-*-musl/libdibs.so", "$nativeResourceDir/macos-*/libdibs.dylib")
     exclude("$nativeResourceDir/windows-*/dibs.dll")
 }
@@ -197,6 +195,11 @@ fun Test.configureDibsTests(jvmArgsFor: () -> List<String>) {
         exceptionFormat = org.gradle.api.tasks.testing.logging.TestExceptionFormat.FULL
     }
 }
+
+// The tests on the class path, as Maven's surefire runs them (<useModulePath>false</useModulePath>):
+// ModulePathTest runs the library on the module path, in a JVM of its own.
+tasks.compileTestJava { modularity.inferModulePath.set(false) }
+tasks.withType<Test>().configureEach { modularity.inferModulePath.set(false) }
 
 tasks.test {
     // JniPanicTest needs the test-hooks library: it runs in jniPanicTest below.
@@ -311,7 +314,6 @@ val platformJars = nativePlatforms.map { platform ->
         description = "The classes and the $platform native library alone."
         group = "build"
         archiveClassifier.set(platform)
-        manifest { attributes("Automatic-Module-Name" to "dibs") }
         from(sourceSets["main"].output) {
             include("**/*.class", "META-INF/**", "$nativeResourceDir/natives.properties", "$nativeResourceDir/$platform/*")
         }

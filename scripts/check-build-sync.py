@@ -214,7 +214,7 @@ def main() -> int:
         gradle, kotlin_plugin, reads_revision, literal_version = gradle_values(gradle_path)
         java_version = revision(parent_path)
         native_version = cargo_version(root / "Cargo.toml")
-        loader_dir = loader_resource_dir(root / "java/src/main/java/dibs/NativeLoader.java")
+        loader_dir = loader_resource_dir(root / "java/src/main/java/dibs/loader/NativeLoader.java")
     except Unreadable as e:
         print(f"check-build-sync: cannot read the build files: {e}", file=sys.stderr)
         return 2

@@ -1,10 +1,12 @@
 package dibs
 
-import dibs.LeaseFaults.Fault
-import dibs.LeaseFaults.Kind
-import dibs.LeaseFaults.Point
 import dibs.kotlin.DibsOutcome
 import dibs.kotlin.attemptSuspending
+import dibs.testsupport.LeaseFaults
+import dibs.testsupport.LeaseFaults.Fault
+import dibs.testsupport.LeaseFaults.Kind
+import dibs.testsupport.LeaseFaults.Point
+import dibs.testsupport.RedisServer
 import java.time.Duration
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.stream.Stream

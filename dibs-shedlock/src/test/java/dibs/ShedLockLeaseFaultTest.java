@@ -1,15 +1,18 @@
 package dibs;
 
-import static dibs.LeaseFaults.pause;
+import static dibs.testsupport.LeaseFaults.pause;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dibs.LeaseFaults.Fault;
-import dibs.LeaseFaults.Kind;
-import dibs.LeaseFaults.Point;
 import dibs.shedlock.DibsLockProvider;
+import dibs.testsupport.LeaseFaults;
+import dibs.testsupport.LeaseFaults.Fault;
+import dibs.testsupport.LeaseFaults.Kind;
+import dibs.testsupport.LeaseFaults.Point;
+import dibs.testsupport.RedisServer;
+import dibs.testsupport.VirtualThreads;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

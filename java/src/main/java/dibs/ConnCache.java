@@ -1,5 +1,6 @@
 package dibs;
 
+import dibs.loader.NativeLoader;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Collections;

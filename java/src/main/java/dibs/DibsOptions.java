@@ -1,5 +1,6 @@
 package dibs;
 
+import dibs.loader.NativeLoader;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;

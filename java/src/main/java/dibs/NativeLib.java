@@ -1,5 +1,7 @@
 package dibs;
 
+import dibs.loader.NativeLoader;
+
 /**
  * The JNI boundary: the only methods of dibs implemented in Rust ({@code Java_dibs_NativeLib_*}).
  *

@@ -1,6 +1,7 @@
 package dibs;
 
 import clojure.lang.Keyword;
+import dibs.testsupport.RedisServer;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashMap;

@@ -1,5 +1,7 @@
 package dibs;
 
+import dibs.testsupport.RedisServer;
+import dibs.testsupport.VirtualThreads;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.LinkedHashMap;

@@ -3,6 +3,8 @@ package dibs;
 import static dibs.ChaosEvents.secs;
 import static dibs.ChaosTopology.NODES;
 
+import dibs.testsupport.NodeProxy;
+import dibs.testsupport.RedisServer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

@@ -9,6 +9,7 @@ import dibs.ChaosFaults.FaultRunner;
 import dibs.ChaosFaults.PlannedFault;
 import dibs.demo.ChaosInstance;
 import dibs.demo.TickRace;
+import dibs.testsupport.NodeProxy;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -2,6 +2,9 @@ package dibs;
 
 import static dibs.ChaosEvents.rel;
 
+import dibs.testsupport.NodeProxy;
+import dibs.testsupport.RedisServer;
+import dibs.testsupport.SentinelServer;
 import java.io.IOException;
 import java.time.LocalDateTime;
 import java.time.ZoneId;

@@ -3,6 +3,7 @@ package dibs;
 import static dibs.ChaosEvents.rel;
 import static dibs.ChaosTopology.NODES;
 
+import dibs.testsupport.RedisServer;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -2,6 +2,8 @@ package dibs;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dibs.testsupport.LockContract;
+import dibs.testsupport.TestSupport;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

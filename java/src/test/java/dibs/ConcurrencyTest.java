@@ -3,6 +3,7 @@ package dibs;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dibs.testsupport.TestSupport;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;

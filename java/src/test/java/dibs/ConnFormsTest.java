@@ -1,12 +1,13 @@
 package dibs;
 
-import static dibs.RedisServer.lockKey;
-import static dibs.TestSupport.uniqueName;
+import static dibs.testsupport.RedisServer.lockKey;
+import static dibs.testsupport.TestSupport.uniqueName;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import clojure.lang.Keyword;
+import dibs.testsupport.RedisServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.HashMap;

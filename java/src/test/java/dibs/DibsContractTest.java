@@ -1,5 +1,6 @@
 package dibs;
 
+import dibs.testsupport.LockContract;
 import java.time.Duration;
 import org.junit.jupiter.api.Tag;
 

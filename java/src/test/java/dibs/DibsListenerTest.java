@@ -1,8 +1,8 @@
 package dibs;
 
-import static dibs.RedisServer.lockKey;
-import static dibs.TestSupport.sleep;
-import static dibs.TestSupport.uniqueName;
+import static dibs.testsupport.RedisServer.lockKey;
+import static dibs.testsupport.TestSupport.sleep;
+import static dibs.testsupport.TestSupport.uniqueName;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dibs.testsupport.TestSupport;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import dibs.demo.TickRace;
 import dibs.stress.ExclusionWorker;
+import dibs.testsupport.RedisServer;
+import dibs.testsupport.TestSupport;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

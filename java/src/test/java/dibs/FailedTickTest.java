@@ -1,6 +1,6 @@
 package dibs;
 
-import static dibs.TestSupport.uniqueName;
+import static dibs.testsupport.TestSupport.uniqueName;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,8 +1,8 @@
 package dibs;
 
-import static dibs.RedisServer.lockKey;
-import static dibs.TestSupport.sleep;
-import static dibs.TestSupport.uniqueName;
+import static dibs.testsupport.RedisServer.lockKey;
+import static dibs.testsupport.TestSupport.sleep;
+import static dibs.testsupport.TestSupport.uniqueName;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import dibs.demo.KeepAliveHolder;
 import dibs.demo.TickRace;
+import dibs.testsupport.TestSupport;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -3,6 +3,9 @@ package dibs;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dibs.testsupport.LeaseFaults;
+import dibs.testsupport.RedisServer;
+import dibs.testsupport.VirtualThreads;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.time.Duration;

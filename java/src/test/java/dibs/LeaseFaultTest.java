@@ -1,17 +1,19 @@
 package dibs;
 
-import static dibs.LeaseFaults.pause;
-import static dibs.RedisServer.lockKey;
-import static dibs.TestSupport.uniqueName;
+import static dibs.testsupport.LeaseFaults.pause;
+import static dibs.testsupport.RedisServer.lockKey;
+import static dibs.testsupport.TestSupport.uniqueName;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dibs.LeaseFaults.Fault;
-import dibs.LeaseFaults.Kind;
-import dibs.LeaseFaults.Point;
+import dibs.testsupport.LeaseFaults;
+import dibs.testsupport.LeaseFaults.Fault;
+import dibs.testsupport.LeaseFaults.Kind;
+import dibs.testsupport.LeaseFaults.Point;
+import dibs.testsupport.VirtualThreads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

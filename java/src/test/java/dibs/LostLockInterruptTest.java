@@ -1,7 +1,7 @@
 package dibs;
 
-import static dibs.RedisServer.lockKey;
-import static dibs.TestSupport.uniqueName;
+import static dibs.testsupport.RedisServer.lockKey;
+import static dibs.testsupport.TestSupport.uniqueName;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,12 +1,14 @@
 package dibs;
 
-import static dibs.RedisServer.lockKey;
-import static dibs.TestSupport.uniqueName;
+import static dibs.testsupport.RedisServer.lockKey;
+import static dibs.testsupport.TestSupport.uniqueName;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dibs.testsupport.RedisServer;
+import dibs.testsupport.VirtualThreads;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;

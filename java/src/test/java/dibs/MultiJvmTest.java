@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dibs.demo.TickRace;
+import dibs.testsupport.RedisServer;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;

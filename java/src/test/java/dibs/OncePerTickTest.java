@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dibs.demo.TickRace;
+import dibs.testsupport.RedisServer;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Tag;

@@ -3,6 +3,7 @@ package dibs;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dibs.testsupport.TestSupport;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;

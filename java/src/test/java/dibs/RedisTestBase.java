@@ -1,5 +1,6 @@
 package dibs;
 
+import dibs.testsupport.RedisServer;
 import java.io.IOException;
 import java.util.Map;
 import org.junit.jupiter.api.extension.RegisterExtension;

@@ -1,9 +1,9 @@
 package dibs;
 
-import static dibs.RedisServer.lockKey;
-import static dibs.TestSupport.sleep;
-import static dibs.TestSupport.sneak;
-import static dibs.TestSupport.uniqueName;
+import static dibs.testsupport.RedisServer.lockKey;
+import static dibs.testsupport.TestSupport.sleep;
+import static dibs.testsupport.TestSupport.sneak;
+import static dibs.testsupport.TestSupport.uniqueName;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -11,6 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dibs.testsupport.RedisServer;
+import dibs.testsupport.TestSupport;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,5 +1,7 @@
 package dibs;
 
+import dibs.loader.NativeLoader;
+
 /**
  * Native entry points that panic on purpose. They exist only in a library built with
  * {@code cargo build --features test-hooks}, which the {@code jni-panic} test execution loads

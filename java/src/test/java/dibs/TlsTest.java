@@ -1,11 +1,13 @@
 package dibs;
 
-import static dibs.TestSupport.uniqueName;
+import static dibs.testsupport.TestSupport.uniqueName;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dibs.testsupport.RedisServer;
+import dibs.testsupport.TlsServer;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Map;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dibs.testsupport.TestSupport;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,6 @@
 package dibs
 
+import dibs.testsupport.RedisServer
 import java.time.Duration
 import java.util.Optional
 import org.junit.jupiter.api.Assertions.assertEquals

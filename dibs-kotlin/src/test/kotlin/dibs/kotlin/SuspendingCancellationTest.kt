@@ -3,7 +3,7 @@ package dibs.kotlin
 import dibs.Dibs
 import dibs.DibsClient
 import dibs.DibsOptions
-import dibs.RedisServer
+import dibs.testsupport.RedisServer
 import java.time.Duration
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Dispatchers

@@ -2,7 +2,7 @@ package dibs.kotlin
 
 import dibs.Dibs
 import dibs.DibsClient
-import dibs.LockContract
+import dibs.testsupport.LockContract
 import java.time.Duration
 import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.AfterAll

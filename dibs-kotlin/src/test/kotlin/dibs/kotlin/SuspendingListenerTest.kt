@@ -4,7 +4,7 @@ import dibs.Dibs
 import dibs.DibsClient
 import dibs.DibsListener
 import dibs.DibsOptions
-import dibs.RedisServer
+import dibs.testsupport.RedisServer
 import java.time.Duration
 import java.util.Collections
 import java.util.concurrent.atomic.AtomicInteger

@@ -2,7 +2,7 @@ package dibs.shedlock;
 
 import dibs.Dibs;
 import dibs.DibsClient;
-import dibs.LockContract;
+import dibs.testsupport.LockContract;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;

@@ -9,7 +9,7 @@ import dibs.Dibs;
 import dibs.DibsClient;
 import dibs.DibsListener;
 import dibs.DibsOptions;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;

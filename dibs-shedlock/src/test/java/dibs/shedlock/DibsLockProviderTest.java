@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dibs.Dibs;
 import dibs.DibsClient;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;

@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dibs.Dibs;
-import dibs.DibsCli;
 import dibs.DibsRun;
-import dibs.RedisServer;
+import dibs.testsupport.DibsCli;
+import dibs.testsupport.RedisServer;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;

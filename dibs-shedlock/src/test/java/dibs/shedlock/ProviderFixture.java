@@ -2,7 +2,7 @@ package dibs.shedlock;
 
 import dibs.Dibs;
 import dibs.DibsClient;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

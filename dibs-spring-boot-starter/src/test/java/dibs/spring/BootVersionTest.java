@@ -2,7 +2,7 @@ package dibs.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.io.IOException;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootVersion;

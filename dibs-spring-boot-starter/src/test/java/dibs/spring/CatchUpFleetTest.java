@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dibs.DibsCatchUp;
 import dibs.DibsClient;
 import dibs.DibsRun;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;

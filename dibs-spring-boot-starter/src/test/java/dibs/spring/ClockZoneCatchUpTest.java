@@ -4,7 +4,7 @@ import static dibs.spring.FleetViews.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsCatchUp;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.LocalDateTime;

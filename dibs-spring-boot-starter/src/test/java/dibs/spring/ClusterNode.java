@@ -1,6 +1,6 @@
 package dibs.spring;
 
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dibs.Dibs;
 import dibs.DibsAuthenticationException;
 import dibs.DibsClient;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;

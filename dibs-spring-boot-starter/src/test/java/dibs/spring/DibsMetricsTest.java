@@ -3,7 +3,7 @@ package dibs.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsClient;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
@@ -175,7 +175,7 @@ class DibsMetricsTest {
     void aReleaseNotProvenOursToTheEndIsCountedUnprovenNotReleased() throws Exception {
         // The lock lapses under its task, then the release's connection goes silent: its retry
         // finds no key, which proves nothing (issue 18).
-        try (dibs.FaultProxy proxy = dibs.FaultProxy.start(redis.port())) {
+        try (dibs.testsupport.FaultProxy proxy = dibs.testsupport.FaultProxy.start(redis.port())) {
             Contexts.runner()
                     .withUserConfiguration(Registry.class)
                     .withPropertyValues("spring.data.redis.port=" + proxy.port(), "spring.data.redis.timeout=500ms")
@@ -197,7 +197,7 @@ class DibsMetricsTest {
     void aLockTheReplicaDidNotAcknowledgeIsCountedUnconfirmedNotSkipped() throws Exception {
         // Durable acquire's default, against a master with a replica whose stream is cut (issue 18).
         try (RedisServer master = RedisServer.launch();
-                dibs.FaultProxy link = dibs.FaultProxy.start(master.port());
+                dibs.testsupport.FaultProxy link = dibs.testsupport.FaultProxy.start(master.port());
                 RedisServer replica = RedisServer.launch("--replicaof", "127.0.0.1", String.valueOf(link.port()))) {
             long deadline = System.nanoTime() + 10_000_000_000L;
             while (!master.info("replication", "connected_slaves").equals("1")

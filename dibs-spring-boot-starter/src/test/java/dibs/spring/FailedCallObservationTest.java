@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dibs.DibsArgumentException;
 import dibs.DibsClient;
 import dibs.DibsConnectionException;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.Observation;

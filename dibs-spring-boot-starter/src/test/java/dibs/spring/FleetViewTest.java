@@ -2,10 +2,10 @@ package dibs.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dibs.DibsCli;
 import dibs.DibsClient;
 import dibs.DibsRun;
-import dibs.RedisServer;
+import dibs.testsupport.DibsCli;
+import dibs.testsupport.RedisServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;

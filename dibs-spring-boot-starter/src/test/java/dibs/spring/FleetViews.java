@@ -2,8 +2,8 @@ package dibs.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dibs.DibsCli;
-import dibs.RedisServer;
+import dibs.testsupport.DibsCli;
+import dibs.testsupport.RedisServer;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.springframework.context.ApplicationContext;

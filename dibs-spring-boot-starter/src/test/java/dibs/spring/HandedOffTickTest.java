@@ -3,7 +3,7 @@ package dibs.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsClient;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.ZoneId;

@@ -8,11 +8,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dibs.Dibs;
-import dibs.DibsCli;
 import dibs.DibsClient;
 import dibs.DibsLease;
 import dibs.HeldLock;
-import dibs.RedisServer;
+import dibs.testsupport.DibsCli;
+import dibs.testsupport.RedisServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;

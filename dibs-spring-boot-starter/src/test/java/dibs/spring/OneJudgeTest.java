@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsClient;
 import dibs.DibsLease;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -7,7 +7,7 @@ import static dibs.spring.FleetViews.view;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsClient;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
 import org.assertj.core.api.InstanceOfAssertFactories;

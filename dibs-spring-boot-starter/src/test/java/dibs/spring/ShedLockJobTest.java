@@ -3,11 +3,11 @@ package dibs.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dibs.DibsCli;
 import dibs.DibsClient;
 import dibs.DibsRun;
-import dibs.RedisServer;
 import dibs.shedlock.DibsLockProvider;
+import dibs.testsupport.DibsCli;
+import dibs.testsupport.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;

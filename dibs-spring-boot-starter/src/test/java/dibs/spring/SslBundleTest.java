@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dibs.DibsClient;
 import dibs.DibsConnectionException;
 import dibs.DibsException;
-import dibs.TlsServer;
+import dibs.testsupport.TlsServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -4,7 +4,7 @@ import static dibs.spring.FleetViews.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dibs.DibsClient;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

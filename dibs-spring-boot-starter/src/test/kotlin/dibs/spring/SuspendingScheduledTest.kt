@@ -1,8 +1,8 @@
 package dibs.spring
 
 import dibs.DibsClient
-import dibs.RedisServer
 import dibs.kotlin.executeSuspending
+import dibs.testsupport.RedisServer
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry
 import java.time.Duration
 import java.util.concurrent.atomic.AtomicInteger

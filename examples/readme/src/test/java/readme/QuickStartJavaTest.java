@@ -8,8 +8,8 @@ import java.time.LocalDate;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dibs.DibsCli;
-import dibs.RedisServer;
+import dibs.testsupport.DibsCli;
+import dibs.testsupport.RedisServer;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dibs.Dibs;
-import dibs.DibsCli;
+import dibs.testsupport.DibsCli;
 import dibs.DibsHistory;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.io.IOException;
 import java.net.InetAddress;
 

@@ -1,6 +1,6 @@
 package dibs.demo;
 
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dibs.DibsClient;
 import dibs.DibsLease;
 import dibs.DibsRun;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dibs.Dibs;
 import dibs.DibsClient;
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import dibs.shedlock.DibsLockProvider;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;

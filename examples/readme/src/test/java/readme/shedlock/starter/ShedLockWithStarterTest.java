@@ -3,7 +3,7 @@ package readme.shedlock.starter;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dibs.RedisServer;
+import dibs.testsupport.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.health.HealthEndpoint;

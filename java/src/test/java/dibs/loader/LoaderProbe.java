@@ -1,5 +1,6 @@
-package dibs;
+package dibs.loader;
 
+import dibs.Dibs;
 import java.io.File;
 import java.lang.reflect.Method;
 import java.net.URL;

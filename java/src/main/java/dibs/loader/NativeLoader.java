@@ -1,4 +1,4 @@
-package dibs;
+package dibs.loader;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -49,7 +49,7 @@ import java.util.List;
  * classes. A failure is final for the class loader: every later call gets the same detailed
  * {@link UnsatisfiedLinkError}.
  */
-final class NativeLoader {
+public final class NativeLoader {
     /** System property: absolute path of a native library to load instead of the bundled one. */
     static final String PATH_PROPERTY = "dibs.native.path";
     /** System property: directory to extract the bundled library to (default java.io.tmpdir). */
@@ -73,7 +73,7 @@ final class NativeLoader {
      * @throws UnsatisfiedLinkError saying every way tried and why each failed; the same text on
      *     every call after a failure
      */
-    static synchronized void load() {
+    public static synchronized void load() {
         if (loaded) {
             return;
         }
@@ -233,7 +233,7 @@ final class NativeLoader {
         }
         String found = copy.found == null ? "" : copy.found + "; ";
         if (copy.found != null && copy.unexpected) {
-            Log.warning("dibs: " + copy.found);
+            warn("dibs: " + copy.found);
         }
         String why = loadFile(copy.file);
         if (why == null) {
@@ -250,7 +250,7 @@ final class NativeLoader {
         } catch (IOException | RuntimeException e) {
             return first + "; and cannot extract it again to " + dir + ": " + e;
         }
-        Log.warning("dibs: " + first + "; loading a private copy from the jar, " + again);
+        warn("dibs: " + first + "; loading a private copy from the jar, " + again);
         why = loadFile(again);
         return why == null ? null : first + "; extracted it again to " + again + " but " + why;
     }
@@ -314,6 +314,18 @@ final class NativeLoader {
         public byte[] read(String base) throws IOException {
             URL url = resource(cl, NativePlatform.resourcePath(base));
             return url == null ? null : new Whole(url).read();
+        }
+    }
+
+    /**
+     * Logs a warning through {@code System.getLogger("dibs")}, never throwing, as the library's
+     * own warnings are: a logging backend that throws never fails the load.
+     */
+    private static void warn(String message) {
+        try {
+            System.getLogger("dibs").log(System.Logger.Level.WARNING, message);
+        } catch (RuntimeException | Error e) {
+            // The backend failed: nothing better to tell it with.
         }
     }
 }

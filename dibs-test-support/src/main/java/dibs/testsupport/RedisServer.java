@@ -1,4 +1,4 @@
-package dibs;
+package dibs.testsupport;
 
 import java.io.ByteArrayOutputStream;
 import java.io.File;
@@ -388,7 +388,7 @@ public final class RedisServer implements AutoCloseable, BeforeAllCallback, Afte
      * One command to whatever listens on {@code 127.0.0.1:port} (a redis-server, a Sentinel),
      * without AUTH; the reply rendered as {@link #command} renders it.
      */
-    static String commandOn(int port, String... args) throws IOException {
+    public static String commandOn(int port, String... args) throws IOException {
         try (Socket socket = connect(port)) {
             return send(socket, args);
         }
@@ -476,7 +476,7 @@ public final class RedisServer implements AutoCloseable, BeforeAllCallback, Afte
     }
 
     /** The redis-server binary: {@code -Dredis.server}, {@code $REDIS_SERVER}, the PATH, Debian's. */
-    static String binary() {
+    public static String binary() {
         String configured = System.getProperty("redis.server", System.getenv("REDIS_SERVER"));
         if (configured != null && !configured.isEmpty()) {
             return configured;

@@ -1,4 +1,4 @@
-package dibs;
+package dibs.testsupport;
 
 import java.io.IOException;
 import java.lang.reflect.Proxy;
@@ -62,7 +62,7 @@ public final class LeaseFaults {
     public static final class InjectedError extends Error {
         private static final long serialVersionUID = 1L;
 
-        InjectedError(String where) {
+        public InjectedError(String where) {
             super("injected at " + where);
         }
     }
@@ -70,7 +70,7 @@ public final class LeaseFaults {
     public static final class InjectedException extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
-        InjectedException(String where) {
+        public InjectedException(String where) {
             super("injected at " + where);
         }
     }

@@ -1,4 +1,4 @@
-package dibs;
+package dibs.testsupport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

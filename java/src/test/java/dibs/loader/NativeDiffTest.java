@@ -1,4 +1,4 @@
-package dibs;
+package dibs.loader;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

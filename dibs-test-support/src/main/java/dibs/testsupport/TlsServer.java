@@ -1,4 +1,4 @@
-package dibs;
+package dibs.testsupport;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

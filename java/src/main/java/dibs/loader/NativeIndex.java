@@ -1,4 +1,4 @@
-package dibs;
+package dibs.loader;
 
 import java.io.IOException;
 import java.io.InputStream;

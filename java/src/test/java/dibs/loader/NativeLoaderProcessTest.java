@@ -1,4 +1,4 @@
-package dibs;
+package dibs.loader;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dibs.Dibs;
+import dibs.DibsConnectionException;
 import dibs.demo.TickRace;
+import dibs.testsupport.TestSupport;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
@@ -60,13 +63,16 @@ class NativeLoaderProcessTest {
                 .getCodeSource()
                 .getLocation()
                 .toURI());
-        Path out = Files.createDirectories(classes.resolve("dibs"));
-        for (Path dir : List.of(main.resolve("dibs"), test.resolve("dibs"))) {
-            try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*.class")) {
-                for (Path f : files) {
-                    String n = f.getFileName().toString();
-                    if (dir.startsWith(main) || n.startsWith("LoaderProbe")) {
-                        Files.copy(f, out.resolve(n));
+        // The library's two packages (no module-info: a class path entry), and the probe.
+        for (String pkg : List.of("dibs", "dibs/loader")) {
+            Path out = Files.createDirectories(classes.resolve(pkg));
+            for (Path dir : List.of(main.resolve(pkg), test.resolve(pkg))) {
+                try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*.class")) {
+                    for (Path f : files) {
+                        String n = f.getFileName().toString();
+                        if (dir.startsWith(main) || n.startsWith("LoaderProbe")) {
+                            Files.copy(f, out.resolve(n));
+                        }
                     }
                 }
             }

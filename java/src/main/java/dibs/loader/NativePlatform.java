@@ -1,4 +1,4 @@
-package dibs;
+package dibs.loader;
 
 import java.io.FileInputStream;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dibs;
+package dibs.testsupport;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -10,7 +10,7 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /** Helpers shared by the tests. */
-final class TestSupport {
+public final class TestSupport {
     private static final AtomicInteger COUNTER = new AtomicInteger();
 
     private TestSupport() {}
@@ -21,7 +21,7 @@ final class TestSupport {
      * set for the library (Surefire's own "basedir" is the module's directory, java/), else the
      * first directory up from the working directory that holds the Cargo workspace.
      */
-    static java.nio.file.Path repositoryRoot() {
+    public static java.nio.file.Path repositoryRoot() {
         String root = System.getProperty("dibs.root");
         if (root != null) {
             return java.nio.file.Paths.get(root);
@@ -41,22 +41,22 @@ final class TestSupport {
      * of 1900 to 2999 and a count of 10 to 12 read as a year and month ("win-2345-10"), and the
      * advice for a tick released at once was then logged (a CI run failed on it).
      */
-    static String uniqueName(String base) {
+    public static String uniqueName(String base) {
         return base + "-p" + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet();
     }
 
     /** A URI whose port nothing listens on. */
-    static String closedPortUri() throws IOException {
+    public static String closedPortUri() throws IOException {
         return "redis://127.0.0.1:" + RedisServer.freePort();
     }
 
     /** Throws any Throwable, checked or not, without declaring it. */
     @SuppressWarnings("unchecked")
-    static <E extends Throwable> RuntimeException sneak(Throwable t) throws E {
+    public static <E extends Throwable> RuntimeException sneak(Throwable t) throws E {
         throw (E) t;
     }
 
-    static void sleep(long ms) {
+    public static void sleep(long ms) {
         try {
             Thread.sleep(ms);
         } catch (InterruptedException e) {
@@ -72,13 +72,13 @@ final class TestSupport {
      * "about" views keep only what concerns one lock: logged on the thread that made the capture,
      * or naming the lock.
      */
-    static final class LogCapture extends Handler implements AutoCloseable {
+    public static final class LogCapture extends Handler implements AutoCloseable {
         private final Logger logger = Logger.getLogger("dibs"); // strong reference while capturing
         private final Thread owner = Thread.currentThread();
         private final List<LogRecord> records = new ArrayList<>();
         private final List<Boolean> onOwner = new ArrayList<>();
 
-        LogCapture() {
+        public LogCapture() {
             setLevel(Level.ALL);
             logger.addHandler(this);
         }
@@ -90,7 +90,7 @@ final class TestSupport {
         }
 
         /** Every record, from any thread: for failure messages. */
-        synchronized List<String> messages() {
+        public synchronized List<String> messages() {
             List<String> out = new ArrayList<>();
             for (LogRecord r : records) {
                 out.add(r.getLevel() + " " + r.getMessage());
@@ -99,7 +99,7 @@ final class TestSupport {
         }
 
         /** The records logged on the capturing thread or naming lock {@code name} (quoted). */
-        synchronized List<String> messagesAbout(String name) {
+        public synchronized List<String> messagesAbout(String name) {
             List<String> out = new ArrayList<>();
             for (int i = 0; i < records.size(); i++) {
                 LogRecord r = records.get(i);
@@ -110,7 +110,7 @@ final class TestSupport {
             return out;
         }
 
-        synchronized List<String> warnings() {
+        public synchronized List<String> warnings() {
             List<String> out = new ArrayList<>();
             for (LogRecord r : records) {
                 if (r.getLevel() == Level.WARNING) {
@@ -121,7 +121,7 @@ final class TestSupport {
         }
 
         /** The WARNING messages that name the lock {@code name} (quoted, as dibs quotes it). */
-        synchronized List<String> warningsAbout(String name) {
+        public synchronized List<String> warningsAbout(String name) {
             List<String> out = new ArrayList<>();
             for (LogRecord r : records) {
                 if (r.getLevel() == Level.WARNING && names(r, name)) {

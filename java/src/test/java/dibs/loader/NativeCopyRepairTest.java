@@ -1,14 +1,15 @@
-package dibs;
+package dibs.loader;
 
-import static dibs.NativeLoaderProcessTest.after;
-import static dibs.NativeLoaderProcessTest.probe;
-import static dibs.NativeLoaderProcessTest.sha256;
-import static dibs.NativeLoaderProcessTest.suffix;
-import static dibs.NativeLoaderProcessTest.withBundle;
+import static dibs.loader.NativeLoaderProcessTest.after;
+import static dibs.loader.NativeLoaderProcessTest.probe;
+import static dibs.loader.NativeLoaderProcessTest.sha256;
+import static dibs.loader.NativeLoaderProcessTest.suffix;
+import static dibs.loader.NativeLoaderProcessTest.withBundle;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dibs.DibsConnectionException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
