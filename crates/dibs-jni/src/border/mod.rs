@@ -122,6 +122,9 @@ record! {
         /// The acquire's warning for the log (unconfirmed, an unknown tick, or a keep-alive schedule
         /// that cannot hold for this atMost), or null.
         warning: Warning,
+        /// The lock's job (the core's `job_of`), where the call asked for it (a listener hears
+        /// the call), else null.
+        job: Option<String>,
     }
 }
 

@@ -19,7 +19,7 @@ use dibs_core::{unknown_tick, Acquire, Ended, LockParams, TaskResult, TickAcquir
 /// for none), the lock of that tick of the job `lockName` (`dibs_core::LockParams::for_tick`,
 /// whose atLeast is its atMost).
 #[no_mangle]
-#[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 7 arguments
+#[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 8 arguments
 pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
@@ -29,6 +29,7 @@ pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
     at_most: jlong,
     at_least: jlong,
     unit_ms: jlong,
+    tell_job: jboolean,
     into: JObject<'l>,
 ) {
     entry(&mut env, |env| {
@@ -43,7 +44,7 @@ pub extern "system" fn Java_dibs_NativeLib_acquire<'l>(
             Acquire::Taken => not_won(AcquireOutcome::Taken, None),
             Acquire::Unconfirmed(why) => not_won(AcquireOutcome::Unconfirmed, Some(why)),
         };
-        tell(env, &into, acquired)
+        tell(env, &into, with_job(acquired, &params, tell_job))
     })
 }
 
@@ -56,6 +57,7 @@ fn won(mut lease: dibs_core::Lease) -> Acquired {
         lease_id: leases::put(lease),
         fencing_token,
         warning,
+        job: None,
     }
 }
 
@@ -65,6 +67,16 @@ fn not_won(outcome: AcquireOutcome, warning: Option<String>) -> Acquired {
         lease_id: 0,
         fencing_token: 0,
         warning: Warning(warning),
+        job: None,
+    }
+}
+
+/// The acquire's answer with its lock's job, where Java asked for it: the job the core computed
+/// for the lock, so that Java never asks again.
+fn with_job(acquired: Acquired, params: &LockParams, tell_job: jboolean) -> Acquired {
+    Acquired {
+        job: (tell_job != 0).then(|| params.job().to_owned()),
+        ..acquired
     }
 }
 
@@ -86,7 +98,7 @@ fn tell(env: &mut JNIEnv, into: &JObject, acquired: Acquired) -> Result<(), crat
 /// unknown (the warning says so) or beyond catch-up's reach. `due_ms`: when the tick was due,
 /// Unix ms.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 8 arguments
+#[allow(clippy::too_many_arguments)] // the JNI signature: env, class, then Java's 9 arguments
 pub extern "system" fn Java_dibs_NativeLib_acquireUnrun<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
@@ -97,6 +109,7 @@ pub extern "system" fn Java_dibs_NativeLib_acquireUnrun<'l>(
     unit_ms: jlong,
     due_ms: jlong,
     catch_up: jboolean,
+    tell_job: jboolean,
     into: JObject<'l>,
 ) {
     entry(&mut env, |env| {
@@ -115,7 +128,7 @@ pub extern "system" fn Java_dibs_NativeLib_acquireUnrun<'l>(
             TickAcquire::BeyondReach => not_won(AcquireOutcome::BeyondReach, None),
             TickAcquire::Unconfirmed(why) => not_won(AcquireOutcome::Unconfirmed, Some(why)),
         };
-        tell(env, &into, acquired)
+        tell(env, &into, with_job(acquired, &params, tell_job))
     })
 }
 

@@ -187,6 +187,12 @@ final class Border {
          */
         String warning;
 
+        /**
+         * The lock's job (the core's `job_of`), where the call asked for it (a listener hears
+         * the call), else null.
+         */
+        String job;
+
         /** How it ended. */
         AcquireOutcome outcome() {
             return AcquireOutcome.of(outcome);

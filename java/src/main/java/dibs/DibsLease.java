@@ -76,7 +76,14 @@ public final class DibsLease implements AutoCloseable {
         try {
             if (due == null) {
                 NativeIo.acquire(
-                        client.id, lockName, tick, durations.atMost, durations.atLeast, durations.unitMs, acquired);
+                        client.id,
+                        lockName,
+                        tick,
+                        durations.atMost,
+                        durations.atLeast,
+                        durations.unitMs,
+                        listener != null,
+                        acquired);
             } else {
                 NativeIo.acquireUnrun(
                         client.id,
@@ -86,12 +93,14 @@ public final class DibsLease implements AutoCloseable {
                         durations.unitMs,
                         due.toEpochMilli(),
                         catchUp,
+                        listener != null,
                         acquired);
             }
         } catch (RuntimeException | Error e) { // no lock: the listener hears how the call ended, then the caller
             Events.acquireFailed(listener, lockName, e);
             throw e;
         }
+        JobNames.told(lockName, acquired.job); // before the listener hears more of the call
         String warning = acquired.warning;
         switch (acquired.outcome()) {
             case WON:

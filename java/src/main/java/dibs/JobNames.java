@@ -1,28 +1,33 @@
 package dibs;
 
-import java.util.concurrent.ConcurrentHashMap;
-
 /**
- * The job of each lock name, as Rust's one rule says ({@code dibs::job_of}), remembered for the
- * names seen lately: the meters and expectations ask on every locked call, and a native call for
- * each would cost more than the map. Bounded: when full it starts afresh, so per-tick names
- * (new every tick) never grow it.
+ * The job of a lock name, as Rust's one rule says ({@code dibs::job_of}). The job of the lock this
+ * thread acquired last arrives with its acquire (where a listener hears the call), so that the
+ * listener's meters and expectations, asking during the call, never cross to Rust for it; any
+ * other name is asked of Rust. The rule is never copied here: a name remembered is the name
+ * Rust was given, and its job the one Rust computed.
  */
 final class JobNames {
-    private static final int MAX = 1024;
-    private static final ConcurrentHashMap<String, String> KNOWN = new ConcurrentHashMap<>();
+    /** This thread's last acquired lock name and its job, as the acquire told them. */
+    private static final ThreadLocal<String[]> TOLD = new ThreadLocal<>();
+    /** How many times Rust was asked (a test's count: the calls a listener hears never ask). */
+    static final java.util.concurrent.atomic.LongAdder ASKED = new java.util.concurrent.atomic.LongAdder();
 
     private JobNames() {}
 
-    static String of(String lockName) {
-        String job = KNOWN.get(lockName);
-        if (job == null) {
-            job = NativeLib.jobOf(lockName);
-            if (KNOWN.size() >= MAX) {
-                KNOWN.clear();
-            }
-            KNOWN.put(lockName, job);
+    /** Remembers the job of {@code lockName} that its acquire told ({@code job} null: not told). */
+    static void told(String lockName, String job) {
+        if (job != null) {
+            TOLD.set(new String[] {lockName, job});
         }
-        return job;
+    }
+
+    static String of(String lockName) {
+        String[] told = TOLD.get();
+        if (told != null && told[0].equals(lockName)) {
+            return told[1];
+        }
+        ASKED.increment();
+        return NativeLib.jobOf(lockName);
     }
 }

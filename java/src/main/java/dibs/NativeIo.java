@@ -28,13 +28,20 @@ final class NativeIo {
     private NativeIo() {}
 
     static void acquire(
-            long handle, String lockName, String tick, long atMost, long atLeast, long unitMs, Border.Acquired into) {
+            long handle,
+            String lockName,
+            String tick,
+            long atMost,
+            long atLeast,
+            long unitMs,
+            boolean tellJob,
+            Border.Acquired into) {
         if (!isVirtual()) {
-            NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs, into);
+            NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs, tellJob, into);
             return;
         }
         offload(() -> {
-            NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs, into);
+            NativeLib.acquire(handle, lockName, tick, atMost, atLeast, unitMs, tellJob, into);
             return null;
         });
     }
@@ -47,13 +54,14 @@ final class NativeIo {
             long unitMs,
             long dueMs,
             boolean catchUp,
+            boolean tellJob,
             Border.Acquired into) {
         if (!isVirtual()) {
-            NativeLib.acquireUnrun(handle, job, tick, atMost, unitMs, dueMs, catchUp, into);
+            NativeLib.acquireUnrun(handle, job, tick, atMost, unitMs, dueMs, catchUp, tellJob, into);
             return;
         }
         offload(() -> {
-            NativeLib.acquireUnrun(handle, job, tick, atMost, unitMs, dueMs, catchUp, into);
+            NativeLib.acquireUnrun(handle, job, tick, atMost, unitMs, dueMs, catchUp, tellJob, into);
             return null;
         });
     }

@@ -74,6 +74,8 @@ final class NativeLib {
      *     kept for all of atMost from its acquisition as the tick's done marker ({@code atLeast}
      *     is then atMost)
      * @param unitMs 1000 when {@code atMost}/{@code atLeast} are seconds, 1 when milliseconds
+     * @param tellJob whether {@code into} should say the lock's job too (a listener hears the
+     *     call: the job the core computed, so that Java never asks for it)
      * @param into receives how it ended ({@link Border.AcquireOutcome}: won, taken, or
      *     unconfirmed: durable acquire won the lock, could not confirm it on the replicas in time,
      *     and gave it back, so the task must not run), the lease's id and fencing token when won,
@@ -83,7 +85,14 @@ final class NativeLib {
      * @throws DibsException (a subclass where one fits) when the lock could not be tried
      */
     static native void acquire(
-            long handle, String lockName, String tick, long atMost, long atLeast, long unitMs, Border.Acquired into);
+            long handle,
+            String lockName,
+            String tick,
+            long atMost,
+            long atLeast,
+            long unitMs,
+            boolean tellJob,
+            Border.Acquired into);
 
     /**
      * {@link #acquire} of the lock of a tick of the job {@code job} that may not have run: won
@@ -109,6 +118,7 @@ final class NativeLib {
             long unitMs,
             long dueMs,
             boolean catchUp,
+            boolean tellJob,
             Border.Acquired into);
 
     /**
@@ -245,7 +255,10 @@ final class NativeLib {
     /** Deletes {@code lockName} if it holds {@code token}: a {@link Border.ForcedRelease} code. */
     static native int forceRelease(long handle, String lockName, String token, String by);
 
-    /** The job a lock name belongs to (the one rule of the history, the meters, the expectations). */
+    /**
+     * The job a lock name belongs to (the one rule of the history, the meters, the expectations):
+     * for a name whose acquire did not say it ({@link JobNames}).
+     */
     static native String jobOf(String lockName);
 
     /** Whether the handle's releases record their runs in the history (the conn's {@code history}). */

@@ -172,7 +172,7 @@ class DibsClientTest extends RedisTestBase {
         NativeLib.close(handle);
         IllegalStateException e = assertThrows(
                 IllegalStateException.class,
-                () -> NativeLib.acquire(handle, "closed-race", null, 10, 0, 1000, new Border.Acquired()));
+                () -> NativeLib.acquire(handle, "closed-race", null, 10, 0, 1000, false, new Border.Acquired()));
         assertTrue(e.getMessage().contains("closed"), e.getMessage());
     }
 }

@@ -98,10 +98,11 @@ public final class DibsExpectations implements DibsListener {
      * Finds the {@code @Scheduled} method a job's lock is tried from, by a stack walk: for its
      * period, or to give a method expected from start-up its job's name. A job is walked for until
      * a method is found, at most {@value #MAX_WALKS} times (its first tries may come from
-     * elsewhere: a "run now" at start-up), and never once its expectation is settled.
+     * elsewhere: a "run now" at start-up), and never once its expectation is settled. Walked once
+     * the call's acquire has answered (with the lock's job: no crossing to Rust for it), or failed,
+     * on the calling thread, its stack the same.
      */
-    @Override
-    public void attempt(String lockName) {
+    private void tried(String lockName) {
         String job = Dibs.jobOf(lockName);
         boolean known = byJob.containsKey(job);
         if (known && unnamed.isEmpty()) {
@@ -132,6 +133,26 @@ public final class DibsExpectations implements DibsListener {
             DibsScheduledTick.periodOf(DibsScheduledTick.scheduledOf(m))
                     .ifPresent(period -> put(job, period, "@Scheduled", false));
         }
+    }
+
+    @Override
+    public void acquired(String lockName) {
+        tried(lockName);
+    }
+
+    @Override
+    public void skipped(String lockName) {
+        tried(lockName);
+    }
+
+    @Override
+    public void unconfirmed(String lockName) {
+        tried(lockName);
+    }
+
+    @Override
+    public void acquireFailed(String lockName, Throwable error) {
+        tried(lockName);
     }
 
     private void put(String job, Duration period, String source, boolean replace) {

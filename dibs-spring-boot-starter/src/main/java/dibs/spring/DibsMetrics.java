@@ -57,24 +57,32 @@ public final class DibsMetrics implements DibsListener {
         this.limit = limit;
     }
 
+    // An attempt is counted once its acquire has answered (with the lock's job: no crossing to
+    // Rust for it), or failed.
+
     @Override
-    public void attempt(String lockName) {
+    public void acquireFailed(String lockName, Throwable error) {
         of(lockName).attempts.increment();
     }
 
     @Override
     public void skipped(String lockName) {
-        of(lockName).skipped.increment();
+        Meters m = of(lockName);
+        m.attempts.increment();
+        m.skipped.increment();
     }
 
     @Override
     public void unconfirmed(String lockName) {
-        of(lockName).unconfirmed.increment();
+        Meters m = of(lockName);
+        m.attempts.increment();
+        m.unconfirmed.increment();
     }
 
     @Override
     public void acquired(String lockName) {
         Meters m = of(lockName);
+        m.attempts.increment();
         m.acquired.increment();
         m.active.incrementAndGet();
     }
