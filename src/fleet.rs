@@ -21,6 +21,22 @@ const SCAN_BATCH: usize = 1000;
 /// How long a listing scans by default (the CLI's `--budget`, the JVM's listings).
 pub const SCAN_BUDGET: Duration = Duration::from_secs(5);
 
+/// The most runs a history read, or items a listing, gives (the CLI's `--limit`, Java's `limit`).
+pub const MAX_LIMIT: usize = 10_000;
+
+/// Checks a history's or a listing's limit, before any I/O: 1 to [`MAX_LIMIT`].
+pub fn validate_limit(limit: i64) -> Result<usize> {
+    usize::try_from(limit)
+        .ok()
+        .filter(|n| (1..=MAX_LIMIT).contains(n))
+        .ok_or_else(|| {
+            Error::invalid(
+                "limit",
+                format!("limit must be 1 to {MAX_LIMIT}, got {limit}"),
+            )
+        })
+}
+
 /// The longest a listing may scan.
 pub const MAX_SCAN_BUDGET: Duration = Duration::from_secs(3600);
 

@@ -48,7 +48,8 @@ pub use connspec::{
 pub use ending::{Ended, Ending};
 pub use error::{Error, Result};
 pub use fleet::{
-    validate_budget, ForcedRelease, History, Listing, Matched, MAX_SCAN_BUDGET, SCAN_BUDGET,
+    validate_budget, validate_limit, ForcedRelease, History, Listing, Matched, MAX_LIMIT,
+    MAX_SCAN_BUDGET, SCAN_BUDGET,
 };
 pub use history::{HeldLock, Job, Run, TaskResult, HISTORY_JOBS, HISTORY_LENGTH, HISTORY_TTL};
 pub use holder::{Holder, LockState};

@@ -5,6 +5,8 @@
 
 use dibs_core::{Error, SpecValue};
 
+use crate::border::ConnToken;
+
 pub(super) fn decode(tokens: &[String]) -> Result<Vec<(String, SpecValue)>, Error> {
     let mut at = 0;
     let entries = decode_entries(tokens, &mut at, usize::MAX, 0)?;
@@ -35,20 +37,20 @@ fn decode_entries(
             unreachable!()
         };
         *at += 3;
-        let value = match tag.as_str() {
-            "s" => SpecValue::Str(value.clone()),
-            "i" => value
+        let token = tag.parse().ok().and_then(ConnToken::from_code);
+        let value = match token.ok_or_else(|| malformed("unknown tag"))? {
+            ConnToken::Str => SpecValue::Str(value.clone()),
+            ConnToken::Int => value
                 .parse()
                 .map(SpecValue::Int)
                 .unwrap_or_else(|_| SpecValue::Other(format!("integer {value} (out of range)"))),
-            "b" => SpecValue::Bool(value == "true"),
-            "n" => SpecValue::Null,
-            "x" => SpecValue::Other(value.clone()),
-            "m" => {
+            ConnToken::Bool => SpecValue::Bool(value == "true"),
+            ConnToken::Null => SpecValue::Null,
+            ConnToken::Other => SpecValue::Other(value.clone()),
+            ConnToken::Map => {
                 let n = value.parse().map_err(|_| malformed("bad map size"))?;
                 SpecValue::Map(decode_entries(tokens, at, n, depth + 1)?)
             }
-            _ => return Err(malformed("unknown tag")),
         };
         entries.push((key.clone(), value));
     }
@@ -70,8 +72,22 @@ fn malformed(what: &str) -> Error {
 mod tests {
     use super::*;
 
+    /// Tokens, each tag written as a letter (s, i, b, n, m, x: as the codes' names begin) and
+    /// turned into its code; any other text as it is.
     fn t(tokens: &[&str]) -> Vec<String> {
-        tokens.iter().map(|s| s.to_string()).collect()
+        tokens
+            .iter()
+            .enumerate()
+            .map(|(i, s)| match (i % 3, *s) {
+                (1, "s") => ConnToken::Str.code().to_string(),
+                (1, "i") => ConnToken::Int.code().to_string(),
+                (1, "b") => ConnToken::Bool.code().to_string(),
+                (1, "n") => ConnToken::Null.code().to_string(),
+                (1, "m") => ConnToken::Map.code().to_string(),
+                (1, "x") => ConnToken::Other.code().to_string(),
+                _ => s.to_string(),
+            })
+            .collect()
     }
 
     #[test]
@@ -100,6 +116,7 @@ mod tests {
         ] {
             assert!(decode(&tokens).is_err(), "{tokens:?}");
         }
+        assert!(decode(&[String::from("a"), String::from("9"), String::from("v")]).is_err());
         let deep: Vec<String> = (0..10).flat_map(|_| t(&["k", "m", "1"])).collect();
         assert!(decode(&deep).is_err());
     }

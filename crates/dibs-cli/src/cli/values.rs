@@ -66,10 +66,10 @@ pub fn skip_exit(text: &str) -> Result<u8, String> {
 }
 
 pub fn limit(text: &str) -> Result<usize, String> {
-    text.parse::<usize>()
+    text.parse::<i64>()
         .ok()
-        .filter(|n| (1..=10_000).contains(n))
-        .ok_or_else(|| "must be 1 to 10000".to_owned())
+        .and_then(|n| dibs::validate_limit(n).ok())
+        .ok_or_else(|| format!("must be 1 to {}", dibs::MAX_LIMIT))
 }
 
 /// `--redis-opt KEY=VALUE`. Its errors name the option, and the key at the most: a value may be

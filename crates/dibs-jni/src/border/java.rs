@@ -6,6 +6,16 @@ use super::declare::{camel_case, Codes, Record};
 pub(crate) enum Declaration {
     Codes(&'static Codes),
     Record(&'static Record),
+    Limit(&'static Limit),
+}
+
+/// A number the core owns that Java states too (a bound Java checks before it asks): generated as
+/// a `static final long` of `Border`.
+pub(crate) struct Limit {
+    /// The Java name (upper snake case).
+    pub(crate) name: &'static str,
+    pub(crate) value: i64,
+    pub(crate) doc: &'static [&'static str],
 }
 
 /// Where the generated file lives, from this crate's directory.
@@ -31,6 +41,13 @@ pub(crate) fn source(declarations: &[Declaration]) -> String {
         match declaration {
             Declaration::Codes(codes) => codes_source(&mut out, codes),
             Declaration::Record(record) => record_source(&mut out, record),
+            Declaration::Limit(limit) => {
+                javadoc(&mut out, 1, limit.doc);
+                out.push_str(&format!(
+                    "    static final long {} = {}L;\n",
+                    limit.name, limit.value
+                ));
+            }
         }
     }
     out.push_str("}\n");

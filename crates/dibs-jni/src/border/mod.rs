@@ -284,6 +284,33 @@ record! {
     }
 }
 
+codes! {
+    /// What a value of a Java `Map` conn is, as `dibs.ConnCache` flattens it into text tokens
+    /// (key, the code, the value), and `crate::tokens` reads them.
+    ConnToken {
+        /// A string (a Clojure keyword too): the value as it is.
+        Str,
+        /// An integer of any Java width: its decimal text.
+        Int,
+        /// A boolean: `true` or `false`.
+        Bool,
+        /// A null: an empty value.
+        Null,
+        /// A nested map: the number of its entries, whose triples follow.
+        Map,
+        /// Any other type: its class's name, for the error that names it.
+        Other,
+    }
+}
+
+/// The longest a catch-up looks back (the core's `MAX_CATCH_UP_AGE`), in ms.
+#[cfg(test)]
+const MAX_CATCH_UP_AGE: java::Limit = java::Limit {
+    name: "MAX_CATCH_UP_AGE_MS",
+    value: dibs_core::MAX_CATCH_UP_AGE.as_millis() as i64,
+    doc: &["The longest a catch-up looks back, in ms: the core's `MAX_CATCH_UP_AGE`."],
+};
+
 /// Every declaration, in the order `Border.java` has them.
 #[cfg(test)]
 pub(crate) const ALL: &[java::Declaration] = &[
@@ -293,6 +320,8 @@ pub(crate) const ALL: &[java::Declaration] = &[
     java::Declaration::Codes(&Ending::JAVA),
     java::Declaration::Codes(&ForcedRelease::JAVA),
     java::Declaration::Codes(&Standing::JAVA),
+    java::Declaration::Codes(&ConnToken::JAVA),
+    java::Declaration::Limit(&MAX_CATCH_UP_AGE),
     java::Declaration::Record(&Acquired::JAVA),
     java::Declaration::Record(&Released::JAVA),
     java::Declaration::Record(&Inspected::JAVA),

@@ -59,7 +59,8 @@ pub extern "system" fn Java_dibs_NativeLib_history<'l>(
 ) -> jobject {
     entry(&mut env, |env| {
         let name = read_string(env, &name, "job")?;
-        let history = handles::locker(handle)?.history(&name, limit.max(1) as usize)?;
+        let history =
+            handles::locker(handle)?.history(&name, dibs_core::validate_limit(limit.into())?)?;
         Ok(history_of(name, history).new_java(env)?.into_raw())
     })
 }
@@ -150,7 +151,8 @@ pub extern "system" fn Java_dibs_NativeLib_jobs<'l>(
 ) -> jobject {
     entry(&mut env, |env| {
         let budget = budget(budget_ms)?;
-        let mut found = handles::locker(handle)?.jobs(limit.max(1) as usize, budget)?;
+        let mut found =
+            handles::locker(handle)?.jobs(dibs_core::validate_limit(limit.into())?, budget)?;
         let jobs = std::mem::take(&mut found.items)
             .into_iter()
             .map(|j| Recorded {
@@ -175,7 +177,11 @@ pub extern "system" fn Java_dibs_NativeLib_locks<'l>(
     entry(&mut env, |env| {
         let pattern = read_string(env, &pattern, "pattern")?;
         let budget = budget(budget_ms)?;
-        let found = handles::locker(handle)?.locks(&pattern, limit.max(1) as usize, budget)?;
+        let found = handles::locker(handle)?.locks(
+            &pattern,
+            dibs_core::validate_limit(limit.into())?,
+            budget,
+        )?;
         Ok(held_listing(found).new_java(env)?.into_raw())
     })
 }

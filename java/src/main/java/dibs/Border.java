@@ -170,6 +170,40 @@ final class Border {
         }
     }
 
+    /**
+     * What a value of a Java `Map` conn is, as `dibs.ConnCache` flattens it into text tokens
+     * (key, the code, the value), and `crate::tokens` reads them.
+     */
+    enum ConnToken {
+        /** A string (a Clojure keyword too): the value as it is. */
+        STR,
+        /** An integer of any Java width: its decimal text. */
+        INT,
+        /** A boolean: `true` or `false`. */
+        BOOL,
+        /** A null: an empty value. */
+        NULL,
+        /** A nested map: the number of its entries, whose triples follow. */
+        MAP,
+        /** Any other type: its class's name, for the error that names it. */
+        OTHER;
+
+        private static final ConnToken[] BY_CODE = values();
+
+        /** The constant of a code Rust sent. */
+        static ConnToken of(int code) {
+            return BY_CODE[code];
+        }
+
+        /** The code Rust reads. */
+        int code() {
+            return ordinal();
+        }
+    }
+
+    /** The longest a catch-up looks back, in ms: the core's `MAX_CATCH_UP_AGE`. */
+    static final long MAX_CATCH_UP_AGE_MS = 2592000000L;
+
     /** What an acquire says. */
     static final class Acquired {
         /** How it ended. */

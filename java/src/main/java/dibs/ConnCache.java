@@ -24,15 +24,6 @@ import java.util.concurrent.ConcurrentHashMap;
 final class ConnCache {
     static final int MAX_CACHED = 256;
 
-    /** Token tags of the flattened form; Rust's JNI glue parses the same letters. */
-    static final String STRING = "s";
-
-    static final String INTEGER = "i";
-    static final String BOOLEAN = "b";
-    static final String NULL = "n";
-    static final String MAP = "m";
-    static final String OTHER = "x";
-
     private static final String KEYWORD_CLASS = "clojure.lang.Keyword";
     private static final ConcurrentHashMap<Object, DibsClient> CACHE = new ConcurrentHashMap<>();
 
@@ -124,12 +115,12 @@ final class ConnCache {
             tokens.add(keyText(e.getKey()));
             Object v = e.getValue();
             if (v instanceof Map) {
-                tokens.add(MAP);
+                tokens.add(text(Border.ConnToken.MAP));
                 int countAt = tokens.size();
                 tokens.add(null); // the child count, known once the children are walked
                 tokens.set(countAt, Integer.toString(flattenInto((Map<?, ?>) v, tokens)));
             } else {
-                tokens.add(tag(v));
+                tokens.add(text(tag(v)));
                 tokens.add(valueText(v));
             }
         }
@@ -141,24 +132,30 @@ final class ConnCache {
         return String.valueOf(key);
     }
 
-    static String tag(Object v) {
+    /** What a value is, as the border declares the tags (Rust reads them: {@code tokens.rs}). */
+    static Border.ConnToken tag(Object v) {
         if (v == null) {
-            return NULL;
+            return Border.ConnToken.NULL;
         } else if (v instanceof CharSequence || isKeyword(v)) {
-            return STRING;
+            return Border.ConnToken.STR;
         } else if (v instanceof Integer
                 || v instanceof Long
                 || v instanceof Short
                 || v instanceof Byte
                 || v instanceof BigInteger) {
-            return INTEGER;
+            return Border.ConnToken.INT;
         } else if (v instanceof Boolean) {
-            return BOOLEAN;
+            return Border.ConnToken.BOOL;
         } else if (v instanceof Map) {
-            return MAP;
+            return Border.ConnToken.MAP;
         } else {
-            return OTHER;
+            return Border.ConnToken.OTHER;
         }
+    }
+
+    /** A tag as its token: its code's text. */
+    static String text(Border.ConnToken tag) {
+        return Integer.toString(tag.code());
     }
 
     private static String valueText(Object v) {

@@ -1,5 +1,6 @@
 package dibs;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Collections;
 import java.util.Map;
@@ -43,6 +44,12 @@ public final class DibsCatchUp {
 
     /** The most ticks one catch-up looks at: a window of more is cut to its newest ones. */
     public static final int MAX_TICKS = 1000;
+
+    /**
+     * How far back a catch-up looks at most (30 days): the core's limit, inside the history's
+     * 40 days; a tick due longer ago is beyond its reach, not looked at and not run.
+     */
+    public static final Duration MAX_WINDOW = Duration.ofMillis(Border.MAX_CATCH_UP_AGE_MS);
 
     private final Policy policy;
     private final NavigableMap<Instant, String> ticks;

@@ -281,7 +281,6 @@ public final class DibsClient implements AutoCloseable {
      */
     public DibsHistory history(String name, int limit) {
         checkOpen(name, this);
-        checkLimit(limit);
         return new DibsHistory(name, NativeIo.history(handle, name, limit));
     }
 
@@ -311,7 +310,6 @@ public final class DibsClient implements AutoCloseable {
      */
     public DibsListing<DibsJob> jobs(int limit) {
         checkOpen("jobs", this);
-        checkLimit(limit);
         Border.Listing found = NativeIo.jobs(handle, limit, SCAN_BUDGET_MS);
         List<DibsJob> jobs = new ArrayList<>();
         for (Border.Recorded job : found.jobs) {
@@ -334,7 +332,6 @@ public final class DibsClient implements AutoCloseable {
      */
     public DibsListing<HeldLock> locks(String pattern, int limit) {
         checkOpen(pattern, this);
-        checkLimit(limit);
         Border.Listing found = NativeIo.locks(handle, pattern, limit, SCAN_BUDGET_MS);
         return new DibsListing<>(HeldLock.all(found.locks), found);
     }
@@ -443,12 +440,6 @@ public final class DibsClient implements AutoCloseable {
         Lifecycle.checkNotNull(by, "by");
         return Border.ForcedRelease.of(NativeIo.forceRelease(handle, lockName, token, by))
                 == Border.ForcedRelease.RELEASED;
-    }
-
-    private static void checkLimit(int limit) {
-        if (limit < 1 || limit > 10_000) {
-            throw new DibsArgumentException("limit", "limit must be 1 to 10000, got " + limit);
-        }
     }
 
     /** The native client handle. */

@@ -47,7 +47,7 @@ class ConnCacheTest {
                 e("dec", new BigDecimal("1.5")),
                 e("list", new ArrayList<>()));
         assertArrayEquals(
-                new String[] {
+                tagged(new String[] {
                     "uri", "s", "redis://h",
                     "port", "i", "6380",
                     "db", "i", "2",
@@ -61,7 +61,7 @@ class ConnCacheTest {
                     "dbl", "x", "java.lang.Double",
                     "dec", "x", "java.math.BigDecimal",
                     "list", "x", "java.util.ArrayList",
-                },
+                }),
                 ConnCache.flatten(m));
     }
 
@@ -69,12 +69,12 @@ class ConnCacheTest {
     void keysAreStringsKeywordsOrTheirText() {
         Map<Object, Object> m = ordered(e("host", "h"), e(Keyword.intern("port"), 1), e(7, "x"), e(null, "y"));
         assertArrayEquals(
-                new String[] {
+                tagged(new String[] {
                     "host", "s", "h",
                     ":port", "i", "1",
                     "7", "s", "x",
                     "null", "s", "y",
-                },
+                }),
                 ConnCache.flatten(m));
     }
 
@@ -85,7 +85,7 @@ class ConnCacheTest {
                 e("pool", ordered()),
                 e(Keyword.intern("x"), ordered(e("deep", ordered(e("a", 1))), e("b", false))));
         assertArrayEquals(
-                new String[] {
+                tagged(new String[] {
                     "spec", "m", "2",
                     "host", "s", "h",
                     "port", "i", "6380",
@@ -94,7 +94,7 @@ class ConnCacheTest {
                     "deep", "m", "1",
                     "a", "i", "1",
                     "b", "b", "false",
-                },
+                }),
                 ConnCache.flatten(m));
     }
 
@@ -117,5 +117,31 @@ class ConnCacheTest {
     void connOfAnotherTypeIsRejectedWithoutNativeCode() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ConnCache.handle(List.of()));
         assertEquals(true, e.getMessage().startsWith("conn must be"), e.getMessage());
+    }
+
+    /** Triples whose tag is written as a letter (s, i, b, n, m, x), each turned into its token. */
+    private static String[] tagged(String[] triples) {
+        String[] out = triples.clone();
+        for (int i = 1; i < out.length; i += 3) {
+            out[i] = ConnCache.text(tagOf(out[i]));
+        }
+        return out;
+    }
+
+    private static Border.ConnToken tagOf(String letter) {
+        switch (letter) {
+            case "s":
+                return Border.ConnToken.STR;
+            case "i":
+                return Border.ConnToken.INT;
+            case "b":
+                return Border.ConnToken.BOOL;
+            case "n":
+                return Border.ConnToken.NULL;
+            case "m":
+                return Border.ConnToken.MAP;
+            default:
+                return Border.ConnToken.OTHER;
+        }
     }
 }

@@ -206,13 +206,14 @@ public final class DibsScheduledTick {
                     "@CatchUp window must be an ISO-8601 duration (PT12H), got '" + text + "'", e);
         }
         if (window.isNegative() || window.isZero() || window.compareTo(MAX_WINDOW) > 0) {
-            throw new IllegalArgumentException("@CatchUp window must be more than 0 and at most 30 days, got " + text);
+            throw new IllegalArgumentException(
+                    "@CatchUp window must be more than 0 and at most " + MAX_WINDOW.toDays() + " days, got " + text);
         }
         return window;
     }
 
-    /** How far back catch-up looks at most: the core's limit, inside the history's 40 days. */
-    static final Duration MAX_WINDOW = Duration.ofDays(30);
+    /** How far back catch-up looks at most: the core's limit ({@link dibs.DibsCatchUp#MAX_WINDOW}). */
+    static final Duration MAX_WINDOW = dibs.DibsCatchUp.MAX_WINDOW;
 
     /**
      * The oldest due time a catch-up lists: {@code window} before {@code end}. A tick the core
