@@ -11,6 +11,7 @@
 mod declare;
 #[cfg(test)]
 mod java;
+mod natives;
 
 pub(crate) use declare::Warning;
 

@@ -9,10 +9,10 @@ use super::guard::Failure;
 
 use dibs_core::Error;
 
-mod check;
-mod conn;
-mod fleet;
-mod lease;
+pub(crate) mod check;
+pub(crate) mod conn;
+pub(crate) mod fleet;
+pub(crate) mod lease;
 
 fn read_string(env: &mut JNIEnv, s: &JString, arg: &'static str) -> Result<String, Failure> {
     if s.is_null() {

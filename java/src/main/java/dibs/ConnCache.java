@@ -91,6 +91,29 @@ final class ConnCache {
                         + conn.getClass().getName());
     }
 
+    /**
+     * Where a conn leads, as dibs's messages name it ({@code host:port}, the socket path, the
+     * Sentinels' master or the cluster's nodes), never with credentials: one native call that
+     * parses the conn with the same parser as {@link NativeLib#connectUri}/{@link NativeLib#connectMap}, and
+     * makes no handle and no I/O.
+     *
+     * @param conn a URI String, a Map conn or {@link DibsOptions}
+     * @throws DibsArgumentException on a bad spec, naming the key at fault
+     */
+    static String describe(Object conn) {
+        if (conn instanceof String) {
+            return NativeLib.describeUri((String) conn);
+        } else if (conn instanceof java.util.Map) {
+            return NativeLib.describeMap(flatten((java.util.Map<?, ?>) conn));
+        } else if (conn instanceof DibsOptions) {
+            return NativeLib.describeMap(flatten(((DibsOptions) conn).toConnMap()));
+        }
+        throw new DibsArgumentException(
+                "conn",
+                "conn must be a URI String, a Map or DibsOptions, got "
+                        + (conn == null ? "null" : conn.getClass().getName()));
+    }
+
     /** Number of cached conns (for tests). */
     static int cachedCount() {
         return CACHE.size();

@@ -66,7 +66,7 @@ public final class DibsOptions {
      */
     public String describe() {
         NativeLoader.load(); // a failed load is its own detailed error, as in ConnCache
-        return NativeLib.describe(this);
+        return ConnCache.describe(this);
     }
 
     /** @return the listener, or null */

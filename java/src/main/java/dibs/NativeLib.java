@@ -1,14 +1,16 @@
+// Generated from crates/dibs-jni/src/border/natives.rs: do not edit. A unit test of dibs-jni (in the quick
+// lane) fails when this file is not what those declarations generate;
+// DIBS_BORDER_WRITE=1 cargo test -p dibs-jni --lib border writes it.
 package dibs;
 
 import dibs.loader.NativeLoader;
 
 /**
- * The JNI boundary: the only methods of dibs implemented in Rust ({@code Java_dibs_NativeLib_*}).
- *
- * <p>Names and signatures are a contract with the Rust crate; what crosses besides the arguments
- * ({@link Border}'s records and codes) is generated from its declarations in
- * {@code crates/dibs-jni/src/border}.
- * Loading the class loads the native library (see {@link NativeLoader}).
+ * The JNI boundary: the only methods of dibs implemented in Rust ({@code Java_dibs_NativeLib_*}),
+ * declared once with the Rust functions that implement them, whose signatures the compiler checks
+ * against these ({@code crates/dibs-jni/src/border/natives.rs}); what crosses besides the arguments
+ * ({@link Border}'s records and codes) is declared beside them. Loading the class loads the native
+ * library (see {@link NativeLoader}).
  */
 final class NativeLib {
     static {
@@ -35,32 +37,11 @@ final class NativeLib {
      */
     static native long connectMap(String[] tokens, boolean owned);
 
-    /**
-     * Where a conn leads, as dibs's messages name it ({@code host:port}, the socket path, the
-     * Sentinels' master or the cluster's nodes), never with credentials: one native call that
-     * parses the conn with the same parser as {@link #connectUri}/{@link #connectMap}, and
-     * makes no handle and no I/O.
-     *
-     * @param conn a URI String, a Map conn or {@link DibsOptions}
-     * @throws DibsArgumentException on a bad spec, naming the key at fault
-     */
-    static String describe(Object conn) {
-        if (conn instanceof String) {
-            return describeUri((String) conn);
-        } else if (conn instanceof java.util.Map) {
-            return describeMap(ConnCache.flatten((java.util.Map<?, ?>) conn));
-        } else if (conn instanceof DibsOptions) {
-            return describeMap(ConnCache.flatten(((DibsOptions) conn).toConnMap()));
-        }
-        throw new DibsArgumentException(
-                "conn",
-                "conn must be a URI String, a Map or DibsOptions, got "
-                        + (conn == null ? "null" : conn.getClass().getName()));
-    }
+    /** {@link ConnCache#describe} of a URI conn. */
+    static native String describeUri(String uri);
 
-    private static native String describeUri(String uri);
-
-    private static native String describeMap(String[] tokens);
+    /** {@link ConnCache#describe} of a Map conn, flattened. */
+    static native String describeMap(String[] tokens);
 
     /** Drops the pool of an owned handle. Closing twice is harmless. */
     static native void close(long handle);
