@@ -54,6 +54,14 @@ impl Question {
         ] {
             positive(arg, value)?;
         }
+        if let (Some(min), Some(max)) = (rules.min_duration, rules.max_duration) {
+            if min > max {
+                return Err(Error::invalid(
+                    "minDuration",
+                    "minDuration must not exceed maxDuration: no run could pass both",
+                ));
+            }
+        }
         if self.within.is_none() && self.expected_since_unix_ms.is_some() {
             return Err(Error::invalid(
                 "expectedSince",

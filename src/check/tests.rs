@@ -471,4 +471,17 @@ fn a_window_is_one_of_within_or_every_and_a_grace_needs_a_period() {
         panic!()
     };
     assert_eq!(arg, "expectedSince");
+    // A minimum above the maximum: no run could pass both (found by the attack).
+    let contradictory = Question {
+        rules: Rules {
+            min_duration: Some(Duration::from_secs(7200)),
+            max_duration: Some(Duration::from_secs(3600)),
+            ..Rules::default()
+        },
+        ..within(Duration::from_secs(3600))
+    };
+    let Err(Error::InvalidArgument { arg, .. }) = contradictory.validate() else {
+        panic!()
+    };
+    assert_eq!(arg, "minDuration");
 }

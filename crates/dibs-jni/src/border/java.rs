@@ -21,8 +21,8 @@ pub(crate) struct Limit {
 /// Where the generated file lives, from this crate's directory.
 pub(crate) const PATH: &str = "../../java/src/main/java/dibs/Border.java";
 
-/// The whole of `Border.java` for these declarations.
-pub(crate) fn source(declarations: &[Declaration]) -> String {
+/// The whole of `Border.java` for these declarations, with the border's `fingerprint`.
+pub(crate) fn source(declarations: &[Declaration], fingerprint: &str) -> String {
     let mut out = String::from(
         "// Generated from crates/dibs-jni/src/border/mod.rs: do not edit. A unit test of dibs-jni (in the quick\n\
          // lane) fails when this file is not what those declarations generate;\n\
@@ -50,8 +50,30 @@ pub(crate) fn source(declarations: &[Declaration]) -> String {
             }
         }
     }
-    out.push_str("}\n");
+    out.push_str(&format!(
+        "\n    /** The fingerprint of the border: {{@link NativeLib}} refuses a native library of another. */\n\
+         \x20   static final String FINGERPRINT = \"{fingerprint}\";\n}}\n"
+    ));
     out
+}
+
+/// The fingerprint of a border: FNV-1a (64 bits) of its generated Java, in hex.
+fn fingerprint(sources: &[&str]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in sources.iter().flat_map(|s| s.bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// `fingerprint.rs`: the fingerprint, for the library's own answer.
+fn fingerprint_source(fingerprint: &str) -> String {
+    format!(
+        "// Generated with Border.java and NativeLib.java (see `border::java`): do not edit.\n\
+         /// The fingerprint of the JNI border this library is built with.\n\
+         pub(crate) const FINGERPRINT: &str = \"{fingerprint}\";\n"
+    )
 }
 
 fn codes_source(out: &mut String, codes: &Codes) {
@@ -144,23 +166,34 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    /// The quick lane's check of the border: the Java side is what the declarations generate.
+    /// The quick lane's check of the border: the Java side (`Border.java`, `NativeLib.java`) is
+    /// what the declarations generate, and the library's fingerprint is theirs.
     #[test]
     fn border_java_is_what_the_declarations_generate() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(PATH);
-        let generated = source(crate::border::ALL);
-        if std::env::var_os("DIBS_BORDER_WRITE").is_some() {
-            std::fs::write(&path, &generated).unwrap();
-            return;
+        use crate::border::natives::java as natives;
+        natives::check_functions();
+        let native_lib = natives::source(crate::border::natives::NATIVES);
+        let print = fingerprint(&[&source(crate::border::ALL, ""), &native_lib]);
+        let files = [
+            (PATH, source(crate::border::ALL, &print)),
+            (natives::PATH, native_lib),
+            ("src/border/fingerprint.rs", fingerprint_source(&print)),
+        ];
+        for (file, generated) in files {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+            if std::env::var_os("DIBS_BORDER_WRITE").is_some() {
+                std::fs::write(&path, &generated).unwrap();
+                continue;
+            }
+            let found = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                found == generated,
+                "{} is not what crates/dibs-jni/src/border declares: the two sides of the JNI \
+                 border disagree. Write it with DIBS_BORDER_WRITE=1 cargo test -p dibs-jni --lib \
+                 border, then build both sides.",
+                path.display()
+            );
         }
-        let found = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            found == generated,
-            "{} is not what crates/dibs-jni/src/border/mod.rs declares: the two sides of the JNI \
-             border disagree. Write it with DIBS_BORDER_WRITE=1 cargo test -p dibs-jni --lib border, \
-             then build both sides.",
-            path.display()
-        );
     }
 
     #[test]

@@ -9,9 +9,12 @@
 
 #[macro_use]
 mod declare;
+mod fingerprint;
 #[cfg(test)]
 mod java;
 mod natives;
+
+pub(crate) use fingerprint::FINGERPRINT;
 
 pub(crate) use declare::Warning;
 

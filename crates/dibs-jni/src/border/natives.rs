@@ -107,6 +107,11 @@ macro_rules! natives {
 }
 
 natives! {
+    /// The fingerprint of the JNI border this library was built with: a hash of the generated
+    /// {@code Border.java} and {@code NativeLib.java}. This class's initializer refuses a library
+    /// whose fingerprint differs (another build of dibs: its methods may take other arguments).
+    fn fingerprint() -> String = conn::Java_dibs_NativeLib_fingerprint;
+
     /// Parses a URI conn spec; returns an opaque handle (&gt; 0). Shared: the process-wide pooled
     /// client of that spec, which equal specs share. Owned: a client with a pool of its own, for a
     /// {@link DibsClient}, dropped by {@link #close}. No network I/O.
@@ -270,14 +275,24 @@ natives! {
 /// `NativeLib.java`, generated from [`NATIVES`], laid out as the house's Java formatter lays it
 /// out (so that its check and this one agree).
 #[cfg(test)]
-mod java {
+pub(crate) mod java {
     use super::{Native, NATIVES};
-    use std::path::Path;
 
-    const PATH: &str = "../../java/src/main/java/dibs/NativeLib.java";
+    pub(crate) const PATH: &str = "../../java/src/main/java/dibs/NativeLib.java";
     const WIDTH: usize = 120;
 
-    fn source(natives: &[Native]) -> String {
+    /// Each declaration names its own method's function.
+    pub(crate) fn check_functions() {
+        for native in NATIVES {
+            assert_eq!(
+                native.function,
+                format!("Java_dibs_NativeLib_{}", native.name),
+                "a declaration names another method's function"
+            );
+        }
+    }
+
+    pub(crate) fn source(natives: &[Native]) -> String {
         let mut out = String::from(
             "// Generated from crates/dibs-jni/src/border/natives.rs: do not edit. A unit test of dibs-jni (in the quick\n\
              // lane) fails when this file is not what those declarations generate;\n\
@@ -296,6 +311,17 @@ mod java {
              final class NativeLib {\n\
              \x20   static {\n\
              \x20       NativeLoader.load();\n\
+             \x20       String built;\n\
+             \x20       try {\n\
+             \x20           built = fingerprint();\n\
+             \x20       } catch (UnsatisfiedLinkError older) {\n\
+             \x20           built = \"none\";\n\
+             \x20       }\n\
+             \x20       if (!Border.FINGERPRINT.equals(built)) {\n\
+             \x20           throw new UnsatisfiedLinkError(\"the dibs native library loaded is of another build than this jar\"\n\
+             \x20                   + \" (the JNI border's fingerprint \" + built + \", this jar's \" + Border.FINGERPRINT\n\
+             \x20                   + \"): use the library of this jar, or build both from one source\");\n\
+             \x20       }\n\
              \x20   }\n\
              \n\
              \x20   private NativeLib() {}\n",
@@ -350,32 +376,5 @@ mod java {
             }
         }
         out.push_str("     */\n");
-    }
-
-    /// The quick lane's check of the native methods: the Java side is what the declarations
-    /// generate (their Rust side is the compiler's to check), each named for its function.
-    #[test]
-    fn native_lib_java_is_what_the_declarations_generate() {
-        for native in NATIVES {
-            assert_eq!(
-                native.function,
-                format!("Java_dibs_NativeLib_{}", native.name),
-                "a declaration names another method's function"
-            );
-        }
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(PATH);
-        let generated = source(NATIVES);
-        if std::env::var_os("DIBS_BORDER_WRITE").is_some() {
-            std::fs::write(&path, &generated).unwrap();
-            return;
-        }
-        let found = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            found == generated,
-            "{} is not what crates/dibs-jni/src/border/natives.rs declares: the two sides of the \
-             JNI border disagree. Write it with DIBS_BORDER_WRITE=1 cargo test -p dibs-jni --lib \
-             border, then build both sides.",
-            path.display()
-        );
     }
 }

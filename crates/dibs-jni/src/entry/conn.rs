@@ -100,3 +100,14 @@ pub extern "system" fn Java_dibs_NativeLib_close<'l>(
 ) {
     entry(&mut env, |_| handles::close(handle))
 }
+
+/// The fingerprint of the JNI border this library was built with (`crate::border::FINGERPRINT`).
+#[no_mangle]
+pub extern "system" fn Java_dibs_NativeLib_fingerprint<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+) -> jstring {
+    entry(&mut env, |env| {
+        Ok(env.new_string(crate::border::FINGERPRINT)?.into_raw())
+    })
+}

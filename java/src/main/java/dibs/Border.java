@@ -436,4 +436,7 @@ final class Border {
             return Standing.of(standing);
         }
     }
+
+    /** The fingerprint of the border: {@link NativeLib} refuses a native library of another. */
+    static final String FINGERPRINT = "0b8ceeef05011973";
 }

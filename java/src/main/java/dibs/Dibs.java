@@ -259,6 +259,8 @@ public final class Dibs {
      *
      * @param lockName a lock name
      * @return its job
+     * @throws IllegalArgumentException if the name is {@code null} or not text Rust can read
+     *     (unpaired UTF-16 surrogates)
      */
     public static String jobOf(String lockName) {
         Lifecycle.checkNotNull(lockName, "lockName");

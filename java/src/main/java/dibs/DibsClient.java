@@ -349,7 +349,8 @@ public final class DibsClient implements AutoCloseable {
      * @throws DibsException if Redis could not be read
      */
     public DibsListing<HeldLock> running(String job) {
-        return running(job, Duration.ofMillis(SCAN_BUDGET_MS));
+        checkOpen(job, this);
+        return runningWithin(job, SCAN_BUDGET_MS);
     }
 
     /**
@@ -367,7 +368,12 @@ public final class DibsClient implements AutoCloseable {
     public DibsListing<HeldLock> running(String job, Duration budget) {
         checkOpen(job, this);
         checkScanBudget(budget);
-        Border.Listing found = NativeIo.running(handle, job, DibsCheck.ms(budget));
+        return runningWithin(job, DibsCheck.ms(budget));
+    }
+
+    /** The scan of {@link #running}, within {@code budgetMs} (-1: the core's default). */
+    private DibsListing<HeldLock> runningWithin(String job, long budgetMs) {
+        Border.Listing found = NativeIo.running(handle, job, budgetMs);
         return new DibsListing<>(HeldLock.all(found.locks), found);
     }
 

@@ -47,7 +47,7 @@ public final class DibsLease implements AutoCloseable {
      * @throws DibsException if the lock could not be tried
      */
     static DibsLease acquire(ClientHandle client, String lockName, String tick, LockDurations durations) {
-        return acquire(client, lockName, tick, durations, null, false);
+        return acquire(client, lockName, tick, durations, null, false, new Border.Acquired());
     }
 
     /**
@@ -55,6 +55,8 @@ public final class DibsLease implements AutoCloseable {
      * have run: taken only when the job's history proves that it did not ({@link
      * NativeLib#acquireUnrun}); a tick that ran is told as {@code skipped}, and one whose state
      * is unknown too, with a warning. {@code catchUp}: its run is recorded as a catch-up's.
+     * {@code acquired} (new, made by the caller) receives what the acquire said: a null lease's
+     * outcome tells taken from unconfirmed.
      */
     static DibsLease acquire(
             ClientHandle client,
@@ -62,13 +64,13 @@ public final class DibsLease implements AutoCloseable {
             String tick,
             LockDurations durations,
             java.time.Instant due,
-            boolean catchUp) {
+            boolean catchUp,
+            Border.Acquired acquired) {
         // Made before the lock exists, the records Rust fills included: between the native acquire
         // and the try below nothing can throw, and nothing leaks the lease. Inside the try, a
         // failure lets go of the lock at once; once made, the lease is the cleaner's too.
         DibsListener listener = client.listener;
         LeaseState state = new LeaseState(lockName, listener);
-        Border.Acquired acquired = new Border.Acquired();
         Events.attempt(listener, lockName);
         if (tick != null) {
             Events.tick(listener, lockName, tick, catchUp);

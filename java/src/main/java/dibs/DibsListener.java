@@ -15,7 +15,10 @@ import java.time.Duration;
  * {@code releaseFailed} when the release itself failed (that is logged too). Every
  * {@code acquired} is followed by one {@code finished}, however the release went. A call that
  * throws before the lock is won (an invalid argument, Redis unreachable) hears {@code attempt}
- * only. For a locked call, the work is its task, and the methods run on the calling thread;
+ * and {@code acquireFailed}, nothing more. Each call hears exactly one of {@code skipped},
+ * {@code unconfirmed}, {@code acquired} and {@code acquireFailed}, on its own thread: after the
+ * acquire has answered, where {@link Dibs#jobOf} gives the lock's job without asking Rust again.
+ * For a locked call, the work is its task, and the methods run on the calling thread;
  * for a lease, the work lasts from {@code tryLock} to {@code release()}, and the release's
  * events run on the thread that releases it (the garbage collector's cleaner for a lease that
  * was dropped unreleased). A listener that throws is logged at WARNING and ignored: it never

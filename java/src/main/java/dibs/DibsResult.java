@@ -18,6 +18,7 @@ import java.util.Optional;
  */
 public final class DibsResult<T> {
     private static final DibsResult<?> SKIPPED = new DibsResult<>(false, null, false, Duration.ZERO, 0);
+    private static final DibsResult<?> UNCONFIRMED = new DibsResult<>(false, null, false, Duration.ZERO, 0);
 
     private final boolean acquired;
     private final T value;
@@ -38,8 +39,23 @@ public final class DibsResult<T> {
         return (DibsResult<T>) SKIPPED;
     }
 
+    /** Won, but not confirmed on the replicas in time (durable acquire), and given back. */
+    @SuppressWarnings("unchecked")
+    static <T> DibsResult<T> givenBack() {
+        return (DibsResult<T>) UNCONFIRMED;
+    }
+
     static <T> DibsResult<T> ran(T value, boolean ownedToTheEnd, Duration elapsed, long fencingToken) {
         return new DibsResult<>(true, value, ownedToTheEnd, elapsed, fencingToken);
+    }
+
+    /**
+     * @return true if the task did not run because the lock, though won, was not confirmed on the
+     *     replicas in time (durable acquire) and was given back, rather than held by another
+     *     instance ({@link #acquired()} is then false too)
+     */
+    public boolean unconfirmed() {
+        return this == UNCONFIRMED;
     }
 
     /** @return true if this instance won the lock and ran the task; false if it was skipped */
@@ -53,7 +69,11 @@ public final class DibsResult<T> {
      */
     public T value() {
         if (!acquired) {
-            throw new NoSuchElementException("the task was skipped: another instance held the lock");
+            throw new NoSuchElementException(
+                    unconfirmed()
+                            ? "the task did not run: the lock was won, not confirmed on the replicas in time"
+                                    + " (durable acquire), and given back"
+                            : "the task was skipped: another instance held the lock");
         }
         return value;
     }
@@ -90,6 +110,6 @@ public final class DibsResult<T> {
         return acquired
                 ? "DibsResult[ran, value=" + value + ", ownedToTheEnd=" + ownedToTheEnd + ", elapsed=" + elapsed
                         + ", fencingToken=" + fencingToken + "]"
-                : "DibsResult[skipped]";
+                : unconfirmed() ? "DibsResult[unconfirmed]" : "DibsResult[skipped]";
     }
 }

@@ -40,9 +40,12 @@ final class Lifecycle {
             boolean catchUp,
             Supplier<T> task) {
         long[] current = CURRENT.get(); // before the lock is ours: nothing between acquire and try can throw
-        DibsLease lease = DibsLease.acquire(client, lockName, tick, durations, due, catchUp);
+        Border.Acquired acquired = new Border.Acquired();
+        DibsLease lease = DibsLease.acquire(client, lockName, tick, durations, due, catchUp, acquired);
         if (lease == null) {
-            return DibsResult.skipped();
+            return acquired.outcome() == Border.AcquireOutcome.UNCONFIRMED
+                    ? DibsResult.givenBack()
+                    : DibsResult.skipped();
         }
         T value = null;
         Throwable thrown = null;

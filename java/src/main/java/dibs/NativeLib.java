@@ -15,9 +15,27 @@ import dibs.loader.NativeLoader;
 final class NativeLib {
     static {
         NativeLoader.load();
+        String built;
+        try {
+            built = fingerprint();
+        } catch (UnsatisfiedLinkError older) {
+            built = "none";
+        }
+        if (!Border.FINGERPRINT.equals(built)) {
+            throw new UnsatisfiedLinkError("the dibs native library loaded is of another build than this jar"
+                    + " (the JNI border's fingerprint " + built + ", this jar's " + Border.FINGERPRINT
+                    + "): use the library of this jar, or build both from one source");
+        }
     }
 
     private NativeLib() {}
+
+    /**
+     * The fingerprint of the JNI border this library was built with: a hash of the generated
+     * {@code Border.java} and {@code NativeLib.java}. This class's initializer refuses a library
+     * whose fingerprint differs (another build of dibs: its methods may take other arguments).
+     */
+    static native String fingerprint();
 
     /**
      * Parses a URI conn spec; returns an opaque handle (&gt; 0). Shared: the process-wide pooled

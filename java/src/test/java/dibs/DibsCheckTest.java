@@ -58,6 +58,10 @@ class DibsCheckTest extends RedisTestBase {
             assertEquals("lockName", name.argument());
             assertThrows(IllegalArgumentException.class, () -> client.check("job", null));
             assertThrows(IllegalArgumentException.class, () -> DibsClient.checkScanBudget(Duration.ZERO));
+            // The default budget (found by the attack: the one-argument form always threw).
+            assertTrue(client.running("job").complete());
+            DibsArgumentException empty = assertThrows(DibsArgumentException.class, () -> client.running(""));
+            assertEquals("lockName", empty.argument());
         }
     }
 

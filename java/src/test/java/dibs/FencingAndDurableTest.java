@@ -90,6 +90,13 @@ class FencingAndDurableTest extends RedisTestBase {
                 assertFalse(ran[0], "the task did not run");
                 assertEquals(List.of("attempt", "unconfirmed"), events.events, "neither skipped nor an error");
                 assertFalse(keyExistsOn(master, lockKey(name)), "given back: nothing held with nothing running");
+                // As a result, unconfirmed, never "another instance held it" (found by the attack).
+                DibsResult<String> again = client.attempt(name, Duration.ofSeconds(60), Duration.ZERO, () -> "ran");
+                assertTrue(again.unconfirmed(), again.toString());
+                assertFalse(again.acquired());
+                String said = assertThrows(java.util.NoSuchElementException.class, again::value)
+                        .getMessage();
+                assertTrue(said.contains("not confirmed") && !said.contains("another instance"), said);
                 long slack = Boolean.getBoolean("dibs.test.emulated") ? 5000 : 1000; // qemu is slow
                 assertTrue(waitedMs >= 450 && waitedMs < 500 + slack, "half the read timeout: " + waitedMs + " ms");
                 if (!Boolean.getBoolean("dibs.test.emulated")) {

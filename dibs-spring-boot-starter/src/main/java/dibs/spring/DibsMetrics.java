@@ -110,7 +110,7 @@ public final class DibsMetrics implements DibsListener {
     }
 
     private Meters of(String lockName) {
-        String tag = limit.of(tagOf.apply(lockName));
+        String tag = limit.of(tagOf, lockName);
         Meters m = meters.get(tag);
         return m != null ? m : meters.computeIfAbsent(tag, t -> new Meters(registry, Tags.of(TAG, t)));
     }

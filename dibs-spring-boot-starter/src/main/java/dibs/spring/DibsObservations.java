@@ -59,7 +59,7 @@ final class DibsObservations implements DibsListener {
 
     DibsObservations(ObservationRegistry registry, DibsLockTag tagOf, TagLimit limit) {
         this.registry = registry;
-        this.tagOf = name -> limit.of(tagOf.apply(name));
+        this.tagOf = name -> limit.of(tagOf, name);
     }
 
     @Override

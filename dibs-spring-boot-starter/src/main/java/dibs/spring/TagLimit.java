@@ -26,6 +26,21 @@ final class TagLimit {
         this.max = max;
     }
 
+    /**
+     * The tag of {@code lockName} by {@code tagOf}, within the bound; {@value #OTHER} where
+     * {@code tagOf} throws (a name the core refuses, as its call was refused too): every call is
+     * counted, whatever its name.
+     */
+    String of(DibsLockTag tagOf, String lockName) {
+        String tag;
+        try {
+            tag = tagOf.apply(lockName);
+        } catch (RuntimeException refused) {
+            return OTHER;
+        }
+        return of(tag);
+    }
+
     /** {@code tag}, or {@value #OTHER} once {@code max} other values are kept. */
     String of(String tag) {
         if (kept.contains(tag)) {

@@ -38,6 +38,28 @@ class DibsMetricsTest {
      * {@code dibs.metrics.max-tags} their calls are counted under {@code lock=_other}, in the
      * meters and in the observations' timer. Before, 30 orders made 30 series of each meter.
      */
+    /**
+     * Every attempt counted, a name the core refuses too (found by the attack: its tag threw, and
+     * the call was lost from the meters): under {@code _other}.
+     */
+    @Test
+    void aCallWhoseNameTheCoreRefusesIsCountedUnderOther() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        DibsMetrics metrics = new DibsMetrics(registry, dibs.Dibs::jobOf);
+        metrics.acquireFailed("bad\uD800-1", new IllegalArgumentException("refused"));
+        metrics.acquireFailed("fine-1", new IllegalStateException("down"));
+        assertThat(registry.get("dibs.lock.attempts")
+                        .tag("lock", TagLimit.OTHER)
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.get("dibs.lock.attempts")
+                        .tag("lock", "fine-1")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+    }
+
     @Test
     void theLockTagHasAtMostMaxTagsValuesAndTheRestAreCountedUnderOther() {
         Contexts.runner()

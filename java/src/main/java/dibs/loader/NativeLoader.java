@@ -159,8 +159,8 @@ public final class NativeLoader {
     /** Null if the versions match, else a message naming both. */
     static String versionMismatch(String nativeVersion, String javaVersion) {
         if (nativeVersion == null) {
-            return "it does not report a dibs version: it is not a dibs library, or one older than " + javaVersion
-                    + ", the version of the dibs jar";
+            return "it does not report a dibs version: it is not a dibs library, or one of another build of dibs"
+                    + " than this jar (" + javaVersion + ")";
         }
         if (!nativeVersion.equals(javaVersion)) {
             return "it is dibs native library version " + nativeVersion + ", and the dibs jar is version " + javaVersion
