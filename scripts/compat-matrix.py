@@ -26,10 +26,8 @@ Writes target/compat-matrix.md, then checks that README.md's table (between the
 compat-matrix markers) is the same; `--write` puts it there instead. With `--debian-from LOG`,
 the row of Debian's redis-server (the one the test command's own suites ran against) is read
 from what those suites left, the Rust tests' output in LOG and the library's surefire reports,
-instead of running them a second time. With `--rust-only`, only the Rust suites of the built
-servers run, their results kept in target/compat-rust.json (the test command runs them while the
-libraries still build); a later run reads them from there with `--rust-from FILE`. Exits 1 when a
-suite failed or the README's table differs. Needs the Rust tests built and the Java module built with
+instead of running them a second time. Exits 1 when a suite
+failed or the README's table differs. Needs the Rust tests built and the Java module built with
 its natives (scripts/test.sh runs it after both).
 """
 import json
@@ -213,27 +211,19 @@ def cell(results):
     return f"passes ({len(results)})"
 
 
-RUST_KEPT = ROOT / "target" / "compat-rust.json"
-
-
 def main():
     write = "--write" in sys.argv
-    rust_only = "--rust-only" in sys.argv
-    debian_from = rust_from = None
+    debian_from = None
     if "--debian-from" in sys.argv:
         debian_from = sys.argv[sys.argv.index("--debian-from") + 1]
-    if "--rust-from" in sys.argv:
-        rust_from = json.loads(Path(sys.argv[sys.argv.index("--rust-from") + 1]).read_text())
     rows, logs, failures = [], [], 0
     found = servers()
-    program = None if rust_from else test_program()
+    program = test_program()
     cells_of, logs_of, java_seconds, rust_seconds = {}, {}, {}, {}
     pending = []
     for label, binary, cli in found:
         cells_of[label], logs_of[label] = {}, {}
         java_seconds[label] = rust_seconds[label] = 0.0
-        if label == "debian" and rust_only:
-            continue  # its row is read from the test command's own run, later
         if label == "debian" and debian_from:
             # The test command's own suites ran against this server already.
             cells_of[label]["lock contract"] = java_from_reports()
@@ -255,12 +245,6 @@ def main():
             java_seconds[label] = time.time() - started
 
     def rust_row(label, binary, cli):
-        if rust_from:  # run earlier, with --rust-only
-            kept = rust_from[label]
-            cells_of[label].update(kept["cells"])
-            logs_of[label].update(kept["logs"])
-            rust_seconds[label] = kept["seconds"]
-            return
         started = time.time()
         env = dict(os.environ, DIBS_REDIS_SERVER=binary, DIBS_REDIS_CLI=cli)
         for column, tests in RUST.items():
@@ -270,22 +254,9 @@ def main():
         rust_seconds[label] = time.time() - started
 
     with ThreadPoolExecutor(max_workers=1 + len(pending)) as pool:
-        jobs = ([] if rust_only else [pool.submit(java_rows)]) + [
-            pool.submit(rust_row, *row) for row in pending]
+        jobs = [pool.submit(java_rows)] + [pool.submit(rust_row, *row) for row in pending]
         for done in jobs:
             done.result()
-    if rust_only:
-        RUST_KEPT.parent.mkdir(exist_ok=True)
-        RUST_KEPT.write_text(json.dumps({
-            label: {"cells": {c: r for c, r in cells_of[label].items() if c in RUST},
-                    "logs": {c: l for c, l in logs_of[label].items() if c in RUST},
-                    "seconds": rust_seconds[label]}
-            for label, _, _ in pending}))
-        failed = sum(not ok for label, _, _ in pending for r in cells_of[label].values()
-                     for ok in r.values())
-        print(f"compat-matrix: the Rust suites of {len(pending)} servers, {failed} failure(s); "
-              f"kept in {RUST_KEPT}", flush=True)
-        return
     for label, binary, cli in found:
         cells = cells_of[label]
         logs += [logs_of[label][part] for part in ["read", *COLUMNS] if part in logs_of[label]]

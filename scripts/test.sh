@@ -104,21 +104,16 @@ echo "   the jar carries all 7 platforms' libraries, cross-built by scripts/buil
 # not given here, would add one on an x86_64 JDK 25).
 # The chaos run (ChaosRunTest) for 60 s per mode here (45 would fit only its first fault), 120 by hand: the robustness harness below
 # explores failovers with more front ends and a checker of its own.
-# While every platform's library still builds: the compatibility matrix's Rust suites on the other
-# servers (they wait on servers far more than they compute); their table comes after the Java.
-waited "$servers_build" target/redis-servers-build.log
-python3 scripts/compat-matrix.py --rust-only 2>&1 | tee target/compat-rust.log
 waited "$natives_build" target/natives-build.log
-# Two modules at a time once the library's suite is done (the modules after it only wait on it).
-DIBS_CHAOS_SECONDS=60 mvn -B -ntp -T 2 verify -Ddibs.natives=all -Djdk11.java="$jdk11" -Djdk21.java="$jdk21" \
+DIBS_CHAOS_SECONDS=60 mvn -B -ntp verify -Ddibs.natives=all -Djdk11.java="$jdk11" -Djdk21.java="$jdk21" \
   -Daarch64.java="$aarch64_java" \
   2>&1 | tee target/maven.log
 
 step "Compatibility matrix: the lock contract, faults, TLS with client certificates, ACL and refused"
 echo "   commands, Sentinel with TLS and auth, Cluster with TLS, on Redis 6.2.16, 7.0.15, 7.4.1 and"
 echo "   Valkey 8.0.1 (built from ../shared/redis-servers once, cached by checksum); the README's table"
-# Debian's row: the suites above ran on it; the other servers' Rust suites ran before the Java.
-python3 scripts/compat-matrix.py --debian-from target/cargo-test.log --rust-from target/compat-rust.json
+waited "$servers_build" target/redis-servers-build.log
+python3 scripts/compat-matrix.py --debian-from target/cargo-test.log   # Debian's row: the suites above ran on it
 
 step "Robustness: seeded faults (SIGSTOP, SIGKILL, signals to dibs run, failovers, a frozen or restarted"
 echo "   server, a stalled replica, cut connections, stepped clocks) against library JVMs, Spring Boot with"
