@@ -34,18 +34,18 @@ GLIBC_LIBS = re.compile(r"^(libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\
 MACHINE = {"x86_64": "Advanced Micro Devices X86-64", "aarch64": "AArch64"}
 # The Java classes whose native methods the library must export. The entry points are read from
 # their sources, so a method added or removed on the Java side is checked without a list to edit.
-NATIVE_CLASSES = ["NativeLib", "NativeLoader"]
-JAVA_SOURCES = Path(__file__).resolve().parent.parent / "java/src/main/java/dibs"
+NATIVE_CLASSES = ["dibs.NativeLib", "dibs.loader.NativeLoader"]
+JAVA_SOURCES = Path(__file__).resolve().parent.parent / "java/src/main/java"
 
 
 def jni_symbols() -> list:
     symbols = []
     for cls in NATIVE_CLASSES:
-        source = (JAVA_SOURCES / f"{cls}.java").read_text()
-        names = re.findall(r"^\s*(?:[a-z]+\s+)*native\s+[\w\[\]<>]+\s+(\w+)\s*\(", source, re.M)
+        source = (JAVA_SOURCES / (cls.replace(".", "/") + ".java")).read_text()
+        names = re.findall(r"^\s*(?:[a-z]+\s+)*native\s+[\w\[\]<>.]+\s+(\w+)\s*\(", source, re.M)
         if not names:
-            sys.exit(f"check-natives: no native method found in {cls}.java")
-        symbols += [f"Java_dibs_{cls}_{name}" for name in names]
+            sys.exit(f"check-natives: no native method found in {cls}")
+        symbols += [f"Java_{cls.replace('.', '_')}_{name}" for name in names]
     return symbols
 
 

@@ -12,7 +12,7 @@ NATIVES/<platform>.diff, made from the base's library when it is there, else hol
 whole (a build of one platform, e.g. on a Mac). A diff that is already right (same base, same
 library, by size and CRC-32) is kept; a diff whose library is gone is deleted.
 
-The format, which java/src/main/java/dibs/NativeDiff.java reads (big-endian):
+The format, which java/src/main/java/dibs/loader/NativeDiff.java reads (big-endian):
   "DIBSDIF1"                      8 bytes
   base platform                   2-byte length + ASCII; empty when the library is held whole
   base size, base CRC-32          8 + 4 bytes (0, 0 when held whole)

@@ -271,6 +271,47 @@ class NativeLoaderProcessTest {
         assertEquals("true", after(lines, "SAME-MESSAGE"), all);
     }
 
+    /**
+     * A dibs library of another build (its JNI border's fingerprint another: its methods may take
+     * other arguments) is refused before any of its methods is called, both fingerprints named.
+     * Made from this build's library with its fingerprint's bytes changed (found by the second
+     * attack: a version check alone let such a library be called).
+     */
+    @Test
+    void aLibraryOfAnotherBuildIsRefusedBeforeAnyCall() throws Exception {
+        byte[] built = Files.readAllBytes(builtLibrary);
+        java.lang.reflect.Field field = Class.forName("dibs.Border").getDeclaredField("FINGERPRINT");
+        field.setAccessible(true); // the border's, package-private in dibs
+        String fingerprint = (String) field.get(null);
+        byte[] mark = fingerprint.getBytes(StandardCharsets.US_ASCII);
+        int at = indexOf(built, mark);
+        assertTrue(at >= 0, "the library holds its fingerprint " + fingerprint);
+        byte[] other = built.clone();
+        String changed = fingerprint.charAt(0) == '0' ? "1" : "0";
+        other[at] = changed.getBytes(StandardCharsets.US_ASCII)[0];
+        Path dir = Files.createDirectories(work.resolve("another-build"));
+        Path library = dir.resolve(builtLibrary.getFileName());
+        Files.write(library, other);
+        List<String> lines = probe("-Ddibs.native.path=" + library);
+        String all = String.join("\n", lines);
+        assertEquals(UnsatisfiedLinkError.class.getName(), after(lines, "RESULT"), all);
+        assertTrue(all.contains("of another build than this jar"), all);
+        assertTrue(all.contains(changed + fingerprint.substring(1)) && all.contains(fingerprint), all);
+    }
+
+    private static int indexOf(byte[] haystack, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= haystack.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (haystack[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+
     @Test
     void aJarWithoutItsIndexSaysSoOnEveryCall() throws Exception {
         // A good library in the bundle and on java.library.path: without the index neither is loaded,
