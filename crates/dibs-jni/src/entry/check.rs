@@ -1,35 +1,18 @@
 //! The dead-man's switch for Java: the core's one judge of a job (`dibs_core::Locker::check`),
 //! its answer as a `dibs.Border.Judged`.
 
-use std::time::Duration;
-
 use jni::objects::{JClass, JString};
 use jni::sys::{jlong, jobject};
 use jni::JNIEnv;
 
+use super::duration;
 use super::fleet::{held, held_listing, history_of, millis, or_none, run_of};
 use super::read_string;
 use crate::border::{Judged, Standing, Warning};
 use crate::guard::entry;
 use crate::handles;
 
-use dibs_core::{window, Error, Question, Rules, RUNS_SHOWN};
-
-/// Java's "none" for a duration.
-const NONE: jlong = -1;
-
-/// A duration Java gave in ms: none, or one the core checks further; a negative one is refused
-/// here, naming it.
-fn duration(ms: jlong, arg: &'static str) -> Result<Option<Duration>, Error> {
-    match u64::try_from(ms) {
-        Ok(ms) => Ok(Some(Duration::from_millis(ms))),
-        Err(_) if ms == NONE => Ok(None),
-        Err(_) => Err(Error::InvalidArgument {
-            arg,
-            message: format!("{arg} must not be negative"),
-        }),
-    }
-}
+use dibs_core::{window, Question, Rules, RUNS_SHOWN};
 
 /// Checks the job `job`: a window (`withinMs`), or a period (`periodMs`, with `graceMs`) whose
 /// job a run holding its own lock excuses, or neither (the rules alone); durations in ms, -1 for
@@ -66,7 +49,7 @@ pub extern "system" fn Java_dibs_NativeLib_check<'l>(
                 grace_after_start: duration(grace_after_start_ms, "graceAfterStart")?,
             },
             expected_since_unix_ms: u64::try_from(expected_since_ms).ok(),
-            held_excuses: period_ms != NONE,
+            held_excuses: period_ms != -1,
             runs_unrecorded: !locker.keeps_history(),
         };
         let budget = super::fleet::budget(budget_ms)?;

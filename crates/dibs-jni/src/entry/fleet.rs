@@ -106,14 +106,7 @@ pub(super) fn run_of(run: dibs_core::Run) -> Run {
 
 /// A scan's budget as Java gives it: -1 for the core's default; another negative one is refused.
 pub(super) fn budget(ms: jlong) -> Result<Duration, dibs_core::Error> {
-    match (ms, u64::try_from(ms)) {
-        (_, Ok(ms)) => Ok(Duration::from_millis(ms)),
-        (-1, _) => Ok(dibs_core::SCAN_BUDGET),
-        _ => Err(dibs_core::Error::InvalidArgument {
-            arg: "budget",
-            message: "budget must not be negative".into(),
-        }),
-    }
+    Ok(super::duration(ms, "budget")?.unwrap_or(dibs_core::SCAN_BUDGET))
 }
 
 /// Checks a scan's budget, without I/O (`dibs_core::validate_budget`).

@@ -3,6 +3,7 @@
 //! reading of Java strings they share is here.
 
 use jni::objects::JString;
+use jni::sys::jlong;
 use jni::JNIEnv;
 
 use super::guard::Failure;
@@ -13,6 +14,19 @@ pub(crate) mod check;
 pub(crate) mod conn;
 pub(crate) mod fleet;
 pub(crate) mod lease;
+
+/// A duration Java gave in ms, -1 for none (Java's `DibsCheck.ms`): none, or one the core checks
+/// further; another negative one is refused here, naming it.
+fn duration(ms: jlong, arg: &'static str) -> Result<Option<std::time::Duration>, Error> {
+    match u64::try_from(ms) {
+        Ok(ms) => Ok(Some(std::time::Duration::from_millis(ms))),
+        Err(_) if ms == -1 => Ok(None),
+        Err(_) => Err(Error::InvalidArgument {
+            arg,
+            message: format!("{arg} must not be negative"),
+        }),
+    }
+}
 
 fn read_string(env: &mut JNIEnv, s: &JString, arg: &'static str) -> Result<String, Failure> {
     if s.is_null() {
